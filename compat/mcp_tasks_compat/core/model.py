@@ -1,0 +1,122 @@
+"""The canonical task model, shared by both dialects and both SDK majors.
+
+Frozen dataclasses rather than pydantic models: they are compared, hashed and copied on the hot
+path of every poll, and the codecs validate input themselves (so decoding is total).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from types import MappingProxyType
+from typing import Any, Final
+
+__all__ = [
+    "TERMINAL_STATUSES",
+    "UNLIMITED_TTL",
+    "JsonRpcError",
+    "Task",
+    "TaskStatus",
+    "format_timestamp",
+    "parse_timestamp",
+    "utc_now",
+]
+
+
+class TaskStatus(str, enum.Enum):
+    """The five statuses both dialects share."""
+
+    WORKING = "working"
+    INPUT_REQUIRED = "input_required"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL_STATUSES
+
+
+TERMINAL_STATUSES: Final = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+
+UNLIMITED_TTL: Final = None
+"""A ``ttl_ms`` of ``None`` means unlimited; both dialects write it as JSON ``null``."""
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class JsonRpcError:
+    """A JSON-RPC error object: how a ``failed`` task ended."""
+
+    code: int
+    message: str
+    data: Any = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            wire["data"] = self.data
+        return wire
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task as either dialect describes it.
+
+    ``result`` is the original request's result as wire JSON (a ``CallToolResult`` dict), present
+    once the task completed (and, in 2025-11-25, once a tool error made it ``failed``).
+    ``input_requests`` maps request keys to ``{"method": ..., "params": ...}``.
+    """
+
+    task_id: str
+    status: TaskStatus
+    created_at: datetime
+    last_updated_at: datetime
+    ttl_ms: int | None = 60_000
+    poll_interval_ms: int | None = None
+    status_message: str | None = None
+    result: Mapping[str, Any] | None = None
+    error: JsonRpcError | None = None
+    input_requests: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    def expires_at(self) -> datetime | None:
+        """When the TTL, counted from creation, runs out (``None``: never)."""
+        if self.ttl_ms is None:
+            return None
+        from datetime import timedelta
+
+        return self.created_at + timedelta(milliseconds=self.ttl_ms)
+
+    def evolve(self, **changes: Any) -> Task:
+        """A copy with ``changes`` applied (the model is immutable)."""
+        return replace(self, **changes)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def format_timestamp(value: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z`` suffix, microseconds kept so a round trip is exact."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    text = value.astimezone(timezone.utc).isoformat()
+    return text.replace("+00:00", "Z")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Parse ISO 8601 (``Z`` or an offset; naive is taken as UTC). Raises ``ValueError``."""
+    candidate = text.strip()
+    if candidate.endswith(("Z", "z")):
+        candidate = candidate[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(candidate)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)

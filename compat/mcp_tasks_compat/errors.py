@@ -1,0 +1,157 @@
+"""Every exception the library raises, each with a stable ``code`` and a docs anchor.
+
+Errors say whose fault it was: :class:`UnsupportedSdkError` and :class:`UnsupportedOptInError`
+are about the installation or the connection, :class:`TaskStateError` is a local programming
+error, :class:`PeerProtocolError` blames the peer and carries the JSON-RPC code to answer with,
+and the ``Task*Error`` family reports how a remote task ended.
+
+This module imports no ``mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = [
+    "DOCS_URL",
+    "CompatError",
+    "PeerProtocolError",
+    "TaskCancelledError",
+    "TaskError",
+    "TaskExpiredError",
+    "TaskFailedError",
+    "TaskNotFoundError",
+    "TaskStateError",
+    "TaskTimeoutError",
+    "UnsupportedOptIn",
+    "UnsupportedOptInError",
+    "UnsupportedSdkError",
+]
+
+DOCS_URL = "https://github.com/mcp-tasks-compat/mcp-tasks-compat/blob/main/docs/errors.md"
+
+# JSON-RPC codes used across the library (kept here so no module needs ``mcp`` for them).
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+
+
+class CompatError(Exception):
+    """Base class of every error raised by mcp-tasks-compat."""
+
+    code: ClassVar[str] = "compat-error"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(f"{message}\n  see {DOCS_URL}#{self.code}")
+
+
+class UnsupportedSdkError(CompatError, ImportError):
+    """The installed ``mcp`` cannot be used at all: missing, outside the range, or inconsistent."""
+
+    code = "unsupported-sdk"
+
+
+@dataclass(frozen=True)
+class UnsupportedOptIn:
+    """One refused opt-in: what was asked and what would support it."""
+
+    asked: str
+    supported_by: str
+    fix: str
+
+
+class UnsupportedOptInError(CompatError, ValueError):
+    """Opt-ins that the installed SDK or the negotiated connection cannot honour.
+
+    Raised at construction, before anything reaches the wire, and lists every refused opt-in
+    at once so one fix attempt is enough.
+    """
+
+    code = "unsupported-opt-in"
+
+    def __init__(self, refused: Sequence[UnsupportedOptIn], *, installed: str) -> None:
+        self.refused = tuple(refused)
+        self.installed = installed
+        lines = [f"cannot honour {len(self.refused)} opt-in(s) with {installed}:"]
+        for item in self.refused:
+            lines.append(f"  - {item.asked}: needs {item.supported_by}; fix: {item.fix}")
+        super().__init__("\n".join(lines))
+
+
+class TaskStateError(CompatError, RuntimeError):
+    """A local attempt at an illegal task transition (e.g. completing a cancelled task).
+
+    ``jsonrpc_code`` is what a server answers when a request caused it (-32602 for cancelling a
+    terminal task, as 2025-11-25 requires).
+    """
+
+    code = "task-state"
+
+    def __init__(self, message: str, *, jsonrpc_code: int = INVALID_PARAMS) -> None:
+        self.jsonrpc_code = jsonrpc_code
+        super().__init__(message)
+
+
+class PeerProtocolError(CompatError, ValueError):
+    """The peer sent something undecodable or illegal; ``jsonrpc_code`` is the answer to give."""
+
+    code = "peer-protocol"
+
+    def __init__(self, message: str, *, jsonrpc_code: int = INVALID_PARAMS, data: Any = None) -> None:
+        self.jsonrpc_code = jsonrpc_code
+        self.data = data
+        super().__init__(message)
+
+
+class TaskError(CompatError):
+    """Base of the errors that report how a remote task ended."""
+
+    code = "task-error"
+
+    def __init__(self, message: str, *, task_id: str | None = None) -> None:
+        self.task_id = task_id
+        super().__init__(message)
+
+
+class TaskFailedError(TaskError):
+    """The task ended ``failed`` with a JSON-RPC error (``code``, ``message``, ``data``)."""
+
+    code = "task-failed"
+
+    def __init__(
+        self, *, task_id: str | None, error_code: int, error_message: str, error_data: Any = None
+    ) -> None:
+        self.error_code = error_code
+        self.error_message = error_message
+        self.error_data = error_data
+        super().__init__(f"task {task_id} failed: {error_message} (code {error_code})", task_id=task_id)
+
+
+class TaskCancelledError(TaskError):
+    """The task ended ``cancelled``."""
+
+    code = "task-cancelled"
+
+
+class TaskNotFoundError(TaskError, LookupError):
+    """The server does not know the task id (unknown, expired, or scoped to another session)."""
+
+    code = "task-not-found"
+
+
+class TaskExpiredError(TaskNotFoundError):
+    """The task outlived its TTL before a terminal status was seen."""
+
+    code = "task-expired"
+
+
+class TaskTimeoutError(TaskError, TimeoutError):
+    """The caller's overall timeout passed before the task ended (the task was cancelled)."""
+
+    code = "task-timeout"
