@@ -1,0 +1,1 @@
+"""SDK adapters: the only modules that import ``mcp``. Imported lazily, after detection."""
