@@ -30,6 +30,7 @@ __all__ = [
     "FEATURES",
     "OPT_INS",
     "SUPPORTED_RANGE",
+    "SUPPORTED_SPEC",
     "Feature",
     "OptIn",
     "SdkInfo",
@@ -39,8 +40,13 @@ __all__ = [
     "sdk_info",
 ]
 
-SUPPORTED_RANGE: Final = SpecifierSet(">=1.23.0,<3", prereleases=True)
-"""mcp 1.23.0 is the first release with the experimental tasks API; 3.x is not known yet."""
+SUPPORTED_SPEC: Final = ">=1.23.0,<3"
+"""mcp 1.23.0 is the first release with the experimental tasks API; 3.x is not known yet.
+
+Kept equal to the ``mcp`` requirement in pyproject.toml (a test checks). Messages quote this text
+because ``str(SpecifierSet)`` reorders it to ``<3,>=1.23.0``.
+"""
+SUPPORTED_RANGE: Final = SpecifierSet(SUPPORTED_SPEC, prereleases=True)
 
 FIX_ANY: Final = "pip install 'mcp>=1.23,<3'"
 FIX_V2: Final = "pip install 'mcp>=2,<3'"
@@ -75,7 +81,13 @@ FEATURES: Final[tuple[Feature, ...]] = (
     Feature("v2.name_param", 2, "mcp_types", "Request.name_param"),
     # ... and the narrow private seams the 2025-11-25 dialect needs on 2.x (sdk2-extensions.md §4).
     Feature("v2.raw_request", 2, "mcp.shared.dispatcher", "Dispatcher.send_raw_request", private=True),
-    Feature("v2.server_middleware", 2, "mcp.server.runner", "ServerRunner._compose_server_middleware", private=True),
+    Feature(
+        "v2.server_middleware",
+        2,
+        "mcp.server.runner",
+        "ServerRunner._compose_server_middleware",
+        private=True,
+    ),
 )
 
 
@@ -91,9 +103,19 @@ class OptIn:
 
 
 OPT_INS: Final[tuple[OptIn, ...]] = (
-    OptIn("dialect='2026-07-28'", "both", ("v2.client_extension",), "mcp>=2,<3 (the Tasks extension)", FIX_V2),
-    OptIn("extensions=", "client", ("v2.client_extension",), "mcp>=2,<3 (ClientSession extension seams)", FIX_V2),
-    OptIn("result_claims=", "client", ("v2.client_extension",), "mcp>=2,<3 (ClientSession extension seams)", FIX_V2),
+    OptIn(
+        "dialect='2026-07-28'", "both", ("v2.client_extension",), "mcp>=2,<3 (the Tasks extension)", FIX_V2
+    ),
+    OptIn(
+        "extensions=", "client", ("v2.client_extension",), "mcp>=2,<3 (ClientSession extension seams)", FIX_V2
+    ),
+    OptIn(
+        "result_claims=",
+        "client",
+        ("v2.client_extension",),
+        "mcp>=2,<3 (ClientSession extension seams)",
+        FIX_V2,
+    ),
     OptIn(
         "notification_bindings=",
         "client",
@@ -160,7 +182,7 @@ def probe_features(import_module: Callable[[str], object] = importlib.import_mod
     for feature in FEATURES:
         try:
             module = import_module(feature.module)
-        except Exception:  # noqa: BLE001 - a broken or absent module is simply "not found"
+        except Exception:  # a broken or absent module is simply "not found"
             continue
         if _has_attribute(module, feature.attribute):
             found.add(feature.name)
@@ -184,13 +206,14 @@ def evaluate(version_text: str | None, features: frozenset[str]) -> SdkInfo:
     """
     if version_text is None:
         raise UnsupportedSdkError(
-            f"the 'mcp' package is not installed; mcp-tasks-compat needs mcp{SUPPORTED_RANGE}. fix: {FIX_ANY}"
+            f"the 'mcp' package is not installed; mcp-tasks-compat needs mcp{SUPPORTED_SPEC}. fix: {FIX_ANY}"
         )
     try:
         version = Version(version_text)
     except InvalidVersion:
         raise UnsupportedSdkError(
-            f"installed mcp has an unparsable version {version_text!r}; needs mcp{SUPPORTED_RANGE}. fix: {FIX_ANY}"
+            f"installed mcp has an unparsable version {version_text!r}; "
+            f"needs mcp{SUPPORTED_SPEC}. fix: {FIX_ANY}"
         ) from None
     if version not in SUPPORTED_RANGE:
         if version.major >= 3:
@@ -199,7 +222,7 @@ def evaluate(version_text: str | None, features: frozenset[str]) -> SdkInfo:
         else:
             why = f"mcp {version} predates the experimental tasks API (first released in mcp 1.23.0)"
             fix = FIX_ANY
-        raise UnsupportedSdkError(f"{why}; supported: mcp{SUPPORTED_RANGE}. fix: {fix}")
+        raise UnsupportedSdkError(f"{why}; supported: mcp{SUPPORTED_SPEC}. fix: {fix}")
     looks_like = _major_of(features)
     if looks_like is None:
         raise UnsupportedSdkError(
@@ -213,11 +236,13 @@ def evaluate(version_text: str | None, features: frozenset[str]) -> SdkInfo:
             f"modules look like major {looks_like}; two installs are probably mixed on sys.path. "
             f"fix: pip install --force-reinstall 'mcp=={version}'"
         )
-    missing = [f.name for f in FEATURES if f.major == version.major and not f.private and f.name not in features]
+    missing = [
+        f.name for f in FEATURES if f.major == version.major and not f.private and f.name not in features
+    ]
     if missing:
         raise UnsupportedSdkError(
             f"mcp {version} lacks seams mcp-tasks-compat needs: {', '.join(missing)}; "
-            f"supported: mcp{SUPPORTED_RANGE}. fix: {FIX_ANY}"
+            f"supported: mcp{SUPPORTED_SPEC}. fix: {FIX_ANY}"
         )
     client: list[Dialect] = []
     server: list[Dialect] = []

@@ -21,7 +21,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -99,8 +99,14 @@ class TaskRecord:
     expires_at: float = math.inf  # monotonic deadline; inf = unlimited
     scope: anyio.CancelScope | None = None
     changed: anyio.Event = field(default_factory=anyio.Event)
-    listeners: list[Callable[[Task], Awaitable[None]]] = field(default_factory=list)
+    listeners: list[Callable[[Task], Awaitable[None]]] = field(
+        default_factory=lambda: list[Callable[[Task], Awaitable[None]]]()
+    )
     last_notified: float = 0.0
+    input_responses: dict[str, Mapping[str, Any]] = field(
+        default_factory=lambda: dict[str, Mapping[str, Any]]()
+    )
+    """Answers to outstanding ``input_requests`` (by key), delivered by ``tasks/update``."""
 
 
 class TaskStore(Protocol):
@@ -252,19 +258,20 @@ class TaskEngine:
                     return
                 except anyio.get_cancelled_exc_class():
                     raise
-                except Exception as exc:  # noqa: BLE001 - any failure ends the task, never the session
+                except Exception as exc:  # any failure ends the task, never the session
                     logger.debug("task %s work raised", record.task.task_id, exc_info=True)
-                    await self._finish(
-                        record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
-                    )
+                    error = JsonRpcError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
+                    await self._finish(record, TaskEvent.FAIL, error=error)
                     return
                 failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
                 await self._finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
-            if record.scope.cancelled_caught and not record.task.is_terminal:
-                # Cancelled from outside (session or server shutting down), not by tasks/cancel.
+        finally:
+            if not record.task.is_terminal:
+                # Stopped from outside (the session or the server shutting down: the cancellation
+                # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
+                # The task must still end rather than stay "working" for its pollers.
                 with anyio.CancelScope(shield=True):
                     await self._finish(record, TaskEvent.CANCEL, message="the server stopped this task")
-        finally:
             _current.reset(token)
 
     async def _finish(
@@ -309,7 +316,7 @@ class TaskEngine:
             for listener in list(record.listeners):
                 try:
                     await listener(snapshot)
-                except Exception:  # noqa: BLE001 - a dead peer must not break the task
+                except Exception:  # a dead peer must not break the task
                     logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
 
     # --- reading, status, cancelling ------------------------------------------------------------
@@ -349,6 +356,25 @@ class TaskEngine:
         if record.scope is not None:
             record.scope.cancel()
         return record.task
+
+    async def submit_input_responses(
+        self, task_id: str, owner: str | None, responses: Mapping[str, Mapping[str, Any]]
+    ) -> list[str]:
+        """Deliver ``tasks/update`` input responses; returns the keys taken.
+
+        Only keys the task currently has outstanding are taken (the first answer wins); anything
+        else is ignored, as SEP-2663 asks. Waiters on the record wake up, so work blocked on an
+        input request (the input feature) sees its answer. Unknown ids raise -32602.
+        """
+        record = await self.lookup(task_id, owner)
+        outstanding = record.task.input_requests
+        taken = [key for key in responses if key in outstanding and key not in record.input_responses]
+        for key in taken:
+            record.input_responses[key] = dict(responses[key])
+        if taken:
+            event, record.changed = record.changed, anyio.Event()
+            event.set()
+        return taken
 
     async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
         """Wait until the task is terminal (any number of concurrent waiters)."""
@@ -391,7 +417,7 @@ class TaskEngine:
                 await self._sweeper_wakeup.wait()
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[anyio.abc.TaskGroup]:
+    async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:
         """A task group for runs plus the sweeper; leaving it cancels every run still going."""
         async with anyio.create_task_group() as group:
             group.start_soon(self.run_sweeper, name="mcp-tasks sweeper")

@@ -59,7 +59,9 @@ def opt_millis(data: Mapping[str, Any], key: str, where: str, code: int = INVALI
     return cast(int, value)
 
 
-def required_nullable_millis(data: Mapping[str, Any], key: str, where: str, code: int = INVALID_PARAMS) -> int | None:
+def required_nullable_millis(
+    data: Mapping[str, Any], key: str, where: str, code: int = INVALID_PARAMS
+) -> int | None:
     if key not in data:
         raise _fail(f"'{key}' is required (null means unlimited)", where, code)
     return opt_millis(data, key, where, code)
@@ -81,7 +83,9 @@ def timestamp(data: Mapping[str, Any], key: str, where: str, code: int = INVALID
         raise _fail(f"'{key}' is not an ISO 8601 timestamp: {raw!r}", where, code) from None
 
 
-def opt_object(data: Mapping[str, Any], key: str, where: str, code: int = INVALID_PARAMS) -> Mapping[str, Any] | None:
+def opt_object(
+    data: Mapping[str, Any], key: str, where: str, code: int = INVALID_PARAMS
+) -> Mapping[str, Any] | None:
     value = data.get(key)
     if value is None:
         return None

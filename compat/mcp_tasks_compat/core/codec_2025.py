@@ -84,7 +84,9 @@ def decode_task(value: object, *, where: str = "task", code: int = INVALID_PARAM
         status=read.status(data, where, code),
         status_message=read.opt_string(data, "statusMessage", where, code),
         created_at=created,
-        last_updated_at=read.timestamp(data, "lastUpdatedAt", where, code) if "lastUpdatedAt" in data else created,
+        last_updated_at=read.timestamp(data, "lastUpdatedAt", where, code)
+        if "lastUpdatedAt" in data
+        else created,
         ttl_ms=read.opt_millis(data, "ttl", where, code),
         poll_interval_ms=read.opt_millis(data, "pollInterval", where, code),
     )
@@ -159,7 +161,7 @@ def read_related_task(meta: object) -> str | None:
     """The related task id in a ``_meta`` object, or ``None`` (never raises)."""
     if not isinstance(meta, Mapping):
         return None
-    related = meta.get(RELATED_TASK_KEY)  # pyright: ignore[reportUnknownMemberType]
+    related = meta.get(RELATED_TASK_KEY)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if not isinstance(related, Mapping):
         return None
     task_id = related.get("taskId")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

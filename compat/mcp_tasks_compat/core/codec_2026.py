@@ -72,7 +72,9 @@ def encode_task(task: Task) -> dict[str, Any]:
     return wire
 
 
-def decode_task(value: object, *, where: str = "task", code: int = INTERNAL_ERROR, strict: bool = False) -> Task:
+def decode_task(
+    value: object, *, where: str = "task", code: int = INTERNAL_ERROR, strict: bool = False
+) -> Task:
     """Decode the flat Task fields plus the DetailedTask payloads.
 
     ``strict=False`` (the client's reading) accepts a missing ``ttlMs`` or ``lastUpdatedAt`` from
@@ -91,7 +93,9 @@ def decode_task(value: object, *, where: str = "task", code: int = INTERNAL_ERRO
     error_raw = data.get("error")
     error = read.jsonrpc_error(error_raw, f"{where}.error", code) if error_raw is not None else None
     requests_raw = data.get("inputRequests")
-    input_requests = read.input_requests(requests_raw, f"{where}.inputRequests", code) if requests_raw is not None else {}
+    input_requests = (
+        read.input_requests(requests_raw, f"{where}.inputRequests", code) if requests_raw is not None else {}
+    )
     return Task(
         task_id=read.string(data, "taskId", where, code),
         status=status,
@@ -165,7 +169,9 @@ def decode_update_params(params: object) -> tuple[str, dict[str, Mapping[str, An
     data = read.obj(params, "params")
     task_id = read.string(data, "taskId", "params")
     responses = read.obj(data.get("inputResponses"), "params.inputResponses")
-    return task_id, {key: read.obj(value, f"params.inputResponses[{key!r}]") for key, value in responses.items()}
+    return task_id, {
+        key: read.obj(value, f"params.inputResponses[{key!r}]") for key, value in responses.items()
+    }
 
 
 def encode_tasks_notification(task: Task) -> dict[str, Any]:
@@ -219,4 +225,6 @@ def status_for_tool_result(result: Mapping[str, Any]) -> TaskStatus:
 
 def invalid_task_id_error(task_id: str, *, expired: bool = False) -> JsonRpcError:
     reason = "Task has expired" if expired else "Task not found"
-    return JsonRpcError(code=INVALID_PARAMS, message=f"Failed to retrieve task: {reason}", data={"taskId": task_id})
+    return JsonRpcError(
+        code=INVALID_PARAMS, message=f"Failed to retrieve task: {reason}", data={"taskId": task_id}
+    )
