@@ -338,11 +338,14 @@ class TaskEngine:
             return
         await self._update(record, {"status_message": message}, force_notify=False)
 
-    async def cancel(self, task_id: str, owner: str | None, *, strict: bool) -> Task:
+    async def cancel(
+        self, task_id: str, owner: str | None, *, strict: bool, reason: str = "cancelled by the client"
+    ) -> Task:
         """Cancel: the status becomes ``cancelled`` before this returns, then the work is stopped.
 
         ``strict`` (2025-11-25) raises -32602 for a terminal task; otherwise (2026-07-28) a
-        terminal task is left alone and the call is an acknowledgement.
+        terminal task is left alone and the call is an acknowledgement. ``reason`` becomes the
+        status message (an adapter ending a session says so).
         """
         record = await self.lookup(task_id, owner)
         if record.task.is_terminal:
@@ -352,7 +355,7 @@ class TaskEngine:
                 except TaskStateError as exc:
                     raise PeerProtocolError(exc.message, jsonrpc_code=exc.jsonrpc_code) from None
             return record.task
-        await self._finish(record, TaskEvent.CANCEL, message="cancelled by the client")
+        await self._finish(record, TaskEvent.CANCEL, message=reason)
         if record.scope is not None:
             record.scope.cancel()
         return record.task
