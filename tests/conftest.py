@@ -1,10 +1,12 @@
-"""Shared test configuration: major markers that skip with a reason, the anyio backend."""
+"""Shared test configuration: Hypothesis profiles, major markers that skip with a reason, anyio backend."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 
 import pytest
+from hypothesis import HealthCheck, settings
 from packaging.version import Version
 
 try:
@@ -14,6 +16,25 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - the suite 
 
 MCP_MAJOR = MCP_VERSION.major if MCP_VERSION is not None else None
 
+# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (nox sets "ci"):
+#   default  - local runs: random, 100 examples, no deadline (timing on a busy laptop is noise);
+#   ci       - reproducible (derandomize, no example database) and bounded so each SDK session stays fast;
+#   thorough - a long local hunt before a release.
+settings.register_profile("default", deadline=None)
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    max_examples=30,
+    stateful_step_count=20,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile("thorough", deadline=None, max_examples=2_000, stateful_step_count=100)
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
+settings.load_profile(HYPOTHESIS_PROFILE)
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -21,13 +42,11 @@ def anyio_backend() -> str:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"mcp {MCP_VERSION} (major {MCP_MAJOR})"
+    return f"mcp {MCP_VERSION} (major {MCP_MAJOR}); hypothesis profile {HYPOTHESIS_PROFILE}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for major in (1, 2):
-            if item.get_closest_marker(f"mcp{major}") and MCP_MAJOR != major:
-                item.add_marker(
-                    pytest.mark.skip(reason=f"needs mcp {major}.x; installed mcp {MCP_VERSION}")
-                )
+            if item.get_closest_marker(f"mcp{major}") and major != MCP_MAJOR:
+                item.add_marker(pytest.mark.skip(reason=f"needs mcp {major}.x; installed mcp {MCP_VERSION}"))
