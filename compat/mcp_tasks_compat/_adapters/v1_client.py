@@ -1,0 +1,254 @@
+"""mcp 1.x client adapter: 2025-11-25 experimental tasks on one ``ClientSession``.
+
+Raw ``send_request`` with the 1.x request types rather than ``session.experimental``: the
+experimental helpers raise a pydantic ``ValidationError`` when a server answers a task request
+with a plain result, cannot send ``params.task = {}`` and reject a ``Task`` whose null ``ttl``
+a 1.x server dropped; they also warn on every access from mcp 1.28. The answers are read by
+:mod:`..core.codec_2025`, so nothing here touches the deprecated API and no warning reaches users.
+
+:func:`session_kwargs` is optional on 1.x: it only adds a ``message_handler`` that passes
+``notifications/tasks/status`` to whoever follows that task (then to the caller's own handler),
+so ``on_status`` hears statuses as they happen instead of at the next poll.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import mcp.types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import McpError
+from pydantic import BaseModel, ConfigDict
+
+from .. import _client_core as core
+from .._detect import sdk_info
+from ..core import codec_2025
+from ..core.model import Task
+from ..dialects import DIALECT_2025_11_25, Dialect, TaskSupport
+from ..errors import INTERNAL_ERROR, UnsupportedOptIn
+
+__all__ = ["connection", "session_kwargs"]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
+
+_REQUEST_TIMEOUT = 408
+"""mcp 1.x reports its own read timeout as ``McpError`` with the HTTP status code."""
+
+
+class _RawResult(types.Result):
+    """Accepts any result object; the codecs do the reading."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def _raw(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def _remote(error: McpError) -> core.RemoteError:
+    data = error.error
+    return core.RemoteError(data.code, data.message, data.data, timed_out=data.code == _REQUEST_TIMEOUT)
+
+
+@dataclass
+class _SessionConfig:
+    listeners: dict[str, list[core.StatusListener]] = field(default_factory=lambda: {})
+
+    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+        self.listeners.setdefault(task_id, []).append(listener)
+
+        def unlisten() -> None:
+            entries = self.listeners.get(task_id, [])
+            if listener in entries:
+                entries.remove(listener)
+            if not entries:
+                self.listeners.pop(task_id, None)
+
+        return unlisten
+
+
+class _RouteStatus:
+    """``message_handler``: routes task status notifications, then defers to the caller's handler."""
+
+    def __init__(self, config: _SessionConfig, chained: Any) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.TaskStatusNotification
+        ):
+            raw = message.root.params.model_dump(by_alias=True, mode="json")
+            try:
+                task = codec_2025.decode_task(raw, where="notifications/tasks/status")
+            except Exception as error:
+                logger.debug("ignored a malformed notifications/tasks/status: %s", error)
+            else:
+                for listener in list(self.config.listeners.get(task.task_id, ())):
+                    listener(task)
+        if self.chained is not None:
+            await self.chained(message)
+        else:
+            await anyio.lowlevel.checkpoint()
+
+
+def session_kwargs(*, dialect: Dialect | None, message_handler: Any) -> dict[str, Any]:
+    """``ClientSession`` keyword arguments on 1.x: a status-routing ``message_handler`` around yours."""
+    del dialect  # only "2025-11-25" reaches here (the rest was refused), which is all 1.x speaks
+    return {"message_handler": _RouteStatus(_SessionConfig(), message_handler)}
+
+
+def _config_of(session: ClientSession) -> _SessionConfig | None:
+    handler: object = getattr(session, "_message_handler", None)
+    return handler.config if isinstance(handler, _RouteStatus) else None
+
+
+class _Wire:
+    """2025-11-25 ``tasks/*`` through ``send_request`` with the 1.x request types."""
+
+    def __init__(self, session: ClientSession, config: _SessionConfig | None) -> None:
+        self._session = session
+        self._config = config
+
+    @property
+    def dialect(self) -> Dialect:
+        return DIALECT_2025_11_25
+
+    async def _send(self, request: types.ClientRequestType) -> dict[str, Any]:
+        try:
+            return _raw(await self._session.send_request(types.ClientRequest(request), _RawResult))
+        except McpError as error:
+            raise _remote(error) from None
+
+    async def get(self, task_id: str) -> Task:
+        raw = await self._send(types.GetTaskRequest(params=types.GetTaskRequestParams(taskId=task_id)))
+        return codec_2025.decode_task(raw, where="tasks/get", code=INTERNAL_ERROR)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        raw = await self._send(
+            types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(taskId=task_id))
+        )
+        return codec_2025.decode_task_payload(raw, task_id)
+
+    async def cancel(self, task_id: str) -> Task | None:
+        raw = await self._send(types.CancelTaskRequest(params=types.CancelTaskRequestParams(taskId=task_id)))
+        return codec_2025.decode_task(raw, where="tasks/cancel", code=INTERNAL_ERROR)
+
+    def to_result(self, payload: Mapping[str, Any]) -> types.CallToolResult:
+        return types.CallToolResult.model_validate(dict(payload))
+
+    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+        if self._config is None:
+            return lambda: None
+        return self._config.listen(task_id, listener)
+
+
+class _Connection:
+    """:class:`~.._client_core.ClientConnection` for one 1.x ``ClientSession``."""
+
+    def __init__(self, session: ClientSession, negotiated: core.Negotiated) -> None:
+        self._session = session
+        self._negotiated = negotiated
+        self._tools: dict[str, TaskSupport] = dict(negotiated.tool_task_support or {})
+
+    @property
+    def negotiated(self) -> core.Negotiated:
+        return self._negotiated
+
+    @property
+    def installed(self) -> str:
+        return f"mcp {sdk_info().mcp_version}"
+
+    def wire(self) -> _Wire:
+        return _Wire(self._session, _config_of(self._session))
+
+    def task_readiness(self) -> UnsupportedOptIn | None:
+        return None  # any 1.x session can run tasks; session_kwargs() only adds pushed statuses
+
+    async def tool_support(self, name: str) -> TaskSupport:
+        if name not in self._tools:
+            self._tools.update(await _list_tool_support(self._session))
+        return self._tools.get(name, "forbidden")
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        as_task: bool,
+        ttl_ms: int | None,
+        meta: dict[str, Any] | None,
+    ) -> Task | types.CallToolResult:
+        if not as_task:
+            return await self._session.call_tool(name, arguments, meta=dict(meta) if meta else None)
+        params = types.CallToolRequestParams(
+            name=name,
+            arguments=arguments,
+            task=types.TaskMetadata(ttl=ttl_ms),
+            _meta=types.RequestParams.Meta(**meta) if meta else None,
+        )
+        raw = _raw(
+            await self._session.send_request(
+                types.ClientRequest(types.CallToolRequest(params=params)), _RawResult
+            )
+        )
+        if "task" in raw:
+            return codec_2025.decode_create_task_result(raw)
+        # The server ran it as a plain call after all (e.g. it ignores params.task).
+        return types.CallToolResult.model_validate(raw)
+
+
+async def _list_tool_support(session: ClientSession) -> dict[str, TaskSupport]:
+    support: dict[str, TaskSupport] = {}
+    cursor: str | None = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        listing = await session.list_tools(params=params)
+        for tool in listing.tools:
+            support[tool.name] = codec_2025.decode_tool_task_support(
+                tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+        cursor = listing.nextCursor
+        if not cursor:
+            return support
+
+
+async def _negotiate(session: ClientSession) -> core.Negotiated:
+    version: str | None = None
+    caps = session.get_server_capabilities()
+    if caps is None:
+        result = await session.initialize()
+        version, caps = str(result.protocolVersion), result.capabilities
+    wire_caps = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if not codec_2025.server_offers_tool_tasks(wire_caps):
+        reason = "the server's initialize capabilities do not offer tasks for tools/call"
+        logger.info("tasks are inactive on this connection: %s", reason)
+        return core.Negotiated(version, None, None, server_offers_tasks=False, reason=reason)
+    support = await _list_tool_support(session)
+    return core.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True)
+
+
+_CONNECTIONS: weakref.WeakKeyDictionary[ClientSession, _Connection] = weakref.WeakKeyDictionary()
+_LOCKS: weakref.WeakKeyDictionary[ClientSession, anyio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def connection(session: object, *, discover_timeout: float = 5.0) -> _Connection:
+    """The negotiated connection for ``session`` (``initialize`` on first use, then cached per session)."""
+    del discover_timeout  # 1.x has no server/discover
+    if not isinstance(session, ClientSession):
+        raise TypeError(f"expected an mcp.client.session.ClientSession, got {type(session).__name__}")
+    cached = _CONNECTIONS.get(session)
+    if cached is not None:
+        return cached
+    lock = _LOCKS.setdefault(session, anyio.Lock())
+    async with lock:
+        cached = _CONNECTIONS.get(session)
+        if cached is None:
+            cached = _CONNECTIONS[session] = _Connection(session, await _negotiate(session))
+        return cached

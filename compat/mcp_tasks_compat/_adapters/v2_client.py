@@ -1,0 +1,539 @@
+"""mcp 2.x client adapter: one ``ClientSession``, either task dialect, chosen per connection.
+
+* 2026-07-28 (``server/discover`` declared ``io.modelcontextprotocol/tasks``): the public seams.
+  :func:`session_kwargs` registers the extension with a ``ResultClaim`` on ``resultType: "task"``
+  (version-scoped to 2026-07-28), ``call_tool(allow_claimed=True)`` hands back
+  :class:`TaskHandle`, and ``tasks/get`` / ``tasks/cancel`` are typed requests whose
+  ``name_param = "taskId"`` makes the SDK send ``Mcp-Name`` over streamable HTTP.
+* 2025-11-25 (a handshake-era server, e.g. an mcp 1.x one): the public ``ClientSession`` rejects
+  the nested ``{"task": {...}}`` answer to ``tools/call`` in its result sieve, so that one request
+  goes through the narrowest private seam, ``session._dispatcher.send_raw_request`` (feature
+  ``v2.raw_request``, probed by :mod:`.._detect`). ``tasks/*`` are custom methods the sieve lets
+  through. ``notifications/tasks/status`` (absent from 2.x's core tables) arrives through a
+  ``NotificationBinding`` that :func:`session_kwargs` adds.
+
+Everything about *what* to send and *what it means* lives in :mod:`.._client_core`.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+import anyio
+import mcp_types
+from mcp.client.extension import ClaimContext, NotificationBinding, ResultClaim
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .. import _client_core as core
+from .._detect import sdk_info
+from ..core import codec_2025, codec_2026
+from ..core.model import Task
+from ..dialects import (
+    ALL_DIALECTS,
+    DIALECT_2025_11_25,
+    DIALECT_2026_07_28,
+    TASKS_EXTENSION_ID,
+    Dialect,
+    TaskSupport,
+)
+from ..errors import METHOD_NOT_FOUND, UnsupportedOptIn, UnsupportedOptInError, UnsupportedSdkError
+
+__all__ = ["STATUS_NOTIFICATION", "TaskHandle", "connection", "session_kwargs"]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
+
+STATUS_NOTIFICATION = "notifications/tasks/status"
+_MODERN_TASK_VERSIONS = frozenset({DIALECT_2026_07_28})
+_PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
+
+
+# --- wire models (SEP-2663 and 2025-11-25 tasks/*; the JSON is read by the core codecs) -------
+
+
+class TaskHandle(mcp_types.Result):
+    """The SEP-2663 ``CreateTaskResult`` (flat, ``resultType: "task"``) as the claim model.
+
+    Only the discriminator is typed: every Task field stays raw (``extra="allow"``) and is read
+    by :mod:`..core.codec_2026`, so one decoder serves every path and a deviating server is
+    judged once.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    result_type: Literal["task"] = "task"
+
+
+class _RawResult(mcp_types.Result):
+    """Accepts any result object; the codecs do the reading."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _TaskIdParams(mcp_types.RequestParams):
+    task_id: str
+
+
+class _GetTaskRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    params: _TaskIdParams
+    name_param = "taskId"
+
+
+class _CancelTaskRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
+    method: Literal["tasks/cancel"] = "tasks/cancel"
+    params: _TaskIdParams
+    name_param = "taskId"
+
+
+class _TaskResultRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/result"]]):
+    method: Literal["tasks/result"] = "tasks/result"
+    params: _TaskIdParams
+
+
+class _TaskStatusParams(mcp_types.NotificationParams):
+    model_config = ConfigDict(extra="allow")
+
+
+def _raw(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def _remote(error: MCPError) -> core.RemoteError:
+    return core.RemoteError(error.code, error.message, error.data, timed_out=error.code == REQUEST_TIMEOUT)
+
+
+# --- what session_kwargs() plants in the session ------------------------------------------------
+
+
+@dataclass
+class _SessionConfig:
+    """The per-session choices made in :func:`session_kwargs`, found again from the session."""
+
+    dialects: tuple[Dialect, ...]
+    listeners: dict[str, list[core.StatusListener]] = field(default_factory=lambda: {})
+
+    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+        self.listeners.setdefault(task_id, []).append(listener)
+
+        def unlisten() -> None:
+            entries = self.listeners.get(task_id, [])
+            if listener in entries:
+                entries.remove(listener)
+            if not entries:
+                self.listeners.pop(task_id, None)
+
+        return unlisten
+
+
+class _ResolveTask:
+    """``ResultClaim.resolve``: follows the task to its result (``mcp.Client.call_tool`` calls it)."""
+
+    def __init__(self, config: _SessionConfig) -> None:
+        self.config = config
+
+    async def __call__(self, handle: TaskHandle, context: ClaimContext) -> mcp_types.CallToolResult:
+        task = codec_2026.decode_create_task_result(_raw(handle))
+        wire = _Wire2026(context.session, self.config)
+        return await core.follow(
+            wire, task, on_status=None, overall_timeout=None, cancel_grace=core.CANCEL_GRACE_SECONDS
+        )
+
+
+class _RouteStatus:
+    """``NotificationBinding`` handler: passes 2025-11-25 status notifications to whoever follows the task."""
+
+    def __init__(self, config: _SessionConfig, chained: NotificationBinding[Any] | None) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, params: _TaskStatusParams) -> None:
+        raw = _raw(params)
+        try:
+            task = codec_2025.decode_task(raw, where="notifications/tasks/status")
+        except Exception as error:
+            logger.debug("ignored a malformed %s: %s", STATUS_NOTIFICATION, error)
+        else:
+            for listener in list(self.config.listeners.get(task.task_id, ())):
+                listener(task)
+        if self.chained is not None:
+            await self.chained.handler(self.chained.params_type.model_validate(raw, by_name=False))
+
+
+def session_kwargs(
+    *,
+    dialect: Dialect | None,
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+    result_claims: Mapping[str, Sequence[ResultClaim[Any]]] | None,
+    notification_bindings: Sequence[NotificationBinding[Any]] | None,
+    message_handler: Any,
+) -> dict[str, Any]:
+    """``ClientSession`` keyword arguments: the Tasks extension and its claim, composed with the caller's."""
+    dialects: tuple[Dialect, ...] = ALL_DIALECTS if dialect is None else (dialect,)
+    if DIALECT_2025_11_25 in dialects and DIALECT_2025_11_25 not in sdk_info().client_dialects:
+        # Only reachable without an explicit dialect (an explicit one was refused already): this
+        # release lost the private seam, so handshake-era connections will run plain calls.
+        logger.warning(
+            "mcp %s lacks the private seam v2.raw_request; 2025-11-25 tasks are unavailable on this install",
+            sdk_info().mcp_version,
+        )
+        dialects = tuple(d for d in dialects if d != DIALECT_2025_11_25)
+    config = _SessionConfig(dialects=dialects)
+
+    merged_extensions: dict[str, dict[str, Any]] = {
+        key: dict(value) for key, value in (extensions or {}).items()
+    }
+    merged_claims: dict[str, list[ResultClaim[Any]]] = {
+        key: list(value) for key, value in (result_claims or {}).items()
+    }
+    for claims in merged_claims.values():
+        for claim in claims:
+            if claim.result_type == "task":
+                raise ValueError(
+                    "result_claims already claims resultType 'task'; mcp-tasks-compat registers its own "
+                    "claim for the Tasks extension. Drop yours (call_tool/start_tool resolve tasks for you)."
+                )
+    if DIALECT_2026_07_28 in dialects:
+        merged_extensions.setdefault(TASKS_EXTENSION_ID, {})
+        claim = ResultClaim(
+            result_type="task",
+            model=TaskHandle,
+            resolve=_ResolveTask(config),
+            protocol_versions=_MODERN_TASK_VERSIONS,
+        )
+        merged_claims.setdefault(TASKS_EXTENSION_ID, []).append(claim)
+
+    bindings = list(notification_bindings or ())
+    chained = next((b for b in bindings if b.method == STATUS_NOTIFICATION), None)
+    bindings = [b for b in bindings if b.method != STATUS_NOTIFICATION]
+    bindings.append(
+        NotificationBinding(
+            method=STATUS_NOTIFICATION, params_type=_TaskStatusParams, handler=_RouteStatus(config, chained)
+        )
+    )
+
+    kwargs: dict[str, Any] = {"notification_bindings": bindings}
+    if merged_extensions:
+        kwargs["extensions"] = merged_extensions
+    if merged_claims:
+        kwargs["result_claims"] = merged_claims
+    if message_handler is not None:
+        kwargs["message_handler"] = message_handler
+    return kwargs
+
+
+def _config_of(session: ClientSession) -> _SessionConfig | None:
+    """The config :func:`session_kwargs` planted, or ``None`` for a session built without it."""
+    bindings: object = getattr(session, "_notification_bindings", None)
+    if isinstance(bindings, Mapping):
+        binding = cast("Mapping[str, object]", bindings).get(STATUS_NOTIFICATION)
+        handler: object = getattr(binding, "handler", None)
+        if isinstance(handler, _RouteStatus):
+            return handler.config
+    return None
+
+
+def _has_claim_for_task(session: ClientSession) -> bool:
+    claims: object = getattr(session, "_active_claims", None)
+    return isinstance(claims, Mapping) and "task" in claims
+
+
+def _advertises_tasks_without_claim(session: ClientSession) -> bool:
+    extensions: object = getattr(session, "_extensions", None)
+    claims: object = getattr(session, "_result_claims", None)
+    if not isinstance(extensions, Mapping) or TASKS_EXTENSION_ID not in extensions:
+        return False
+    return not (isinstance(claims, Mapping) and claims.get(TASKS_EXTENSION_ID))  # pyright: ignore[reportUnknownMemberType]
+
+
+_NO_KWARGS = UnsupportedOptIn(
+    asked="a task call on a ClientSession built without session_kwargs()",
+    supported_by=(
+        "a session built as ClientSession(read, write, **mcp_tasks_compat.client.session_kwargs()), which "
+        "registers the Tasks extension and its result claim (without it the SDK rejects a task answer only "
+        "after the server has created the task)"
+    ),
+    fix=(
+        "build the session with **session_kwargs() and pass your own extensions=, result_claims=, "
+        "notification_bindings= and message_handler= through session_kwargs(...)"
+    ),
+)
+
+_ADVERTISE_ONLY = UnsupportedOptIn(
+    asked=(
+        f"tools/call on a ClientSession that declares {TASKS_EXTENSION_ID} without a result claim for 'task'"
+    ),
+    supported_by="a session whose Tasks extension comes from mcp_tasks_compat.client.session_kwargs()",
+    fix="drop your own io.modelcontextprotocol/tasks entry and build the session with **session_kwargs()",
+)
+
+
+# --- the two wires -----------------------------------------------------------------------------
+
+
+class _WireBase:
+    def __init__(self, session: ClientSession, config: _SessionConfig | None) -> None:
+        self._session = session
+        self._config = config
+
+    def to_result(self, payload: Mapping[str, Any]) -> mcp_types.CallToolResult:
+        return mcp_types.CallToolResult.model_validate(dict(payload), by_name=False)
+
+    async def _send(self, request: mcp_types.Request[Any, Any]) -> dict[str, Any]:
+        try:
+            return _raw(await self._session.send_request(request, _RawResult))
+        except MCPError as error:
+            raise _remote(error) from None
+
+    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+        if self._config is None:
+            return lambda: None
+        return self._config.listen(task_id, listener)
+
+
+class _Wire2026(_WireBase):
+    """SEP-2663: ``tasks/get`` carries the result or error inline; ``tasks/cancel`` is an ack."""
+
+    @property
+    def dialect(self) -> Dialect:
+        return DIALECT_2026_07_28
+
+    async def get(self, task_id: str) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2026.decode_get_task_result(raw)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        raise core.RemoteError(METHOD_NOT_FOUND, "tasks/result does not exist in the Tasks extension")
+
+    async def cancel(self, task_id: str) -> Task | None:
+        await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return None
+
+    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+        return lambda: None  # notifications/tasks needs a subscriptions/listen stream; polling suffices
+
+
+class _Wire2025(_WireBase):
+    """2025-11-25 over 2.x: ``tasks/*`` are custom methods here, so the public path carries them."""
+
+    @property
+    def dialect(self) -> Dialect:
+        return DIALECT_2025_11_25
+
+    async def get(self, task_id: str) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2025.decode_task(raw, where="tasks/get", code=-32603)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        raw = await self._send(_TaskResultRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2025.decode_task_payload(raw, task_id)
+
+    async def cancel(self, task_id: str) -> Task | None:
+        raw = await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2025.decode_task(raw, where="tasks/cancel", code=-32603)
+
+
+# --- one negotiated session --------------------------------------------------------------------
+
+
+class _Connection:
+    """:class:`~.._client_core.ClientConnection` for one 2.x ``ClientSession``."""
+
+    def __init__(
+        self, session: ClientSession, negotiated: core.Negotiated, config: _SessionConfig | None
+    ) -> None:
+        self._session = session
+        self._negotiated = negotiated
+        self._config = config
+        self._tools: dict[str, TaskSupport] = dict(negotiated.tool_task_support or {})
+
+    @property
+    def negotiated(self) -> core.Negotiated:
+        return self._negotiated
+
+    @property
+    def installed(self) -> str:
+        return f"mcp {sdk_info().mcp_version}"
+
+    def wire(self) -> _Wire2025 | _Wire2026:
+        if self._negotiated.dialect == DIALECT_2026_07_28:
+            return _Wire2026(self._session, self._config)
+        return _Wire2025(self._session, self._config)
+
+    def task_readiness(self) -> UnsupportedOptIn | None:
+        return _NO_KWARGS if self._config is None else None
+
+    async def tool_support(self, name: str) -> TaskSupport:
+        if name not in self._tools:
+            self._tools.update(await _list_tool_support(self._session))
+        return self._tools.get(name, "forbidden")
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        as_task: bool,
+        ttl_ms: int | None,
+        meta: dict[str, Any] | None,
+    ) -> Task | mcp_types.CallToolResult:
+        session = self._session
+        if self._config is None and _advertises_tasks_without_claim(session):
+            raise UnsupportedOptInError([_ADVERTISE_ONLY], installed=self.installed)
+        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if not _has_claim_for_task(session):
+                return await session.call_tool(name, arguments, meta=_meta(meta))
+            # The server decides (even on a "plain" call); a task handle is followed by the core.
+            answer = await session.call_tool(name, arguments, meta=_meta(meta), allow_claimed=True)
+            if isinstance(answer, mcp_types.CallToolResult):
+                return answer
+            return codec_2026.decode_create_task_result(_raw(answer))
+        if not as_task:
+            return await session.call_tool(name, arguments, meta=_meta(meta))
+        return await self._call_as_2025_task(name, arguments, ttl_ms=ttl_ms, meta=meta)
+
+    async def _call_as_2025_task(
+        self, name: str, arguments: dict[str, Any] | None, *, ttl_ms: int | None, meta: dict[str, Any] | None
+    ) -> Task | mcp_types.CallToolResult:
+        params: dict[str, Any] = {"name": name, "task": codec_2025.encode_task_params(ttl_ms)}
+        if arguments is not None:
+            params["arguments"] = arguments
+        if meta:
+            params["_meta"] = dict(meta)
+        dispatcher: Any = getattr(self._session, "_dispatcher", None)
+        send_raw: Callable[..., Awaitable[dict[str, Any]]] | None = getattr(
+            dispatcher, "send_raw_request", None
+        )
+        if send_raw is None:
+            raise UnsupportedSdkError(
+                f"mcp {sdk_info().mcp_version}: ClientSession._dispatcher.send_raw_request "
+                "(feature v2.raw_request) is gone, and it is the only way a 2.x client can receive a "
+                "2025-11-25 CreateTaskResult. "
+                "fix: pip install 'mcp>=2.0,<=2.3' or report the release that removed it"
+            )
+        version = self._session.protocol_version or DIALECT_2025_11_25
+        raw = await send_raw("tools/call", params, {"headers": {_PROTOCOL_VERSION_HEADER: version}})
+        if "task" in raw:
+            return codec_2025.decode_create_task_result(raw)
+        # The server ran it as a plain call after all (e.g. it ignores params.task).
+        return mcp_types.CallToolResult.model_validate(raw, by_name=False)
+
+
+def _meta(meta: dict[str, Any] | None) -> Any:
+    return dict(meta) if meta else None
+
+
+async def _list_tool_support(session: ClientSession) -> dict[str, TaskSupport]:
+    """Every tool's 2025-11-25 ``execution.taskSupport`` (all pages)."""
+    support: dict[str, TaskSupport] = {}
+    cursor: str | None = None
+    while True:
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        listing = await session.list_tools(params=params)
+        for tool in listing.tools:
+            support[tool.name] = codec_2025.decode_tool_task_support(_raw(tool))
+        cursor = listing.next_cursor
+        if not cursor:
+            return support
+
+
+def _capabilities(session: ClientSession) -> dict[str, Any]:
+    caps = session.server_capabilities
+    return caps.model_dump(by_alias=True, mode="json", exclude_none=True) if caps is not None else {}
+
+
+async def _handshake(session: ClientSession, discover_timeout: float) -> str | None:
+    """``server/discover`` first (time-bounded), else ``initialize``; returns why discover did not win."""
+    try:
+        with anyio.fail_after(discover_timeout):
+            await session.discover()
+        return None
+    except TimeoutError:
+        reason = f"server/discover got no answer within {discover_timeout:g} s"
+    except MCPError as error:
+        if error.code == UNSUPPORTED_PROTOCOL_VERSION:
+            data: object = error.data
+            supported = (
+                cast("Mapping[str, object]", data).get("supported") if isinstance(data, Mapping) else None
+            )
+            if isinstance(supported, list) and not any(v in HANDSHAKE_PROTOCOL_VERSIONS for v in supported):  # pyright: ignore[reportUnknownVariableType]
+                raise  # a modern-only server sharing no version with this client: a real incompatibility
+        reason = f"server/discover was refused ({error.code}: {error.message})"
+    except (RuntimeError, ValidationError) as error:
+        reason = f"server/discover named no protocol version this client speaks ({error})"
+    try:
+        await session.initialize()
+    except MCPError as error:
+        if error.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        # The unanswered probe locked the connection modern after all: ask once more, unbounded.
+        await session.discover()
+        return None
+    return reason
+
+
+async def _negotiate(session: ClientSession, discover_timeout: float) -> core.Negotiated:
+    fallback_reason: str | None = None
+    if session.protocol_version is None:
+        fallback_reason = await _handshake(session, discover_timeout)
+    version = session.protocol_version
+    caps = _capabilities(session)
+    config = _config_of(session)
+    if version in MODERN_PROTOCOL_VERSIONS:
+        offers = codec_2026.server_offers_tasks(caps)
+        if not offers:
+            reason = f"the server did not declare {TASKS_EXTENSION_ID} in server/discover"
+            return _inactive(version, reason, offers=False)
+        if config is not None and DIALECT_2026_07_28 not in config.dialects:
+            reason = "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections"
+            return _inactive(version, reason, offers=True)
+        return core.Negotiated(version, DIALECT_2026_07_28, None, server_offers_tasks=True)
+    prefix = f"{fallback_reason}, so the connection uses the {version} handshake; " if fallback_reason else ""
+    offers = codec_2025.server_offers_tool_tasks(caps)
+    if not offers:
+        return _inactive(
+            version, f"{prefix}its initialize capabilities do not offer tasks for tools/call", offers=False
+        )
+    if DIALECT_2025_11_25 not in sdk_info().client_dialects:
+        reason = (
+            f"{prefix}mcp {sdk_info().mcp_version} lacks the private seam v2.raw_request that "
+            "2025-11-25 tasks need on mcp 2.x"
+        )
+        return _inactive(version, reason, offers=True)
+    if config is not None and DIALECT_2025_11_25 not in config.dialects:
+        reason = f"{prefix}session_kwargs(dialect='2026-07-28') keeps tasks to the Tasks extension"
+        return _inactive(version, reason, offers=True)
+    support = await _list_tool_support(session)
+    return core.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True, reason=None)
+
+
+def _inactive(version: str | None, reason: str, *, offers: bool) -> core.Negotiated:
+    logger.info("tasks are inactive on this connection: %s", reason)
+    return core.Negotiated(version, None, None, server_offers_tasks=offers, reason=reason)
+
+
+_CONNECTIONS: weakref.WeakKeyDictionary[ClientSession, _Connection] = weakref.WeakKeyDictionary()
+_LOCKS: weakref.WeakKeyDictionary[ClientSession, anyio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def connection(session: object, *, discover_timeout: float = 5.0) -> _Connection:
+    """The negotiated connection for ``session`` (negotiating on first use, then cached per session)."""
+    if not isinstance(session, ClientSession):
+        raise TypeError(f"expected an mcp.client.session.ClientSession, got {type(session).__name__}")
+    cached = _CONNECTIONS.get(session)
+    if cached is not None:
+        return cached
+    lock = _LOCKS.setdefault(session, anyio.Lock())
+    async with lock:
+        cached = _CONNECTIONS.get(session)
+        if cached is None:
+            negotiated = await _negotiate(session, discover_timeout)
+            cached = _CONNECTIONS[session] = _Connection(session, negotiated, _config_of(session))
+        return cached

@@ -1,0 +1,240 @@
+"""Run a long MCP tool call as a task, the same way on mcp 1.x and 2.x, against either dialect.
+
+Three touch points::
+
+    from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs
+
+    async with ClientSession(read, write, **session_kwargs()) as session:
+        await negotiate(session)            # instead of session.initialize()
+        result = await call_tool(session, "build", {"target": "all"}, on_status=print)
+
+``result`` is the installed SDK's own ``CallToolResult``. The task dialect is chosen per
+connection from what was negotiated: the Tasks extension (2026-07-28) where ``server/discover``
+declares it, 2025-11-25 experimental tasks on a handshake-era connection that offers them, and a
+plain call otherwise (``mode="auto"``). :func:`start_tool` and :func:`resume` give a
+:class:`TaskRun` handle instead of waiting.
+
+This module imports no ``mcp``: the adapter for the installed major is imported on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from types import ModuleType
+from typing import Any
+
+from . import _client_core as core
+from ._client_core import Mode, Negotiated, OnStatus, TaskRun
+from ._detect import refuse_unsupported, sdk_info
+from .dialects import ALL_DIALECTS, Dialect
+
+__all__ = [
+    "Mode",
+    "Negotiated",
+    "OnStatus",
+    "TaskRun",
+    "call_tool",
+    "negotiate",
+    "resume",
+    "session_kwargs",
+    "start_tool",
+]
+
+DISCOVER_TIMEOUT_SECONDS = 5.0
+"""How long :func:`negotiate` waits for ``server/discover`` before falling back to ``initialize``."""
+
+
+def _adapter() -> ModuleType:
+    if sdk_info().major == 1:
+        from ._adapters import v1_client
+
+        return v1_client
+    from ._adapters import v2_client
+
+    return v2_client
+
+
+def session_kwargs(
+    *,
+    dialect: Dialect | None = None,
+    extensions: Mapping[str, Mapping[str, Any]] | None = None,
+    result_claims: Mapping[str, Sequence[Any]] | None = None,
+    notification_bindings: Sequence[Any] | None = None,
+    message_handler: Any = None,
+) -> dict[str, Any]:
+    """Keyword arguments for ``ClientSession(read, write, **session_kwargs())``.
+
+    On mcp 2.x: the Tasks extension entry and its result claim on ``resultType: "task"`` (active
+    on 2026-07-28 only), plus a binding for 2025-11-25 status notifications, composed with your
+    own ``extensions``, ``result_claims`` and ``notification_bindings``. On mcp 1.x: a
+    ``message_handler`` that hears task status notifications and then calls yours; building a
+    1.x session without it still works (statuses are then polled).
+
+    ``dialect`` keeps tasks to one dialect (default: whichever the connection negotiates). Pass
+    ``message_handler`` here rather than to ``ClientSession`` directly. Anything the installed
+    major cannot honour is refused here with :class:`~mcp_tasks_compat.errors.UnsupportedOptInError`
+    (on mcp 1.x: ``extensions``, ``result_claims``, ``notification_bindings`` and
+    ``dialect="2026-07-28"``, all listed at once).
+    """
+    asked: list[str] = []
+    if dialect is not None:
+        if dialect not in ALL_DIALECTS:
+            raise ValueError(f"dialect must be one of {ALL_DIALECTS} or None, not {dialect!r}")
+        asked.append(f"dialect={dialect!r}")
+    for name, value in (
+        ("extensions=", extensions),
+        ("result_claims=", result_claims),
+        ("notification_bindings=", notification_bindings),
+    ):
+        if value is not None:
+            asked.append(name)
+    refuse_unsupported(asked, side="client")
+    adapter = _adapter()
+    if sdk_info().major == 1:
+        return adapter.session_kwargs(dialect=dialect, message_handler=message_handler)
+    return adapter.session_kwargs(
+        dialect=dialect,
+        extensions=extensions,
+        result_claims=result_claims,
+        notification_bindings=notification_bindings,
+        message_handler=message_handler,
+    )
+
+
+async def _connection(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
+    return await _adapter().connection(session, discover_timeout=discover_timeout)
+
+
+async def negotiate(
+    session: Any, *, discover_timeout: float | timedelta = DISCOVER_TIMEOUT_SECONDS
+) -> Negotiated:
+    """Open the connection and report what it offers; use it instead of ``session.initialize()``.
+
+    mcp 2.x sends ``server/discover`` first and falls back to ``initialize`` when the server
+    refuses it or does not answer within ``discover_timeout``; mcp 1.x sends ``initialize``. A
+    session the caller already opened is not re-negotiated. The answer is cached per session;
+    when tasks are inactive, ``Negotiated.reason`` says why (it is also logged at INFO).
+    """
+    timeout = core.seconds(discover_timeout)
+    assert timeout is not None
+    connection = await _connection(session, discover_timeout=timeout)
+    negotiated: Negotiated = connection.negotiated
+    return negotiated
+
+
+DEFAULT_TTL_SECONDS = 3600.0
+"""The TTL asked of a 2025-11-25 server when the caller names none (and no longer ``timeout`` needs more).
+
+Finite on purpose: an unlimited (null) TTL does not round-trip through mcp 1.x, whose server
+drops it and whose client then rejects every status notification of the task.
+"""
+
+
+def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
+    value = core.seconds(ttl)
+    if value is None:
+        value = DEFAULT_TTL_SECONDS if timeout is None else max(DEFAULT_TTL_SECONDS, timeout + 60.0)
+    if value <= 0:
+        raise ValueError(f"ttl must be positive, not {ttl!r}")
+    return round(value * 1000)
+
+
+def _positive(name: str, value: float | timedelta | None) -> float | None:
+    converted = core.seconds(value)
+    if converted is not None and converted <= 0:
+        raise ValueError(f"{name} must be positive, not {value!r}")
+    return converted
+
+
+async def call_tool(
+    session: Any,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    mode: Mode = "auto",
+    on_status: OnStatus | None = None,
+    timeout: float | timedelta | None = None,
+    ttl: float | timedelta | None = None,
+    meta: dict[str, Any] | None = None,
+    cancel_grace: float | timedelta = core.CANCEL_GRACE_SECONDS,
+) -> Any:
+    """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
+
+    ``mode``: ``"auto"`` runs a task when the server offers one for this tool (2025-11-25: the
+    tool's ``execution.taskSupport`` is optional or required; 2026-07-28: the server decides),
+    else a plain call; ``"task"`` refuses before sending anything when the SDK, the connection or
+    the server cannot run it as a task; ``"plain"`` never asks for a task (a 2026-07-28 server
+    may still answer with one, which is then followed like any other).
+
+    ``on_status`` (sync or async) receives each distinct (status, statusMessage) as a
+    :class:`~mcp_tasks_compat.core.model.Task`. ``timeout`` bounds the whole call: the task is
+    cancelled and ``TaskTimeoutError`` raised. ``ttl`` asks a 2025-11-25 server to keep the task
+    that long (default: an hour, or ``timeout`` plus a minute if longer; the Tasks extension
+    leaves TTL to the server). Cancelling the caller sends a
+    shielded ``tasks/cancel`` bounded by ``cancel_grace`` and re-raises.
+
+    A task that fails with a JSON-RPC error raises ``TaskFailedError``; one that is cancelled,
+    ``TaskCancelledError``; an unknown or expired task, ``TaskNotFoundError`` /
+    ``TaskExpiredError``. A tool that returned ``isError: true`` yields that result, as a plain
+    call would.
+    """
+    grace = _positive("cancel_grace", cancel_grace)
+    assert grace is not None
+    overall = _positive("timeout", timeout)
+    ttl_ms = _ttl_ms(ttl, overall)
+    connection = await _connection(session)
+    return await core.call_tool(
+        connection,
+        name,
+        arguments,
+        mode=mode,
+        on_status=on_status,
+        overall_timeout=overall,
+        ttl_ms=ttl_ms,
+        meta=meta,
+        cancel_grace=grace,
+    )
+
+
+async def start_tool(
+    session: Any,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    on_status: OnStatus | None = None,
+    ttl: float | timedelta | None = None,
+    meta: dict[str, Any] | None = None,
+    cancel_grace: float | timedelta = core.CANCEL_GRACE_SECONDS,
+) -> TaskRun[Any]:
+    """Start a tool as a task and return its :class:`TaskRun` without waiting for the result.
+
+    Refused (before anything is sent) where ``call_tool(mode="task")`` would be. Use the handle as
+    ``async with await start_tool(...) as run:`` to cancel the task if the block exits early.
+    """
+    grace = _positive("cancel_grace", cancel_grace)
+    assert grace is not None
+    ttl_ms = _ttl_ms(ttl, None)
+    connection = await _connection(session)
+    return await core.start_tool(
+        connection, name, arguments, on_status=on_status, ttl_ms=ttl_ms, meta=meta, cancel_grace=grace
+    )
+
+
+async def resume(
+    session: Any,
+    task_id: str,
+    *,
+    on_status: OnStatus | None = None,
+    cancel_grace: float | timedelta = core.CANCEL_GRACE_SECONDS,
+) -> TaskRun[Any]:
+    """Attach to a task created elsewhere (another session or process) by its id.
+
+    Works on 2026-07-28, where task ids are handles. On 2025-11-25 it works where the server
+    allows: servers built on mcp 1.27.2 or later scope tasks to the creating session, and their
+    refusal arrives as ``TaskNotFoundError`` saying so.
+    """
+    grace = _positive("cancel_grace", cancel_grace)
+    assert grace is not None
+    connection = await _connection(session)
+    return await core.resume(connection, task_id, on_status=on_status, cancel_grace=grace)
