@@ -156,10 +156,14 @@ class InMemoryTaskStore:
 
     async def pop_expired(self, now: float) -> list[TaskRecord]:
         due: list[TaskRecord] = []
+        seen: set[str] = set()
         while self._heap and self._heap[0][0] <= now:
             deadline, task_id = heapq.heappop(self._heap)
             record = self._records.get(task_id)
-            if record is not None and record.expires_at == deadline:
+            # Skip stale entries, and duplicates: a reschedule to an equal deadline (a coarse
+            # clock) must not hand out one record twice, or a task would expire twice at once.
+            if record is not None and record.expires_at == deadline and task_id not in seen:
+                seen.add(task_id)
                 due.append(record)
         return due
 

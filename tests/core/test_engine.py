@@ -1,0 +1,619 @@
+"""The server-side task engine, driven directly (no SDK): runs, waiters, cancel, owners, TTL, status.
+
+No sleeps as synchronisation: the tests wait on events and on ``anyio.wait_all_tasks_blocked``,
+bound every wait with ``fail_after``, and move time with an injected clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_tasks_compat._engine import (
+    EXPIRED_GRACE_MS,
+    InMemoryTaskStore,
+    PollPolicy,
+    TaskEngine,
+    TaskRecord,
+    ToolCallFailure,
+    current_run,
+    report_status,
+)
+from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
+
+pytestmark = pytest.mark.anyio
+
+BOUND_S = 5  # an upper bound on any wait; tests normally finish in milliseconds
+OK_RESULT: Mapping[str, Any] = {"content": [{"type": "text", "text": "done"}], "isError": False}
+TOOL_ERROR_RESULT: Mapping[str, Any] = {
+    "content": [{"type": "text", "text": "no such file"}],
+    "isError": True,
+}
+
+Work = Callable[[], Awaitable[Mapping[str, Any]]]
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, start: float = 1_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+async def create(
+    engine: TaskEngine,
+    *,
+    owner: str | None = "alice",
+    dialect: Dialect = DIALECT_2026_07_28,
+    ttl_ms: int | None = 60_000,
+) -> TaskRecord:
+    return await engine.create(dialect=dialect, owner=owner, tool_name="build", ttl_ms=ttl_ms)
+
+
+def returning(result: Mapping[str, Any]) -> Work:
+    async def work() -> Mapping[str, Any]:
+        return result
+
+    return work
+
+
+def blocked_until(release: anyio.Event, result: Mapping[str, Any] = OK_RESULT) -> Work:
+    async def work() -> Mapping[str, Any]:
+        await release.wait()
+        return result
+
+    return work
+
+
+async def run_to_end(engine: TaskEngine, work: Work, **create_kwargs: Any) -> Task:
+    async with anyio.create_task_group() as group:
+        record = await create(engine, **create_kwargs)
+        engine.start(record, work, group)
+    return record.task
+
+
+# --- creation and outcomes ----------------------------------------------------------------------
+
+
+async def test_a_created_task_is_working_and_readable_before_create_returns() -> None:
+    engine = TaskEngine(poll_policy=PollPolicy(minimum_ms=250))
+    record = await create(engine, ttl_ms=5_000)
+    task = await engine.get(record.task.task_id, "alice")
+    assert task.status is TaskStatus.WORKING
+    assert task.ttl_ms == 5_000
+    assert task.poll_interval_ms == 250
+    assert task.created_at == task.last_updated_at
+    assert len(task.task_id) >= 40  # 256 random bits, url-safe
+
+
+async def test_task_ids_are_never_reused() -> None:
+    engine = TaskEngine()
+    ids = {(await create(engine)).task.task_id for _ in range(200)}
+    assert len(ids) == 200
+
+
+async def test_work_returning_completes_the_task_with_its_result() -> None:
+    task = await run_to_end(TaskEngine(), returning(OK_RESULT))
+    assert task.status is TaskStatus.COMPLETED
+    assert task.result == OK_RESULT
+    assert task.error is None
+
+
+async def test_work_raising_fails_the_task_with_internal_error() -> None:
+    async def work() -> Mapping[str, Any]:
+        raise RuntimeError("disk on fire")
+
+    task = await run_to_end(TaskEngine(), work)
+    assert task.status is TaskStatus.FAILED
+    assert task.error == JsonRpcError(INTERNAL_ERROR, "disk on fire")
+    assert task.error.code == -32603
+    assert task.status_message == "disk on fire"
+
+
+async def test_an_exception_without_a_message_is_named_by_its_type() -> None:
+    async def work() -> Mapping[str, Any]:
+        raise KeyError
+
+    task = await run_to_end(TaskEngine(), work)
+    assert task.error == JsonRpcError(INTERNAL_ERROR, "KeyError")
+
+
+async def test_tool_call_failure_fails_the_task_with_that_error() -> None:
+    error = JsonRpcError(-32000, "quota exceeded", data={"retryAfterMs": 1000})
+
+    async def work() -> Mapping[str, Any]:
+        raise ToolCallFailure(error)
+
+    task = await run_to_end(TaskEngine(), work)
+    assert task.status is TaskStatus.FAILED
+    assert task.error == error
+    assert task.status_message == "quota exceeded"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "status"),
+    [(DIALECT_2025_11_25, TaskStatus.FAILED), (DIALECT_2026_07_28, TaskStatus.COMPLETED)],
+)
+async def test_is_error_result_fails_on_2025_and_completes_on_2026(
+    dialect: Dialect, status: TaskStatus
+) -> None:
+    task = await run_to_end(TaskEngine(), returning(TOOL_ERROR_RESULT), dialect=dialect)
+    assert task.status is status
+    assert task.result == TOOL_ERROR_RESULT  # 2025 serves it from tasks/result, 2026 inline
+    assert task.error is None
+
+
+@pytest.mark.parametrize("dialect", [DIALECT_2025_11_25, DIALECT_2026_07_28])
+async def test_a_plain_result_completes_in_both_dialects(dialect: Dialect) -> None:
+    task = await run_to_end(TaskEngine(), returning(OK_RESULT), dialect=dialect)
+    assert task.status is TaskStatus.COMPLETED
+
+
+# --- waiting ------------------------------------------------------------------------------------
+
+
+async def test_all_concurrent_waiters_wake_when_the_task_ends() -> None:
+    engine = TaskEngine()
+    release = anyio.Event()
+    woken: list[Task] = []
+
+    async def waiter(task_id: str) -> None:
+        woken.append(await engine.wait_terminal(task_id, "alice"))
+
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            record = await create(engine)
+            engine.start(record, blocked_until(release), group)
+            for _ in range(5):
+                group.start_soon(waiter, record.task.task_id)
+            await anyio.wait_all_tasks_blocked()
+            # A change that does not end the task must not end the waits either.
+            await engine.set_status_message(record.task.task_id, "half way")
+            await anyio.wait_all_tasks_blocked()
+            assert woken == []
+            release.set()
+    assert len(woken) == 5
+    assert all(task.status is TaskStatus.COMPLETED for task in woken)
+
+
+async def test_waiting_on_an_ended_task_returns_at_once() -> None:
+    engine = TaskEngine()
+    task = await run_to_end(engine, returning(OK_RESULT))
+    with anyio.fail_after(BOUND_S):
+        assert await engine.wait_terminal(task.task_id, "alice") == task
+
+
+# --- cancel -------------------------------------------------------------------------------------
+
+
+async def test_cancel_marks_cancelled_before_returning_and_stops_the_work() -> None:
+    engine = TaskEngine()
+    stopped = anyio.Event()
+
+    async def work() -> Mapping[str, Any]:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+        raise AssertionError("unreachable")
+
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            record = await create(engine)
+            engine.start(record, work, group)
+            await anyio.wait_all_tasks_blocked()
+            answer = await engine.cancel(record.task.task_id, "alice", strict=True)
+            assert answer.status is TaskStatus.CANCELLED  # before any checkpoint let the work react
+            assert answer.status_message == "cancelled by the client"
+            await stopped.wait()
+    assert record.task.status is TaskStatus.CANCELLED
+
+
+class LateOutcome:
+    """Work that ignores cancellation until released, then ends in one of several ways."""
+
+    def __init__(self, outcome: str) -> None:
+        self.outcome = outcome
+        self.entered = anyio.Event()
+        self.release = anyio.Event()
+        self.ended_after_cancel = False
+
+    async def __call__(self) -> Mapping[str, Any]:
+        with anyio.CancelScope(shield=True):
+            self.entered.set()
+            await self.release.wait()
+        self.ended_after_cancel = True
+        if self.outcome == "returns":
+            return OK_RESULT
+        if self.outcome == "returns isError":
+            return TOOL_ERROR_RESULT
+        if self.outcome == "raises":
+            raise RuntimeError("late failure")
+        raise ToolCallFailure(JsonRpcError(-32000, "late tool failure"))
+
+
+@pytest.mark.parametrize("outcome", ["returns", "returns isError", "raises", "ToolCallFailure"])
+@pytest.mark.parametrize("dialect", [DIALECT_2025_11_25, DIALECT_2026_07_28])
+async def test_cancel_is_sticky_whatever_the_work_does_afterwards(outcome: str, dialect: Dialect) -> None:
+    engine = TaskEngine()
+    work = LateOutcome(outcome)
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:  # no exception may escape into it
+            record = await create(engine, dialect=dialect)
+            engine.start(record, work, group)
+            await work.entered.wait()
+            await engine.cancel(record.task.task_id, "alice", strict=True)
+            work.release.set()
+    assert work.ended_after_cancel
+    task = await engine.get(record.task.task_id, "alice")
+    assert task.status is TaskStatus.CANCELLED
+    assert task.result is None
+    assert task.error is None
+    assert task.status_message == "cancelled by the client"
+
+
+async def test_cancel_reason_becomes_the_status_message() -> None:
+    engine = TaskEngine()
+    record = await create(engine)
+    task = await engine.cancel(record.task.task_id, "alice", strict=False, reason="the session ended")
+    assert task.status_message == "the session ended"
+
+
+@pytest.mark.parametrize("end", [TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED])
+async def test_cancelling_an_ended_task_is_refused_strictly_and_acknowledged_otherwise(
+    end: TaskStatus,
+) -> None:
+    engine = TaskEngine()
+    record = await create(engine)
+    if end is TaskStatus.CANCELLED:
+        await engine.cancel(record.task.task_id, "alice", strict=True)
+    else:
+        outcome = returning(OK_RESULT) if end is TaskStatus.COMPLETED else returning(TOOL_ERROR_RESULT)
+        record = await create(engine, dialect=DIALECT_2025_11_25)
+        async with anyio.create_task_group() as group:
+            engine.start(record, outcome, group)
+    before = record.task
+    assert before.status is end
+    # 2025-11-25: MUST reject cancel of a terminal task with -32602.
+    with pytest.raises(PeerProtocolError) as caught:
+        await engine.cancel(before.task_id, "alice", strict=True)
+    assert caught.value.jsonrpc_code == INVALID_PARAMS
+    assert caught.value.message == f"Cannot cancel task in terminal status '{end.value}'"
+    # 2026-07-28: an acknowledgement; the task is left as it was.
+    assert await engine.cancel(before.task_id, "alice", strict=False) == before
+
+
+# --- owners -------------------------------------------------------------------------------------
+
+
+async def test_another_principal_cannot_see_or_touch_a_task() -> None:
+    engine = TaskEngine()
+    record = await create(engine, owner="alice")
+    task_id = record.task.task_id
+    for attempt in (
+        lambda: engine.get(task_id, "bob"),
+        lambda: engine.lookup(task_id, "bob"),
+        lambda: engine.cancel(task_id, "bob", strict=True),
+        lambda: engine.cancel(task_id, "bob", strict=False),
+        lambda: engine.wait_terminal(task_id, "bob"),
+        lambda: engine.get(task_id, None),
+    ):
+        with pytest.raises(PeerProtocolError) as caught:
+            await attempt()
+        # The same answer as for an unknown id, so ids cannot be probed.
+        assert caught.value.jsonrpc_code == INVALID_PARAMS
+        assert caught.value.message == f"Task not found: {task_id}"
+    assert record.task.status is TaskStatus.WORKING  # bob's cancel did nothing
+    assert (await engine.get(task_id, "alice")).task_id == task_id
+
+
+async def test_unknown_ids_answer_invalid_params() -> None:
+    with pytest.raises(PeerProtocolError) as caught:
+        await TaskEngine().get("no-such-task", "alice")
+    assert caught.value.jsonrpc_code == INVALID_PARAMS
+
+
+async def test_a_task_without_owner_is_readable_by_its_id_alone() -> None:
+    # Unauthenticated transports have no principal: the unguessable id is the bearer handle.
+    engine = TaskEngine()
+    record = await create(engine, owner=None)
+    assert (await engine.get(record.task.task_id, "anyone")).task_id == record.task.task_id
+
+
+async def test_owned_by_lists_only_that_principals_tasks() -> None:
+    engine = TaskEngine()
+    mine = {(await create(engine, owner="alice")).task.task_id for _ in range(3)}
+    await create(engine, owner="bob")
+    assert {task.task_id for task in await engine.owned_by("alice")} == mine
+
+
+# --- TTL ----------------------------------------------------------------------------------------
+
+
+def test_effective_ttl_floors_requests_and_keeps_unlimited() -> None:
+    engine = TaskEngine(ttl_floor_ms=10_000, default_ttl_ms=30_000)
+    assert engine.effective_ttl(None, requested=False) == 30_000
+    assert engine.effective_ttl(1_000, requested=True) == 10_000
+    assert engine.effective_ttl(50_000, requested=True) == 50_000
+    assert engine.effective_ttl(None, requested=True) is None
+    assert TaskEngine(ttl_floor_ms=10_000).effective_ttl(None, requested=False) == 10_000
+    with pytest.raises(ValueError, match="ttl_floor_ms"):
+        TaskEngine(ttl_floor_ms=-1)
+
+
+async def test_a_task_that_outlives_its_ttl_is_failed_then_kept_for_a_grace_period() -> None:
+    clock = FakeClock()
+    engine = TaskEngine(clock=clock, ttl_floor_ms=0)
+    stopped = anyio.Event()
+
+    async def work() -> Mapping[str, Any]:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+        raise AssertionError("unreachable")
+
+    ttl_ms = 120_000  # longer than the grace period, so the two are told apart
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            record = await create(engine, ttl_ms=ttl_ms)
+            task_id = record.task.task_id
+            engine.start(record, work, group)
+            await anyio.wait_all_tasks_blocked()
+
+            clock.advance(ttl_ms / 1000 - 0.001)
+            assert await engine.sweep() == 0
+            assert record.task.status is TaskStatus.WORKING
+
+            clock.advance(0.001)
+            assert await engine.sweep() == 0  # failed, not removed
+            await stopped.wait()  # the run was stopped
+    task = await engine.get(task_id, "alice")
+    assert task.status is TaskStatus.FAILED
+    assert task.error == JsonRpcError(INTERNAL_ERROR, f"Task exceeded its TTL of {ttl_ms} ms and was stopped")
+
+    clock.advance(EXPIRED_GRACE_MS / 1000 - 0.001)
+    assert await engine.sweep() == 0
+    assert (await engine.get(task_id, "alice")).status is TaskStatus.FAILED
+
+    clock.advance(0.001)
+    assert await engine.sweep() == 1
+    with pytest.raises(PeerProtocolError):
+        await engine.get(task_id, "alice")
+
+
+async def test_an_ended_task_is_kept_for_its_ttl_from_the_end_then_removed() -> None:
+    clock = FakeClock()
+    engine = TaskEngine(clock=clock, ttl_floor_ms=0)
+    release = anyio.Event()
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            record = await create(engine, ttl_ms=10_000)
+            engine.start(record, blocked_until(release), group)
+            clock.advance(9)  # most of the TTL goes on the run
+            release.set()
+    assert record.task.status is TaskStatus.COMPLETED
+
+    clock.advance(2)  # past the creation-based deadline: the stale schedule is ignored
+    assert await engine.sweep() == 0
+    assert (await engine.get(record.task.task_id, "alice")).result == OK_RESULT
+
+    clock.advance(8)  # 10 s after the end
+    assert await engine.sweep() == 1
+    with pytest.raises(PeerProtocolError):
+        await engine.get(record.task.task_id, "alice")
+
+
+async def test_unlimited_ttl_is_never_swept() -> None:
+    clock = FakeClock()
+    engine = TaskEngine(clock=clock)
+    task = await run_to_end(engine, returning(OK_RESULT), ttl_ms=None)
+    clock.advance(10**9)
+    assert await engine.sweep() == 0
+    assert (await engine.get(task.task_id, "alice")).status is TaskStatus.COMPLETED
+
+
+class RecordingStore:
+    """A TaskStore that logs which of its methods the engine calls."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryTaskStore()
+        self.calls: list[str] = []
+
+    async def add(self, record: TaskRecord) -> None:
+        self.calls.append("add")
+        await self.inner.add(record)
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        self.calls.append("get")
+        return await self.inner.get(task_id)
+
+    async def remove(self, task_id: str) -> None:
+        self.calls.append("remove")
+        await self.inner.remove(task_id)
+
+    async def reschedule(self, record: TaskRecord) -> None:
+        self.calls.append("reschedule")
+        await self.inner.reschedule(record)
+
+    async def pop_expired(self, now: float) -> list[TaskRecord]:
+        self.calls.append("pop_expired")
+        return await self.inner.pop_expired(now)
+
+    async def owned_by(self, owner: str | None) -> list[TaskRecord]:
+        self.calls.append("owned_by")
+        return await self.inner.owned_by(owner)
+
+
+async def test_sweeping_asks_the_store_only_for_what_is_due() -> None:
+    clock = FakeClock()
+    store = RecordingStore()
+    engine = TaskEngine(clock=clock, store=store, ttl_floor_ms=0)
+    for _ in range(50):
+        await run_to_end(engine, returning(OK_RESULT), ttl_ms=3_600_000)
+    short = await run_to_end(engine, returning(OK_RESULT), ttl_ms=1_000)
+    store.calls.clear()
+    clock.advance(1)
+    assert await engine.sweep() == 1
+    assert store.calls == ["pop_expired", "remove"]
+    assert await store.get(short.task_id) is None
+    assert len(store.inner) == 50
+
+
+class NoScanDict(dict[str, TaskRecord]):
+    """A record table that fails the test if anything iterates over it."""
+
+    def _scan(self, *args: object) -> Any:
+        raise AssertionError("the store scanned every task")
+
+    __iter__ = values = items = keys = _scan
+
+
+async def test_in_memory_store_pops_expired_records_without_scanning_the_live_ones() -> None:
+    store = InMemoryTaskStore()
+    store._records = NoScanDict()  # pyright: ignore[reportPrivateUsage]
+    engine = TaskEngine(store=store, clock=FakeClock(), ttl_floor_ms=0)
+    records = [await create(engine, ttl_ms=ttl) for ttl in (5_000, 1_000, 3_000, None)]
+    assert await store.pop_expired(1_000 + 0.5) == []
+    due = await store.pop_expired(1_000 + 3.5)
+    assert [record.task.ttl_ms for record in due] == [1_000, 3_000]  # in deadline order
+    assert records[3].expires_at == math.inf
+
+
+async def test_a_record_rescheduled_to_the_same_deadline_is_handed_out_once() -> None:
+    store = InMemoryTaskStore()
+    engine = TaskEngine(store=store, clock=FakeClock(), ttl_floor_ms=0)
+    record = await create(engine, ttl_ms=1_000)
+    await store.reschedule(record)  # e.g. ended within the clock's resolution of its creation
+    assert await store.pop_expired(2_000) == [record]
+
+
+# --- status messages ----------------------------------------------------------------------------
+
+
+async def test_status_messages_reach_listeners_at_most_once_per_interval() -> None:
+    clock = FakeClock()
+    engine = TaskEngine(clock=clock, status_interval_s=1.0)
+    heard: list[str | None] = []
+
+    async def listener(task: Task) -> None:
+        heard.append(task.status_message)
+
+    record = await create(engine)
+    record.listeners.append(listener)
+    task_id = record.task.task_id
+    await engine.set_status_message(task_id, "a")
+    await engine.set_status_message(task_id, "b")  # same instant: stored, not sent
+    assert (await engine.get(task_id, "alice")).status_message == "b"
+    clock.advance(0.5)
+    await engine.set_status_message(task_id, "c")
+    clock.advance(0.5)
+    await engine.set_status_message(task_id, "d")
+    await engine.cancel(task_id, "alice", strict=True)  # an end is always sent, whatever the rate
+    assert heard == ["a", "d", "cancelled by the client"]
+    await engine.set_status_message(task_id, "too late")  # an ended task keeps its message
+    assert (await engine.get(task_id, "alice")).status_message == "cancelled by the client"
+    await engine.set_status_message("no-such-task", "ignored")
+
+
+async def test_a_failing_listener_does_not_break_the_task() -> None:
+    engine = TaskEngine()
+
+    async def broken(task: Task) -> None:
+        raise ConnectionError("peer went away")
+
+    async with anyio.create_task_group() as group:
+        record = await create(engine)
+        record.listeners.append(broken)
+        engine.start(record, returning(OK_RESULT), group)
+    assert record.task.status is TaskStatus.COMPLETED
+
+
+async def test_report_status_inside_work_and_outside() -> None:
+    engine = TaskEngine(status_interval_s=0)
+    seen: dict[str, Any] = {}
+
+    async def work() -> Mapping[str, Any]:
+        run = current_run()
+        assert run is not None
+        seen["record"] = run[1]
+        seen["reported"] = await report_status("compiling 3/7")
+        seen["message"] = run[1].task.status_message
+        return OK_RESULT
+
+    assert current_run() is None
+    assert await report_status("nobody listens") is False
+    task = await run_to_end(engine, work)
+    assert seen["reported"] is True
+    assert seen["message"] == "compiling 3/7"
+    assert seen["record"].task.task_id == task.task_id
+    assert current_run() is None  # the context does not leak out of the run
+
+
+# --- shutdown -----------------------------------------------------------------------------------
+
+
+async def test_leaving_running_cancels_every_run_and_marks_it_cancelled() -> None:
+    engine = TaskEngine()
+    stopped: list[str] = []
+
+    async def forever() -> Mapping[str, Any]:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.append("stopped")
+        raise AssertionError("unreachable")
+
+    with anyio.fail_after(BOUND_S):
+        async with engine.running() as group:
+            done = await create(engine)
+            engine.start(done, returning(OK_RESULT), group)
+            runs = [await create(engine) for _ in range(3)]
+            for record in runs:
+                engine.start(record, forever, group)
+            await anyio.wait_all_tasks_blocked()
+    assert stopped == ["stopped"] * 3
+    for record in runs:
+        assert record.task.status is TaskStatus.CANCELLED
+        assert record.task.status_message == "the server stopped this task"
+    assert done.task.status is TaskStatus.COMPLETED  # an ended task is left alone
+
+
+# --- poll interval hint -------------------------------------------------------------------------
+
+
+@given(
+    minimum=st.integers(min_value=0, max_value=10_000),
+    spread=st.integers(min_value=0, max_value=100_000),
+    ratio=st.floats(min_value=0, max_value=10),
+    ages=st.lists(st.floats(min_value=0, max_value=1e9), min_size=2, max_size=5),
+)
+def test_poll_hint_is_clamped_and_never_shrinks_as_a_task_ages(
+    minimum: int, spread: int, ratio: float, ages: list[float]
+) -> None:
+    policy = PollPolicy(minimum_ms=minimum, maximum_ms=minimum + spread, ratio=ratio)
+    hints = [policy.hint_ms(age) for age in sorted(ages)]
+    assert all(minimum <= hint <= minimum + spread for hint in hints)
+    assert hints == sorted(hints)
+
+
+def test_poll_hint_defaults() -> None:
+    policy = PollPolicy()
+    assert policy.hint_ms(0) == 100
+    assert policy.hint_ms(10_000) == 1_000
+    assert policy.hint_ms(10**9) == 5_000
