@@ -1,0 +1,394 @@
+"""Test harness for the mcp 1.x server adapter: real SDK sessions over in-memory streams.
+
+* :func:`connect` runs ``server.run`` against a real ``ClientSession`` through a tap that records
+  every message as wire JSON (what stdio or HTTP would send) and lets a test wait for a message;
+  it reports how ``server.run`` ended (returned, raised, or still running).
+* :class:`RawClient` speaks raw JSON-RPC to ``server.run``, for wire checks the SDK client
+  would reject or never send.
+* :class:`Controls` and the server builders give event-driven tools (no sleeps).
+* ``bare_sdk_server`` is the SDK's own pattern (``enable_tasks`` + ``run_task``), used only by
+  the tests that show a crash path is real.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import mcp.types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.experimental.tasks import ExperimentalClientFeatures
+from mcp.client.session import ClientSession, MessageHandlerFnT
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+
+from mcp_tasks_compat.server import ServerTasks, current_task, report_status
+
+TASK_TOOLS = {
+    "wait": "optional",
+    "stubborn": "optional",
+    "echo": "optional",
+    "soft_fail": "optional",
+    "boom": "optional",
+    "needs_task": "required",
+    "no_task": "forbidden",
+}
+
+SessionStreams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
+
+
+def experimental(session: ClientSession) -> ExperimentalClientFeatures:
+    """``session.experimental`` without the 1.28+ deprecation warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return session.experimental
+
+
+def wire_of(message: SessionMessage | Exception) -> dict[str, Any]:
+    if isinstance(message, Exception):
+        return {"<exception>": repr(message)}
+    return message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@dataclass
+class Controls:
+    """Events that drive the test tools: a tool waits on ``release``; ``started`` says it runs."""
+
+    started: anyio.Event = field(default_factory=anyio.Event)
+    release: anyio.Event = field(default_factory=anyio.Event)
+    stopped: anyio.Event = field(default_factory=anyio.Event)
+    """Set when a waiting tool body was cancelled."""
+    returned: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the stubborn tool body returns (after ignoring a cancel)."""
+    seen_tasks: list[str | None] = field(default_factory=lambda: list[str | None]())
+    """``current_task()`` id per tool call (``None`` in a plain call)."""
+
+
+async def _wait_tool(controls: Controls) -> str:
+    task = current_task()
+    controls.seen_tasks.append(task.task_id if task else None)
+    await report_status("started")
+    controls.started.set()
+    try:
+        await controls.release.wait()
+    except anyio.get_cancelled_exc_class():
+        controls.stopped.set()
+        raise
+    await report_status("released")
+    return "released"
+
+
+async def _stubborn_tool(controls: Controls) -> str:
+    """Ignores cancellation and returns normally: the run that crashed the SDK (section 6 #1)."""
+    controls.started.set()
+    with anyio.CancelScope(shield=True):
+        await controls.release.wait()
+    controls.returned.set()
+    return "finished anyway"
+
+
+def lowlevel_server(
+    tasks: ServerTasks | None, controls: Controls, *, name: str = "v1-lowlevel"
+) -> Server[Any, Any]:
+    """A low-level Server with the test tools; tasks installed *before* the tools are registered."""
+    server: Server[Any, Any] = Server(name)
+    if tasks is not None:
+        tasks.install(server)
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [types.Tool(name=name, inputSchema={"type": "object"}) for name in [*TASK_TOOLS, "plain"]]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+        if name == "wait":
+            return [types.TextContent(type="text", text=await _wait_tool(controls))]
+        if name == "stubborn":
+            return [types.TextContent(type="text", text=await _stubborn_tool(controls))]
+        if name == "soft_fail":
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text="soft failure")], isError=True
+            )
+        if name == "boom":
+            raise RuntimeError("boom")
+        task = current_task()
+        controls.seen_tasks.append(task.task_id if task else None)
+        await report_status(f"echoing {arguments.get('text')}")  # a no-op in a plain call
+        return {"echo": arguments.get("text"), "as_task": task is not None}
+
+    return server
+
+
+def fastmcp_server(tasks: ServerTasks | None, controls: Controls) -> FastMCP[Any]:
+    """A FastMCP with the test tools; tasks installed after the tools."""
+    server: FastMCP[Any] = FastMCP("v1-fastmcp")
+
+    @server.tool()
+    async def wait(ctx: Context[Any, Any, Any]) -> str:
+        await ctx.info("waiting")  # a FastMCP Context works inside a task body
+        return await _wait_tool(controls)
+
+    @server.tool()
+    async def echo(text: str) -> dict[str, Any]:
+        task = current_task()
+        controls.seen_tasks.append(task.task_id if task else None)
+        await report_status(f"echoing {text}")
+        return {"echo": text, "as_task": task is not None}
+
+    @server.tool()
+    async def boom() -> str:
+        raise RuntimeError("boom")
+
+    @server.tool()
+    async def needs_task() -> str:
+        return "ran"
+
+    @server.tool()
+    async def no_task() -> str:
+        return "ran"
+
+    if tasks is not None:
+        tasks.install(server)
+    return server
+
+
+def bare_sdk_server(controls: Controls) -> Server[Any, Any]:
+    """The SDK's own pattern (sdk1-tasks.md section 3.1): enable_tasks + run_task. For bug demos only."""
+    from mcp.server.experimental.task_context import ServerTaskContext
+
+    server: Server[Any, Any] = Server("bare-sdk")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        server.experimental.enable_tasks()
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        execution = types.ToolExecution(taskSupport="optional")
+        return [types.Tool(name=n, inputSchema={"type": "object"}, execution=execution) for n in TASK_TOOLS]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+        context = server.request_context
+
+        async def work(task: ServerTaskContext) -> types.CallToolResult:
+            if name == "boom":
+                raise RuntimeError("boom")
+            if name == "soft_fail":
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text="soft failure")], isError=True
+                )
+            controls.started.set()
+            await controls.release.wait()
+            if name == "wait":
+                await task.update_status("released")
+            return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
+
+        return await context.experimental.run_task(work)
+
+    return server
+
+
+class Wire:
+    """Every message seen by the tap, as wire JSON, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, dict[str, Any]]] = []
+        self._changed = anyio.Event()
+
+    def record(self, direction: str, message: dict[str, Any]) -> None:
+        self.messages.append((direction, message))
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def sent(self, method: str) -> list[dict[str, Any]]:
+        return [m for d, m in self.messages if d == "C->S" and m.get("method") == method]
+
+    def received(self, method: str) -> list[dict[str, Any]]:
+        return [m for d, m in self.messages if d == "S->C" and m.get("method") == method]
+
+    def response_to(self, request_id: Any) -> dict[str, Any]:
+        for direction, message in self.messages:
+            if direction == "S->C" and message.get("id") == request_id and "method" not in message:
+                return message
+        raise LookupError(request_id)
+
+    async def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], count: int = 1) -> None:
+        while sum(1 for d, m in self.messages if predicate(d, m)) < count:
+            await self._changed.wait()
+
+
+async def _forward(
+    source: MemoryObjectReceiveStream[Any], sink: MemoryObjectSendStream[Any], direction: str, wire: Wire
+) -> None:
+    async with source, sink:
+        async for message in source:
+            wire.record(direction, wire_of(message))
+            try:
+                await sink.send(message)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+
+
+@dataclass
+class ServerOutcome:
+    """How ``server.run`` ended."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    error: BaseException | None = None
+
+
+async def run_server(
+    server: Server[Any, Any], streams: SessionStreams, outcome: ServerOutcome, *, stateless: bool = False
+) -> None:
+    read_stream, write_stream = streams
+    try:
+        await server.run(
+            read_stream, write_stream, server.create_initialization_options(), stateless=stateless
+        )
+    except Exception as exc:  # the crash we look for in the bare-SDK demonstrations
+        outcome.error = exc
+    finally:
+        outcome.done.set()
+
+
+@dataclass
+class Connection:
+    session: ClientSession
+    wire: Wire
+    outcome: ServerOutcome
+    _client_write: MemoryObjectSendStream[SessionMessage]
+
+    @property
+    def tasks(self) -> ExperimentalClientFeatures:
+        return experimental(self.session)
+
+    async def close_client(self) -> None:
+        """Disconnect now, as a dropped transport does: the server's read stream ends.
+
+        The client's own pending requests then fail with "connection closed" once the server
+        closes its side.
+        """
+        self._client_write.close()
+        await anyio.lowlevel.checkpoint()
+
+
+def exception_leaves(error: BaseException) -> list[BaseException]:
+    """The non-group exceptions inside ``error``."""
+    inner: object = getattr(error, "exceptions", None)  # an exception group (Python 3.10: the backport)
+    if isinstance(inner, tuple):
+        return [leaf for item in inner if isinstance(item, BaseException) for leaf in exception_leaves(item)]
+    return [error]
+
+
+@asynccontextmanager
+async def connect(
+    server: FastMCP[Any] | Server[Any, Any],
+    *,
+    stateless: bool = False,
+    message_handler: MessageHandlerFnT | None = None,
+    server_grace_s: float = 2.0,
+) -> AsyncIterator[Connection]:
+    """A real ``ClientSession`` connected to ``server.run`` over tapped in-memory streams.
+
+    On exit the client disconnects; ``server.run`` gets ``server_grace_s`` to end on its own
+    (``outcome.done``) before it is cancelled, so a hanging server fails a test instead of it.
+    """
+    lowlevel: Server[Any, Any] = server._mcp_server if isinstance(server, FastMCP) else server  # pyright: ignore[reportPrivateUsage]
+    wire = Wire()
+    outcome = ServerOutcome()
+    client_write, tap_client_in = anyio.create_memory_object_stream[SessionMessage](16)
+    tap_client_out, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    server_write, tap_server_in = anyio.create_memory_object_stream[SessionMessage](16)
+    tap_server_out, client_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    async with anyio.create_task_group() as group:
+        group.start_soon(_forward, tap_client_in, tap_client_out, "C->S", wire)
+        group.start_soon(_forward, tap_server_in, tap_server_out, "S->C", wire)
+        group.start_soon(
+            functools.partial(run_server, lowlevel, (server_read, server_write), outcome, stateless=stateless)
+        )
+        async with ClientSession(
+            client_read,
+            client_write,
+            read_timeout_seconds=timedelta(seconds=5),
+            message_handler=message_handler,
+        ) as session:
+            await session.initialize()
+            yield Connection(session, wire, outcome, client_write)
+        with anyio.move_on_after(server_grace_s):
+            await outcome.done.wait()
+        group.cancel_scope.cancel()
+
+
+class RawClient:
+    """Raw JSON-RPC against ``server.run``: send anything, read the answer by id."""
+
+    def __init__(
+        self,
+        send: MemoryObjectSendStream[SessionMessage | Exception],
+        receive: MemoryObjectReceiveStream[Any],
+    ) -> None:
+        self._send = send
+        self._receive = receive
+        self._ids = itertools.count(100)
+        self.notifications: list[dict[str, Any]] = []
+        self._responses: dict[Any, dict[str, Any]] = {}
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send.send(SessionMessage(types.JSONRPCMessage.model_validate(message)))
+
+    async def request(self, method: str, params: Any = None, *, omit_params: bool = False) -> dict[str, Any]:
+        """Send a request and return the whole JSON-RPC answer (``result`` or ``error``)."""
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if not omit_params:
+            message["params"] = params if params is not None else {}
+        await self._send.send(SessionMessage(types.JSONRPCMessage.model_validate(message)))
+        with anyio.fail_after(5):
+            while request_id not in self._responses:
+                item = await self._receive.receive()
+                data = wire_of(item)
+                if "id" in data and "method" not in data:
+                    self._responses[data["id"]] = data
+                else:
+                    self.notifications.append(data)
+        return self._responses.pop(request_id)
+
+
+@asynccontextmanager
+async def raw_connect(
+    server: FastMCP[Any] | Server[Any, Any],
+) -> AsyncIterator[tuple[RawClient, dict[str, Any]]]:
+    """An initialized raw client; yields it and the ``initialize`` answer."""
+    lowlevel: Server[Any, Any] = server._mcp_server if isinstance(server, FastMCP) else server  # pyright: ignore[reportPrivateUsage]
+    outcome = ServerOutcome()
+    client_write, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    server_write, client_read = anyio.create_memory_object_stream[SessionMessage](16)
+    async with anyio.create_task_group() as group, client_write, client_read:
+        group.start_soon(run_server, lowlevel, (server_read, server_write), outcome)
+        client = RawClient(client_write, client_read)
+        initialized = await client.request(
+            "initialize",
+            {
+                "protocolVersion": types.LATEST_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        )
+        await client.notify("notifications/initialized")
+        yield client, initialized
+        group.cancel_scope.cancel()
