@@ -1,0 +1,51 @@
+"""The docs stay true: the generated support matrix is current and relative links resolve."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mcp_tasks_compat import _matrix
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted([*DOCS.glob("*.md"), ROOT / "README.md", ROOT / "CHANGELOG.md"])
+
+
+def test_support_matrix_is_current() -> None:
+    committed = (DOCS / "support-matrix.md").read_text(encoding="utf-8")
+    assert committed == _matrix.render(), (
+        f"docs/support-matrix.md is stale; regenerate it from the repository root with: {_matrix.REGENERATE}"
+    )
+
+
+def test_the_matrix_check_command_agrees(tmp_path: Path) -> None:
+    stale = tmp_path / "support-matrix.md"
+    stale.write_text("# old\n", encoding="utf-8")
+    assert _matrix.main(["--check", "--output", str(stale)]) == 1
+    assert _matrix.main(["--output", str(stale)]) == 0
+    assert _matrix.main(["--check", "--output", str(stale)]) == 0
+    assert stale.read_text(encoding="utf-8") == _matrix.render()
+
+
+def _anchors(page: Path) -> set[str]:
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    headings = re.findall(r"^#{1,6}\s+(.+?)\s*$", text, flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(page: Path) -> None:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    broken: list[str] = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # external
+        path_text, _, anchor = target.partition("#")
+        path = (page.parent / path_text).resolve() if path_text else page
+        if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
+            broken.append(target)
+    assert broken == [], f"{page.relative_to(ROOT)} links to missing files or anchors: {broken}"
