@@ -1,0 +1,173 @@
+"""Only ``_adapters/`` may import ``mcp``; only ``_detect`` may look at its version.
+
+The SDK-free layers are what every nox session tests whatever SDK is installed, and what lets
+``import mcp_tasks_compat`` succeed (and its errors be caught) on a broken install.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import mcp_tasks_compat
+
+PACKAGE = Path(mcp_tasks_compat.__file__).resolve().parent
+SDK_PACKAGES = ("mcp", "mcp_types")
+
+# Modules that must import without loading the SDK (``client`` and others join when they exist).
+SDK_FREE = [
+    "mcp_tasks_compat",
+    "mcp_tasks_compat.core",
+    "mcp_tasks_compat.core.model",
+    "mcp_tasks_compat.core.lifecycle",
+    "mcp_tasks_compat.core.codec_2025",
+    "mcp_tasks_compat.core.codec_2026",
+    "mcp_tasks_compat.errors",
+    "mcp_tasks_compat.dialects",
+    "mcp_tasks_compat._detect",
+    "mcp_tasks_compat._engine",
+    "mcp_tasks_compat._matrix",
+    "mcp_tasks_compat._adapters",
+    "mcp_tasks_compat.server",
+    "mcp_tasks_compat.client",
+    "mcp_tasks_compat.__main__",
+]
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (this one has long since imported ``mcp``)."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_importing_the_public_modules_does_not_load_the_sdk() -> None:
+    result = run_python(
+        f"""
+        import importlib, importlib.util, sys
+        for name in {SDK_FREE!r}:
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in {SDK_PACKAGES!r})
+        print("LOADED", loaded)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "LOADED []" in result.stdout, result.stdout
+
+
+BLOCKER = f"""
+import importlib.abc, sys
+
+class BlockSdk(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {SDK_PACKAGES!r}:
+            raise ImportError(f"blocked by the test: {{name}}")
+        return None
+
+sys.meta_path.insert(0, BlockSdk())
+for name in [m for m in sys.modules if m.split(".")[0] in {SDK_PACKAGES!r}]:
+    del sys.modules[name]
+"""
+
+
+def test_the_blocker_really_blocks() -> None:
+    result = run_python(BLOCKER + "import mcp.types\n")
+    assert result.returncode != 0
+    assert "blocked by the test: mcp" in result.stderr
+
+
+def test_the_core_imports_and_works_with_the_sdk_blocked() -> None:
+    result = run_python(
+        BLOCKER
+        + """
+from datetime import datetime, timezone
+
+import mcp_tasks_compat
+from mcp_tasks_compat import errors, dialects
+from mcp_tasks_compat.core import codec_2025, codec_2026
+from mcp_tasks_compat.core.lifecycle import TaskEvent, next_status
+from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat._engine import TaskEngine
+
+now = datetime(2026, 7, 28, tzinfo=timezone.utc)
+task = Task(task_id="t", status=TaskStatus.WORKING, created_at=now, last_updated_at=now, ttl_ms=None)
+assert codec_2025.decode_create_task_result(codec_2025.encode_create_task_result(task)) == task
+assert codec_2026.decode_create_task_result(codec_2026.encode_create_task_result(task)) == task
+assert next_status(TaskStatus.WORKING, TaskEvent.COMPLETE) is TaskStatus.COMPLETED
+try:
+    codec_2026.decode_task({})
+except errors.PeerProtocolError:
+    pass
+TaskEngine()
+
+# With no SDK importable, detection refuses loudly (never an AttributeError later).
+try:
+    mcp_tasks_compat.sdk_info()
+except mcp_tasks_compat.UnsupportedSdkError as error:
+    print("REFUSED", error.code)
+from mcp_tasks_compat.__main__ import main
+print("EXIT", main(["info"]))
+print("OK")
+"""
+    )
+    assert result.returncode == 0, result.stderr
+    assert "REFUSED unsupported-sdk" in result.stdout
+    assert "EXIT 2" in result.stdout
+    assert "OK" in result.stdout
+    assert "mcp-tasks-compat: installed metadata says mcp" in result.stderr  # the CLI's one-line refusal
+
+
+# --- static checks ------------------------------------------------------------------------------
+
+
+def python_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def imported_modules(tree: ast.AST) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return names
+
+
+def test_only_adapters_import_the_sdk() -> None:
+    offenders = []
+    for path in python_files():
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith("_adapters/") and relative != "_adapters/__init__.py":
+            continue
+        for name in imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.split(".")[0] in SDK_PACKAGES:
+                offenders.append(f"{relative}: {name}")
+    assert offenders == []
+
+
+def test_the_adapters_package_init_imports_nothing() -> None:
+    tree = ast.parse((PACKAGE / "_adapters" / "__init__.py").read_text(encoding="utf-8"))
+    assert [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))] == []
+
+
+VERSION_TOOLS = ("importlib.metadata", "packaging.version", "packaging.specifiers")
+VERSION_ALLOWED = {"_detect.py", "_matrix.py"}  # _matrix reads the range _detect defines, for the docs
+
+
+@pytest.mark.parametrize("path", python_files(), ids=lambda path: path.relative_to(PACKAGE).as_posix())
+def test_only_detect_looks_at_versions(path: Path) -> None:
+    relative = path.relative_to(PACKAGE).as_posix()
+    source = path.read_text(encoding="utf-8")
+    used = [name for name in imported_modules(ast.parse(source)) if name.startswith(VERSION_TOOLS)]
+    used += [tool for tool in ("metadata.version(", "__version__ <", "__version__ >") if tool in source]
+    if relative in VERSION_ALLOWED:
+        return
+    assert used == [], f"{relative} looks at versions; ask _detect.sdk_info() instead"
