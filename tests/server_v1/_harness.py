@@ -131,9 +131,9 @@ def lowlevel_server(
     return server
 
 
-def fastmcp_server(tasks: ServerTasks | None, controls: Controls) -> FastMCP[Any]:
-    """A FastMCP with the test tools; tasks installed after the tools."""
-    server: FastMCP[Any] = FastMCP("v1-fastmcp")
+def fastmcp_server(tasks: ServerTasks | None, controls: Controls, **settings: Any) -> FastMCP[Any]:
+    """A FastMCP with the test tools; tasks installed after the tools. ``settings`` go to FastMCP."""
+    server: FastMCP[Any] = FastMCP("v1-fastmcp", **settings)
 
     @server.tool()
     async def wait(ctx: Context[Any, Any, Any]) -> str:
@@ -198,6 +198,30 @@ def bare_sdk_server(controls: Controls) -> Server[Any, Any]:
         return await context.experimental.run_task(work)
 
     return server
+
+
+class StatusWatch:
+    """A ``message_handler`` collecting ``notifications/tasks/status``; tests wait on a status."""
+
+    def __init__(self) -> None:
+        self.statuses: list[tuple[str, str, str | None]] = []
+        self._changed = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.TaskStatusNotification
+        ):
+            params = message.root.params
+            self.statuses.append((params.taskId, params.status, params.statusMessage))
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    def of(self, task_id: str) -> list[tuple[str, str | None]]:
+        return [(status, text) for tid, status, text in self.statuses if tid == task_id]
+
+    async def wait_for(self, task_id: str, status: str) -> None:
+        while status not in [seen for seen, _ in self.of(task_id)]:
+            await self._changed.wait()
 
 
 class Wire:
@@ -371,7 +395,7 @@ class RawClient:
 
 @asynccontextmanager
 async def raw_connect(
-    server: FastMCP[Any] | Server[Any, Any],
+    server: FastMCP[Any] | Server[Any, Any], *, stateless: bool = False
 ) -> AsyncIterator[tuple[RawClient, dict[str, Any]]]:
     """An initialized raw client; yields it and the ``initialize`` answer."""
     lowlevel: Server[Any, Any] = server._mcp_server if isinstance(server, FastMCP) else server  # pyright: ignore[reportPrivateUsage]
@@ -379,7 +403,10 @@ async def raw_connect(
     client_write, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     server_write, client_read = anyio.create_memory_object_stream[SessionMessage](16)
     async with anyio.create_task_group() as group, client_write, client_read:
-        group.start_soon(run_server, lowlevel, (server_read, server_write), outcome)
+        serve = functools.partial(
+            run_server, lowlevel, (server_read, server_write), outcome, stateless=stateless
+        )
+        group.start_soon(serve)
         client = RawClient(client_write, client_read)
         initialized = await client.request(
             "initialize",

@@ -31,6 +31,7 @@ from ._harness import (  # noqa: E402
     TASK_TOOLS,
     Connection,
     Controls,
+    StatusWatch,
     bare_sdk_server,
     connect,
     exception_leaves,
@@ -104,8 +105,9 @@ async def test_bare_sdk_cancel_then_normal_completion_crashes_the_session() -> N
 
 async def test_shim_ttl_expiry_while_running_and_polled_fails_the_task() -> None:
     controls = Controls()
+    watch = StatusWatch()
     _tasks, server = shim_server(controls, ttl_floor_ms=0)
-    async with connect(server) as conn:
+    async with connect(server, message_handler=watch) as conn:
         created = await conn.tasks.call_tool_as_task("wait", {}, ttl=200)
         assert created.task.ttl == 200
         task_id = created.task.taskId
@@ -119,13 +121,13 @@ async def test_shim_ttl_expiry_while_running_and_polled_fails_the_task() -> None
 
         async with anyio.create_task_group() as group:
             group.start_soon(wait_for_result)
+            assert (await conn.tasks.get_task(task_id)).status == "working"  # polled while running
             with anyio.fail_after(3):
-                status = await conn.tasks.get_task(task_id)
-                while status.status == "working":  # a client polling at its own pace
-                    await anyio.sleep(0.02)
-                    status = await conn.tasks.get_task(task_id)
+                await watch.wait_for(task_id, "failed")
+            status = await conn.tasks.get_task(task_id)  # polled after expiry, work still unwinding
         assert status.status == "failed"
-        assert status.statusMessage is not None and "TTL of 200 ms" in status.statusMessage
+        assert status.statusMessage is not None
+        assert "TTL of 200 ms" in status.statusMessage
         # tasks/result answers the JSON-RPC error the task failed with
         assert waiter_error[0].error.code == types.INTERNAL_ERROR
         assert "TTL" in waiter_error[0].error.message
@@ -140,9 +142,14 @@ async def test_bare_sdk_ttl_expiry_while_running_and_polled_crashes_the_session(
     async with connect(bare_sdk_server(controls)) as conn:
         task_id = (await conn.tasks.call_tool_as_task("stubborn", {}, ttl=1)).task.taskId
         await controls.started.wait()
-        with anyio.fail_after(2), pytest.raises(McpError, match="not found"):
-            while True:  # the poll that makes the SDK's store delete the running task
-                await conn.tasks.get_task(task_id)
+        gone: McpError | None = None
+        with anyio.fail_after(2):
+            while gone is None:  # the poll that makes the SDK's store delete the running task
+                try:
+                    await conn.tasks.get_task(task_id)
+                except McpError as error:
+                    gone = error
+        assert "not found" in gone.error.message
         controls.release.set()
         with anyio.fail_after(2):
             await conn.outcome.done.wait()
@@ -211,8 +218,9 @@ async def test_bare_sdk_disconnect_mid_task_waits_for_the_work_then_crashes() ->
 
 async def test_shim_one_session_ending_leaves_other_sessions_working() -> None:
     controls = Controls()
+    watch = StatusWatch()
     _tasks, server = shim_server(controls, ttl_floor_ms=0)
-    async with connect(server) as first, connect(server) as second:
+    async with connect(server) as first, connect(server, message_handler=watch) as second:
         doomed = (await first.tasks.call_tool_as_task("wait", {})).task.taskId
         survivor = (await second.tasks.call_tool_as_task("wait", {})).task.taskId
         await controls.started.wait()
@@ -227,8 +235,7 @@ async def test_shim_one_session_ending_leaves_other_sessions_working() -> None:
 
         expiring = (await second.tasks.call_tool_as_task("wait", {}, ttl=50)).task.taskId
         with anyio.fail_after(3):  # the sweeper moved to the surviving session
-            while (await second.tasks.get_task(expiring)).status == "working":
-                await anyio.sleep(0.02)
+            await watch.wait_for(expiring, "failed")
 
         controls.release.set()
         result = await second.tasks.get_task_result(survivor, types.CallToolResult)
@@ -334,7 +341,8 @@ async def test_shim_unlimited_ttl_round_trips_as_null() -> None:
         task_id = created.task.taskId
         assert conn.wire.sent("tools/call")[-1]["params"]["task"] == {}
         answer = next(m for d, m in conn.wire.messages if d == "S->C" and "task" in m.get("result", {}))
-        assert "ttl" in answer["result"]["task"] and answer["result"]["task"]["ttl"] is None
+        assert "ttl" in answer["result"]["task"]
+        assert answer["result"]["task"]["ttl"] is None
         assert (await conn.tasks.get_task(task_id)).ttl is None  # the SDK client requires the key
         assert [task.ttl for task in (await conn.tasks.list_tasks()).tasks] == [None]
         controls.release.set()
@@ -359,7 +367,8 @@ async def test_shim_failed_tasks_answer_their_payload_and_cancelled_ones_only_me
     async with connect(server) as conn:
         raised = (await conn.tasks.call_tool_as_task("boom", {})).task.taskId
         result = await conn.tasks.get_task_result(raised, types.CallToolResult)
-        assert result.isError is True and "boom" in str(result.content[0])
+        assert result.isError is True
+        assert "boom" in str(result.content[0])
         soft = (await conn.tasks.call_tool_as_task("soft_fail", {})).task.taskId
         assert (await conn.tasks.get_task_result(soft, types.CallToolResult)).isError is True
         assert [(await conn.tasks.get_task(t)).status for t in (raised, soft)] == ["failed", "failed"]

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import McpError  # noqa: E402
 
 from mcp_tasks_compat.server import DEFAULT_TTL_FLOOR_MS, ServerTasks  # noqa: E402
 
-from ._harness import TASK_TOOLS, Controls, connect, fastmcp_server, lowlevel_server  # noqa: E402
+from ._harness import TASK_TOOLS, Controls, StatusWatch, connect, fastmcp_server, lowlevel_server  # noqa: E402
 
 KINDS = ["lowlevel", "fastmcp"]
 
@@ -28,23 +28,10 @@ def build(kind: str, controls: Controls, **options: Any) -> Any:
     return fastmcp_server(tasks, controls)
 
 
-class StatusLog:
-    """``notifications/tasks/status`` seen by the client (the SDK client only shows them here)."""
-
-    def __init__(self) -> None:
-        self.statuses: list[tuple[str, str | None]] = []
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ServerNotification) and isinstance(
-            message.root, types.TaskStatusNotification
-        ):
-            self.statuses.append((message.root.params.status, message.root.params.statusMessage))
-
-
 @pytest.mark.parametrize("kind", KINDS)
 async def test_task_reports_status_and_answers_its_result(kind: str) -> None:
     controls = Controls()
-    log = StatusLog()
+    log = StatusWatch()
     async with connect(build(kind, controls), message_handler=log) as conn:
         created = await conn.tasks.call_tool_as_task("wait", {})
         task_id = created.task.taskId
@@ -67,8 +54,8 @@ async def test_task_reports_status_and_answers_its_result(kind: str) -> None:
         done = await conn.tasks.get_task(task_id)
         assert done.status == "completed"
         assert controls.seen_tasks == [task_id]  # current_task() inside the body
-    assert ("working", "started") in log.statuses
-    assert log.statuses[-1][0] == "completed"
+    assert ("working", "started") in log.of(task_id)
+    assert log.of(task_id)[-1][0] == "completed"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -225,5 +212,5 @@ def test_install_twice_or_on_something_else_is_refused() -> None:
     server = build("fastmcp", controls)
     with pytest.raises(ValueError, match="already installed"):
         ServerTasks().install(server)
-    with pytest.raises(TypeError, match="lowlevel.Server or a mcp.server.fastmcp.FastMCP"):
+    with pytest.raises(TypeError, match=r"lowlevel\.Server or a mcp\.server\.fastmcp\.FastMCP"):
         ServerTasks().install(object())
