@@ -1,0 +1,98 @@
+"""``python -m benchmarks run|report``: measure in this environment, or merge runs into the outputs.
+
+python -m benchmarks run --profile full              # -> benchmarks/results/bench-mcp<major>.json
+python -m benchmarks report benchmarks/results/bench-mcp*.json --docs docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from . import report, servers, workloads
+
+__all__ = ["main", "run_bench"]
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+SECTIONS = ("overhead", "latency", "throughput", "capacity")
+DEFAULT_COMMAND = "nox -s bench"
+
+
+async def run_bench(
+    profile: str = "full", *, only: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Run the workloads of ``profile`` in this environment; the run as one JSON-able dict."""
+    available = servers.available_kinds()
+    chosen = [kind for kind in (kinds or available) if kind in available]
+    bench = workloads.Bench(
+        profile=workloads.PROFILES[profile], kinds=chosen, only=frozenset(only) if only else None
+    )
+    load_start = report.loadavg()
+    started = time.perf_counter()
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    await workloads.run_all(bench)
+    return {
+        "major": bench.major,
+        "profile": profile,
+        "profile_sizes": workloads.profile_dict(bench.profile),
+        "kinds": chosen,
+        "started": started_at,
+        "duration_s": round(time.perf_counter() - started, 1),
+        "loadavg_start": load_start,
+        "loadavg_end": report.loadavg(),
+        "environment": report.environment(),
+        "rows": bench.rows,
+        "errors": bench.errors,
+        "notes": bench.notes,
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    run = anyio.run(lambda: run_bench(args.profile, only=args.only, kinds=args.kinds))
+    out = Path(args.out or RESULTS_DIR / f"bench-mcp{run['major']}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)
+    document = report.merge([run], command=args.command)
+    print(report.render_markdown(document))
+    return 1 if run["errors"] and args.strict else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    runs = [json.loads(Path(path).read_text(encoding="utf-8")) for path in args.inputs]
+    document = report.merge(runs, command=args.command)
+    paths = report.write_outputs(document, Path(args.out_dir), Path(args.docs) if args.docs else None)
+    print(report.render_markdown(document))
+    for name, path in paths.items():
+        print(f"wrote {name}: {path}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    sub = parser.add_subparsers(dest="verb", required=True)
+    run = sub.add_parser("run", help="measure in this environment")
+    run.add_argument("--profile", choices=sorted(workloads.PROFILES), default="full")
+    run.add_argument("--only", nargs="*", choices=SECTIONS, help="run only these sections")
+    run.add_argument("--kinds", nargs="*", choices=servers.KINDS, help="only these servers")
+    run.add_argument("--out", help="where to write this run's JSON (default results/bench-mcp<major>.json)")
+    run.add_argument("--command", default=DEFAULT_COMMAND, help="the command to quote in the outputs")
+    run.add_argument("--strict", action="store_true", help="exit 1 when a measurement failed")
+    merge = sub.add_parser("report", help="merge run JSONs into bench.json, bench.md and the docs page")
+    merge.add_argument("inputs", nargs="+")
+    merge.add_argument("--out-dir", default=str(RESULTS_DIR))
+    merge.add_argument("--docs", default=None, help="also write this docs page (e.g. docs/benchmarks.md)")
+    merge.add_argument("--command", default=DEFAULT_COMMAND)
+    args = parser.parse_args(argv)
+    return _run(args) if args.verb == "run" else _report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

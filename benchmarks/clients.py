@@ -1,0 +1,278 @@
+"""Connections to the servers under test, and the ways of calling a tool that we compare.
+
+One :class:`Conn` is one real SDK ``ClientSession`` over one transport (in-memory JSON-RPC
+streams, streamable HTTP to a server process on 127.0.0.1, or stdio to a server process). When the
+project's client is installed the session is built with ``session_kwargs()`` and negotiated with
+``negotiate()``, so the raw SDK call and ours run on the very same session and server.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from . import servers
+
+__all__ = ["Conn", "ServerProcess", "connect", "ours_client_available", "server_process"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def ours_client_available() -> bool:
+    return importlib.util.find_spec("mcp_tasks_compat.client") is not None
+
+
+@dataclass
+class ServerProcess:
+    """A server of one kind running in its own process."""
+
+    kind: str
+    transport: str
+    argv: list[str]
+    url: str | None = None
+    process: subprocess.Popen[bytes] | None = None
+    log_path: str | None = None
+
+    def stdio_params(self) -> Any:
+        from mcp.client.stdio import StdioServerParameters
+
+        return StdioServerParameters(
+            command=self.argv[0], args=self.argv[1:], cwd=str(REPO_ROOT), env=_child_env()
+        )
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
+    env.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _server_argv(
+    kind: str, transport: str, port: int, ttl_ms: int | None, concurrency: int | None
+) -> list[str]:
+    argv = [sys.executable, "-m", "benchmarks.servers", kind, "--transport", transport, "--port", str(port)]
+    if ttl_ms is not None:
+        argv += ["--ttl-ms", str(ttl_ms)]
+    if concurrency is not None:
+        argv += ["--concurrency", str(concurrency)]
+    return argv
+
+
+@contextmanager
+def server_process(
+    kind: str,
+    transport: str,
+    *,
+    ttl_ms: int | None = None,
+    concurrency: int | None = None,
+    start_timeout: float = 60,
+) -> Iterator[ServerProcess]:
+    """Start a server process (HTTP: now, and wait until it accepts; stdio: the client spawns it)."""
+    if transport == "stdio":
+        yield ServerProcess(kind, transport, _server_argv(kind, "stdio", 0, ttl_ms, concurrency))
+        return
+    port = _free_port()
+    argv = _server_argv(kind, "http", port, ttl_ms, concurrency)
+    with tempfile.NamedTemporaryFile("w+b", prefix=f"bench-{kind}-", suffix=".log", delete=False) as log:
+        log_path = log.name
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            argv, cwd=REPO_ROOT, env=_child_env(), stdout=log_file, stderr=subprocess.STDOUT
+        )
+    handle = ServerProcess(kind, transport, argv, f"http://127.0.0.1:{port}/mcp", process, log_path)
+    try:
+        deadline = time.monotonic() + start_timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{kind} server exited with {process.returncode}: {_tail(log_path)}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"{kind} server did not listen within {start_timeout}s: {_tail(log_path)}"
+                    ) from exc
+                time.sleep(0.05)
+        yield handle
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        Path(log_path).unlink(missing_ok=True)
+
+
+def _tail(path: str, limit: int = 2000) -> str:
+    try:
+        return Path(path).read_text(errors="replace")[-limit:]
+    except OSError:
+        return "<no log>"
+
+
+@dataclass
+class Conn:
+    """One negotiated session and the ways of calling through it."""
+
+    session: Any
+    kind: str
+    transport: str
+    ours: bool
+    dialect: str | None = None
+    protocol_version: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    async def raw(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """The installed SDK's own ``session.call_tool``."""
+        return await self.session.call_tool(name, dict(arguments or {}))
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None = None, *, mode: str = "auto") -> Any:
+        """Our ``call_tool(session, name, arguments, mode=...)``."""
+        from mcp_tasks_compat.client import call_tool
+
+        return await call_tool(self.session, name, dict(arguments or {}), mode=mode)
+
+    async def start(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, ttl_s: float | None = None
+    ) -> Any:
+        """Our ``start_tool``: a handle to a task left running (``ttl_s``: asked of a 2025-11-25 server)."""
+        from mcp_tasks_compat.client import start_tool
+
+        return await start_tool(self.session, name, dict(arguments or {}), ttl=ttl_s)
+
+    async def stats(self, *, collect: bool = False) -> dict[str, Any]:
+        import json
+
+        result = await self.raw("stats", {"collect": collect})
+        return json.loads(text_of(result))
+
+
+def text_of(result: Any) -> str:
+    """The first text block of a CallToolResult (either major)."""
+    for block in result.content:
+        text = getattr(block, "text", None)
+        if text is not None:
+            return str(text)
+    raise ValueError(f"no text content in {result!r}")
+
+
+async def _wait_ready(errlog: Any, bound_s: float = 120) -> None:
+    """Wait (bounded) for the stdio server's ready line, so negotiation's own time bound is fair."""
+    with anyio.fail_after(bound_s):
+        while True:
+            errlog.seek(0)
+            seen = errlog.read()
+            if servers.READY_MARKER in seen:
+                return
+            await anyio.sleep(0.02)
+
+
+@asynccontextmanager
+async def _transport_streams(
+    transport: str, *, kind: str, server: Any = None, process: ServerProcess | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    if transport == "memory":
+        async with servers.memory_streams(kind, server) as streams:
+            yield streams
+        return
+    assert process is not None
+    if transport == "http":
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert process.url is not None
+        async with streamable_http_client(process.url) as streams:
+            yield streams[0], streams[1]
+        return
+    if transport == "stdio":
+        from mcp.client.stdio import stdio_client
+
+        with tempfile.TemporaryFile("w+") as errlog:
+            async with stdio_client(process.stdio_params(), errlog=errlog) as streams:
+                await _wait_ready(errlog)
+                yield streams[0], streams[1]
+        return
+    raise ValueError(f"unknown transport {transport!r}")
+
+
+@asynccontextmanager
+async def connect(
+    transport: str,
+    *,
+    kind: str,
+    server: Any = None,
+    process: ServerProcess | None = None,
+    ours: bool | None = None,
+    opt_ins: Mapping[str, Any] | None = None,
+) -> AsyncIterator[Conn]:
+    """Open and negotiate one session.
+
+    ``ours`` (default: whenever the project's client is installed) builds it with our
+    ``session_kwargs(**opt_ins)`` and negotiates with our ``negotiate``; otherwise it is a bare SDK
+    session negotiated the SDK's way.
+    """
+    from mcp import ClientSession
+
+    use_ours = ours_client_available() if ours is None else ours
+    async with AsyncExitStack() as stack:
+        read, write = await stack.enter_async_context(
+            _transport_streams(transport, kind=kind, server=server, process=process)
+        )
+        if use_ours:
+            from mcp_tasks_compat.client import negotiate, session_kwargs
+
+            wanted = dict(opt_ins or {})
+            session = await stack.enter_async_context(ClientSession(read, write, **session_kwargs(**wanted)))
+            if wanted.get("dialect") == "2025-11-25" and servers.mcp_major() == 2:
+                # A handshake-era connection: open it with initialize; negotiate() then adopts it.
+                await session.initialize()
+            negotiated = await negotiate(session)
+            conn = Conn(
+                session,
+                kind,
+                transport,
+                True,
+                dialect=getattr(negotiated, "dialect", None),
+                protocol_version=getattr(negotiated, "protocol_version", None),
+            )
+        else:
+            session = await stack.enter_async_context(ClientSession(read, write))
+            protocol_version = await _sdk_negotiate(session)
+            conn = Conn(session, kind, transport, False, protocol_version=protocol_version)
+        yield conn
+
+
+async def _sdk_negotiate(session: Any) -> str | None:
+    """The SDK's own negotiation: ``initialize`` on 1.x; ``server/discover`` then ``initialize`` on 2.x."""
+    if servers.mcp_major() == 1:
+        result = await session.initialize()
+        return str(result.protocolVersion)
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        with anyio.fail_after(5):
+            await session.discover()
+    except (MCPError, TimeoutError):
+        await session.initialize()
+    return getattr(session, "protocol_version", None)

@@ -1,0 +1,451 @@
+"""Turn bench runs (one JSON per SDK major) into one JSON, a markdown table and docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["environment", "evaluate_targets", "merge", "render_docs", "render_markdown"]
+
+ANALYSIS_PATH = Path(__file__).with_name("ANALYSIS.md")
+
+
+def _package_version(name: str) -> str | None:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def loadavg() -> list[float] | None:
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def environment() -> dict[str, Any]:
+    """The machine and the packages of this environment."""
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu_model(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "packages": {
+            name: _package_version(name)
+            for name in (
+                "mcp",
+                "mcp-tasks-compat",
+                "fastmcp",
+                "fastmcp-tasks",
+                "pydocket",
+                "anyio",
+                "uvicorn",
+            )
+            if _package_version(name) is not None
+        },
+        "loadavg": loadavg(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def merge(runs: Sequence[Mapping[str, Any]], *, command: str) -> dict[str, Any]:
+    """One document from the per-major runs (newest run per major wins)."""
+    by_major: dict[int, Mapping[str, Any]] = {}
+    for run in runs:
+        by_major[int(run["major"])] = run
+    ordered = [by_major[major] for major in sorted(by_major)]
+    rows = [row for run in ordered for row in run["rows"]]
+    return {
+        "schema": 1,
+        "command": command,
+        "runs": [{key: value for key, value in run.items() if key != "rows"} for run in ordered],
+        "rows": rows,
+        "targets": evaluate_targets(rows),
+    }
+
+
+# --- targets ---------------------------------------------------------------------------------------
+
+
+def _find(rows: Iterable[Mapping[str, Any]], **match: Any) -> list[Mapping[str, Any]]:
+    return [row for row in rows if all(row.get(key) == value for key, value in match.items())]
+
+
+def _target(name: str, measured: float | None, limit: float, *, at_most: bool, detail: str) -> dict[str, Any]:
+    met = None if measured is None else (measured <= limit if at_most else measured >= limit)
+    return {
+        "target": name,
+        "limit": f"{'<=' if at_most else '>='} {limit:g}",
+        "measured": measured,
+        "met": met,
+        "detail": detail,
+    }
+
+
+def evaluate_targets(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The issue's targets, one line per (major, transport or dialect) where a row exists."""
+    out: list[dict[str, Any]] = []
+    for row in _find(rows, section="overhead", kind="ours"):
+        if row["variant"] in ("plain", "auto"):
+            out.append(
+                _target(
+                    f"plain-call overhead, mode={row['variant']!r} vs raw SDK "
+                    f"(mcp{row['major']}, {row['transport']})",
+                    row["ratio_to_raw"]["median"],
+                    1.05,
+                    at_most=True,
+                    detail=f"ratio p10-p90 {row['ratio_to_raw']['p10']}-{row['ratio_to_raw']['p90']}",
+                )
+            )
+    for row in _find(rows, section="throughput", kind="ours", transport="http", variant="sequential"):
+        for peer in ("fastmcp4", "fastmcp3"):
+            for other in _find(
+                rows,
+                section="throughput",
+                kind=peer,
+                transport="http",
+                variant="sequential",
+                major=row["major"],
+            ):
+                ours_rate, peer_rate = row["task_per_s"]["median"], other["task_per_s"]["median"]
+                if row["dialect"] != other["dialect"] or not ours_rate or not peer_rate:
+                    continue
+                out.append(
+                    _target(
+                        f"sequential task throughput over HTTP vs {peer} "
+                        f"(mcp{row['major']}, {row['dialect']})",
+                        round(ours_rate / peer_rate, 2),
+                        1.5,
+                        at_most=False,
+                        detail=f"{ours_rate} vs {peer_rate} tasks/s",
+                    )
+                )
+        out.append(
+            _target(
+                f"sequential task throughput over HTTP vs half the plain rate "
+                f"(mcp{row['major']}, {row['dialect']})",
+                row["task_to_half_plain"]["median"],
+                0.8,
+                at_most=False,
+                detail=f"{row['task_per_s']['median']} tasks/s, {row['plain_per_s']['median']} plain calls/s",
+            )
+        )
+    for row in _find(rows, section="latency", kind="ours"):
+        latency = row["completion_to_result_ms"]
+        limit = 50.0 if row["dialect"] == "2026-07-28" else 10.0
+        out.append(
+            _target(
+                f"completion-to-result p50 ms (mcp{row['major']}, {row['dialect']}, {row['transport']})",
+                row["completion_to_result_ms"]["median"],
+                limit,
+                at_most=True,
+                detail=f"p90 {latency['p90']}, p99 {latency['p99']} ms",
+            )
+        )
+    for row in _find(rows, section="capacity", kind="ours"):
+        if row["size"] < 10_000:
+            continue
+        out.append(
+            _target(
+                f"RSS per task, {row['size']} concurrent tasks (mcp{row['major']}, {row['dialect']})",
+                row.get("rss_per_task_kib"),
+                8.0,
+                at_most=True,
+                detail=f"{row.get('running_at_once')} of {row['size']} running at once",
+            )
+        )
+        ratio = row.get("rss_after_expiry_vs_baseline")
+        out.append(
+            _target(
+                f"RSS after expiry vs baseline, {row['size']} tasks (mcp{row['major']}, {row['dialect']})",
+                ratio,
+                1.10,
+                at_most=True,
+                detail=f"expired={row.get('expired')}, waited {row.get('expiry_wait_s')} s",
+            )
+        )
+    return out
+
+
+# --- markdown ----------------------------------------------------------------------------------------
+
+
+def _spread(stats: Mapping[str, Any] | None, low: str = "p10", high: str = "p90") -> str:
+    if not stats or stats.get("median") is None:
+        return "n/a"
+    return f"{stats['median']:g} ({stats[low]:g}-{stats[high]:g})"
+
+
+def _table(header: Sequence[str], lines: Iterable[Sequence[Any]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join("n/a" if cell is None else str(cell) for cell in line) + " |" for line in lines]
+    return "\n".join(out)
+
+
+def _server(kind: str) -> str:
+    return {
+        "sdk": "SDK server (no tasks)",
+        "ours": "ours",
+        "fastmcp4": "FastMCP 4 + fastmcp-tasks",
+        "fastmcp3": "FastMCP 3 tasks",
+    }.get(kind, kind)
+
+
+def render_markdown(document: Mapping[str, Any]) -> str:
+    rows = document["rows"]
+    parts: list[str] = []
+    parts.append(
+        "### 1. Plain-call overhead (tool `echo`, µs per call; ratio to the raw SDK call on the same session)"
+    )
+    parts.append(
+        _table(
+            ["mcp", "transport", "server", "call", "µs/call median (p10-p90)", "ratio to raw (p10-p90)"],
+            (
+                (
+                    r["major"],
+                    r["transport"],
+                    _server(r["kind"]),
+                    {"raw": "raw `session.call_tool`"}.get(
+                        r["variant"], f"`call_tool(mode={r['variant']!r})`"
+                    ),
+                    _spread(r["per_call_us"]),
+                    _spread(r["ratio_to_raw"]),
+                )
+                for r in _find(rows, section="overhead")
+            ),
+        )
+    )
+    parts.append(
+        "### 2. Completion-to-result latency "
+        "(tool returns → caller holds the result, ms; the tool first sleeps a random delay)"
+    )
+    parts.append(
+        _table(
+            [
+                "mcp",
+                "server",
+                "dialect",
+                "transport",
+                "p50",
+                "p90",
+                "p99",
+                "n",
+                "callers",
+                "poll hint (server default)",
+            ],
+            (
+                (
+                    r["major"],
+                    _server(r["kind"]),
+                    r["dialect"],
+                    r["transport"],
+                    r["completion_to_result_ms"]["median"],
+                    r["completion_to_result_ms"]["p90"],
+                    r["completion_to_result_ms"]["p99"],
+                    r["completion_to_result_ms"]["n"],
+                    r["concurrency"],
+                    r["poll_hint"],
+                )
+                for r in _find(rows, section="latency")
+            ),
+        )
+    )
+    parts.append(
+        "### 3. Throughput (tool `job` returning at once; calls per second, median (p10-p90) of rounds)"
+    )
+    parts.append(
+        _table(
+            [
+                "mcp",
+                "server",
+                "dialect",
+                "transport",
+                "callers",
+                "tasks/s",
+                "plain calls/s",
+                "tasks ÷ (plain/2)",
+            ],
+            (
+                (
+                    r["major"],
+                    _server(r["kind"]),
+                    r["dialect"],
+                    r["transport"],
+                    r["callers"],
+                    _spread(r["task_per_s"]),
+                    _spread(r["plain_per_s"]),
+                    _spread(r["task_to_half_plain"]),
+                )
+                for r in _find(rows, section="throughput")
+            ),
+        )
+    )
+    parts.append("### 4. Capacity (held tasks in flight in one server process; RSS from /proc/self/status)")
+    parts.append(
+        _table(
+            [
+                "mcp",
+                "server",
+                "dialect",
+                "tasks",
+                "running at once",
+                "created/s",
+                "RSS base MiB",
+                "RSS/task KiB",
+                "tasks/get p50 / p99 ms",
+                "RSS after expiry ÷ base",
+            ],
+            (
+                (
+                    r["major"],
+                    _server(r["kind"]),
+                    r.get("dialect"),
+                    r["size"],
+                    r.get("running_at_once"),
+                    r.get("create_per_s"),
+                    round(r["rss_baseline_kib"] / 1024, 1) if r.get("rss_baseline_kib") else None,
+                    r.get("rss_per_task_kib"),
+                    f"{r['tasks_get_ms']['median']} / {r['tasks_get_ms']['p99']}"
+                    if r.get("tasks_get_ms")
+                    else None,
+                    r.get("rss_after_expiry_vs_baseline", r.get("expiry_note")),
+                )
+                for r in _find(rows, section="capacity")
+            ),
+        )
+    )
+    parts.append("### Targets")
+    parts.append(
+        _table(
+            ["target", "limit", "measured", "met", "detail"],
+            (
+                (
+                    t["target"],
+                    t["limit"],
+                    t["measured"],
+                    {True: "yes", False: "**no**", None: "n/a"}[t["met"]],
+                    t["detail"],
+                )
+                for t in document["targets"]
+            ),
+        )
+    )
+    problems = [(run["major"], error) for run in document["runs"] for error in run.get("errors", [])]
+    notes = [(run["major"], note) for run in document["runs"] for note in run.get("notes", [])]
+    if problems or notes:
+        parts.append("### Errors and notes")
+        parts += [f"- mcp{major}: {error['what']}: {error['error']}" for major, error in problems]
+        parts += [f"- mcp{major}: {note}" for major, note in notes]
+    return "\n\n".join(parts) + "\n"
+
+
+def _machine(document: Mapping[str, Any]) -> str:
+    lines = []
+    for run in document["runs"]:
+        env = run["environment"]
+        packages = ", ".join(f"{name} {version}" for name, version in sorted(env["packages"].items()))
+        lines.append(
+            f"- mcp{run['major']} run ({run['profile']}, {run['started']}, {run['duration_s']} s): "
+            f"{env['nproc']} x {env['cpu']}, Python {env['python']}, {env['platform']}; {packages}; "
+            f"load average at start {run['loadavg_start']}, at end {run['loadavg_end']}"
+        )
+    return "\n".join(lines)
+
+
+DOCS_HEADER = """# Benchmarks
+
+What it costs to run a tool call as a task with mcp-tasks-compat, measured next to the raw SDK
+and the peers (FastMCP 4 + fastmcp-tasks for the Tasks extension, FastMCP 3 for 2025-11-25
+tasks), in the same run on the same machine, driven by the same client (ours). Absolute times on
+a 2-core machine are noisy: read the ratios, which compare variants measured in the same round
+(variants are interleaved, rounds repeated, medians reported with p10-p90 spreads).
+
+## How to run
+
+```
+{command}
+```
+
+`nox -s bench` builds one environment per SDK major from `benchmarks/requirements-mcp1.txt` and
+`benchmarks/requirements-mcp2.txt` (the project plus the peers; never runtime dependencies),
+runs `python -m benchmarks run --profile full` in each, then merges them with
+`python -m benchmarks report`. Outputs: `benchmarks/results/bench.json` (every figure, medians,
+spreads, ratios, targets), `benchmarks/results/bench.md` (the tables) and this page. A smoke run
+with tiny sizes (`tests/test_bench_smoke.py`) is part of the default test run.
+
+## What is measured
+
+1. **Plain-call overhead**: `call_tool(mode="plain")` and `mode="auto"` against the raw SDK
+   `session.call_tool` on the same session and server (tool `echo`, not task-capable), in memory
+   and over streamable HTTP (uvicorn, 127.0.0.1, server in its own process). The SDK's own
+   server without tasks is shown as the baseline for our server's cost.
+2. **Completion-to-result latency**: the tool stamps `time.monotonic()` (CLOCK_MONOTONIC, shared
+   by every process on Linux) as it returns; the caller subtracts it from its clock when
+   `call_tool(mode="task")` returns. The tool sleeps a random 20-300 ms first, so completions fall
+   at random points of the poll schedule. Our server's default poll hint; the peers' defaults.
+3. **Throughput**: tool `job` returning at once, sequential (one caller) and concurrent (50
+   callers: 50 sessions over HTTP, 50 concurrent calls on the one session over stdio), task calls
+   next to plain calls of the same tool on the same server. A task needs at least two round trips,
+   so the ratio to half the plain rate is the practical ceiling.
+4. **Capacity**: 1,000 and 10,000 tasks whose tool waits on an event, started through 20 HTTP
+   sessions into one server process; checked truly concurrent (the server counts runs inside the
+   tool); RSS (VmRSS from /proc/self/status in the server process, after `gc.collect()`) before,
+   in flight and after the tasks ended and expired (a short TTL floor, `ServerTasks(ttl_floor_ms=...)`);
+   `tasks/get` latency under that load. The peers' Docket worker concurrency is set to the number of
+   tasks (their default is 10, which would queue them).
+
+## Machine and versions
+
+{machine}
+
+## Figures
+
+{tables}
+"""
+
+
+def render_docs(document: Mapping[str, Any]) -> str:
+    text = DOCS_HEADER.format(
+        command=document["command"],
+        machine=_machine(document),
+        tables=render_markdown(document).replace("### ", "### "),
+    )
+    if ANALYSIS_PATH.exists():
+        text += "\n" + ANALYSIS_PATH.read_text(encoding="utf-8")
+    return text
+
+
+def write_outputs(document: Mapping[str, Any], out_dir: Path, docs_path: Path | None) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out_dir / "bench.json", "markdown": out_dir / "bench.md"}
+    paths["json"].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    paths["markdown"].write_text(render_markdown(document), encoding="utf-8")
+    if docs_path is not None:
+        docs_path.parent.mkdir(parents=True, exist_ok=True)
+        docs_path.write_text(render_docs(document), encoding="utf-8")
+        paths["docs"] = docs_path
+    return paths
+
+
+def command_line() -> str:
+    return " ".join([Path(sys.executable).name, *sys.argv])

@@ -1,0 +1,574 @@
+"""The measurements. Each one appends rows (plain dicts) to a :class:`Bench`.
+
+Noise on a 2-core machine is handled by interleaving: every round runs each variant once, in a
+rotated order, and ratios are taken between variants of the same round before the median.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import anyio
+
+from . import clients, servers
+from .stats import ratio_summary, summary
+
+__all__ = ["PROFILES", "Bench", "Profile", "run_all"]
+
+PEERS = ("fastmcp4", "fastmcp3")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Sizes of one bench run."""
+
+    name: str
+    overhead_transports: tuple[str, ...]
+    overhead_calls: int  # calls per variant per round
+    overhead_rounds: int
+    latency_transport: str
+    latency_samples: int
+    latency_samples_peer: int
+    latency_peer_concurrency: int
+    latency_delay_ms: tuple[float, float]
+    throughput_transports: tuple[str, ...]
+    throughput_seq_calls: int
+    throughput_rounds: int
+    throughput_clients: int
+    throughput_calls_per_client: int
+    throughput_peer_cap_s: float  # a peer's task batch stops after this long (slow poll hints)
+    capacity_transport: str
+    capacity_sizes: tuple[int, ...]
+    capacity_sessions: int
+    capacity_get_samples: int
+    capacity_min_ttl_ms: int
+    capacity_wait_s: float
+    capacity_expiry_slack_s: float  # beyond the TTL, for the sweeper
+
+
+PROFILES: dict[str, Profile] = {
+    "smoke": Profile(
+        name="smoke",
+        overhead_transports=("memory",),
+        overhead_calls=5,
+        overhead_rounds=2,
+        latency_transport="memory",
+        latency_samples=4,
+        latency_samples_peer=2,
+        latency_peer_concurrency=2,
+        latency_delay_ms=(1.0, 5.0),
+        throughput_transports=("memory",),
+        throughput_seq_calls=4,
+        throughput_rounds=2,
+        throughput_clients=3,
+        throughput_calls_per_client=2,
+        throughput_peer_cap_s=2.0,
+        capacity_transport="memory",
+        capacity_sizes=(20,),
+        capacity_sessions=2,
+        capacity_get_samples=5,
+        capacity_min_ttl_ms=200,
+        capacity_wait_s=20.0,
+        capacity_expiry_slack_s=3.0,
+    ),
+    "full": Profile(
+        name="full",
+        overhead_transports=("memory", "http"),
+        overhead_calls=100,
+        overhead_rounds=9,
+        latency_transport="http",
+        latency_samples=150,
+        latency_samples_peer=30,
+        latency_peer_concurrency=10,
+        latency_delay_ms=(20.0, 300.0),
+        throughput_transports=("http", "stdio"),
+        throughput_seq_calls=60,
+        throughput_rounds=5,
+        throughput_clients=50,
+        throughput_calls_per_client=4,
+        throughput_peer_cap_s=12.0,
+        capacity_transport="http",
+        capacity_sizes=(1_000, 10_000),
+        capacity_sessions=20,
+        capacity_get_samples=200,
+        capacity_min_ttl_ms=10_000,
+        capacity_wait_s=600.0,
+        capacity_expiry_slack_s=15.0,
+    ),
+}
+
+
+@dataclass
+class Bench:
+    """One run in one environment (one SDK major): what was measured, and what went wrong."""
+
+    profile: Profile
+    kinds: list[str]
+    major: int = field(default_factory=servers.mcp_major)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    only: frozenset[str] | None = None
+
+    def log(self, message: str) -> None:
+        print(f"[bench mcp{self.major}] {message}", file=sys.stderr, flush=True)
+
+    def add(self, section: str, **row: Any) -> None:
+        self.rows.append({"section": section, "major": self.major, **row})
+
+    @property
+    def ours(self) -> bool:
+        return "ours" in self.kinds and clients.ours_client_available()
+
+    def peers(self) -> list[str]:
+        return [kind for kind in self.kinds if kind in PEERS]
+
+    def task_kinds(self) -> list[str]:
+        return (["ours"] if self.ours else []) + self.peers()
+
+    async def guarded(self, what: str, body: Callable[[], Awaitable[None]]) -> None:
+        """Run one measurement; a failure is recorded (and shown) rather than ending the run."""
+        self.log(f"{what} ...")
+        started = time.perf_counter()
+        try:
+            await body()
+        except Exception as exc:
+            self.errors.append({"what": what, "error": f"{type(exc).__name__}: {exc}"})
+            self.log(f"{what} FAILED: {type(exc).__name__}: {exc}")
+            traceback.print_exc(file=sys.stderr)
+        else:
+            self.log(f"{what} done in {time.perf_counter() - started:.1f}s")
+
+
+# --- servers and connections ----------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def open_target(
+    kind: str, transport: str, *, ttl_ms: int | None = None, concurrency: int | None = None
+) -> AsyncIterator[Callable[..., Any]]:
+    """A server of ``kind`` reachable over ``transport``; yields ``connect(**kwargs)``."""
+    if transport == "memory":
+        server = servers.build(kind, ttl_ms=ttl_ms, concurrency=concurrency)
+        servers.quiet_logs()
+
+        def connect_memory(**kwargs: Any) -> Any:
+            return clients.connect("memory", kind=kind, server=server, **kwargs)
+
+        yield connect_memory
+        return
+    with clients.server_process(kind, transport, ttl_ms=ttl_ms, concurrency=concurrency) as process:
+
+        def connect_process(**kwargs: Any) -> Any:
+            return clients.connect(transport, kind=kind, process=process, **kwargs)
+
+        yield connect_process
+
+
+def rotated(items: Sequence[Any], round_index: int) -> list[Any]:
+    shift = round_index % len(items)
+    return list(items[shift:]) + list(items[:shift])
+
+
+def dialects_for(kind: str, major: int) -> list[str | None]:
+    """The dialects a kind is measured in from this environment (None: as negotiated)."""
+    if kind == "ours" and major == 2:
+        return ["2026-07-28", "2025-11-25"]
+    return [None]
+
+
+def opt_ins_for(dialect: str | None, major: int) -> dict[str, Any]:
+    if dialect is None or (major == 1 and dialect == "2025-11-25"):
+        return {}
+    return {"dialect": dialect}
+
+
+# --- 1. plain-call overhead ---------------------------------------------------------------------------
+
+
+async def overhead(bench: Bench, transport: str) -> None:
+    """Our call_tool(mode="plain"|"auto") vs the raw SDK session.call_tool, on the same session.
+
+    Variants: ``sdk-server/raw`` (the SDK's own server, no tasks), ``raw``, ``plain`` and ``auto``
+    on our server, and ``raw``/``plain``/``auto`` on each peer; all on the plain tool ``echo``.
+    """
+    profile = bench.profile
+    kinds = ["sdk", *bench.task_kinds()] if bench.ours else ["sdk", *bench.peers()]
+    async with AsyncExitStack() as stack:
+        conns: dict[str, clients.Conn] = {}
+        for kind in kinds:
+            connect = await stack.enter_async_context(open_target(kind, transport))
+            conns[kind] = await stack.enter_async_context(connect())
+        variants: list[tuple[str, str]] = [("sdk", "raw")]
+        for kind in kinds[1:]:
+            variants += [(kind, "raw"), (kind, "plain"), (kind, "auto")] if bench.ours else [(kind, "raw")]
+
+        async def one_call(kind: str, variant: str) -> None:
+            conn = conns[kind]
+            if variant == "raw":
+                await conn.raw("echo", {"text": "x"})
+            else:
+                await conn.call("echo", {"text": "x"}, mode=variant)
+
+        for kind, variant in variants:  # warm every path (imports, caches, tools/list)
+            for _ in range(3):
+                await one_call(kind, variant)
+        per_call_us: dict[tuple[str, str], list[float]] = {v: [] for v in variants}
+        for round_index in range(profile.overhead_rounds):
+            for kind, variant in rotated(variants, round_index):
+                started = time.perf_counter()
+                for _ in range(profile.overhead_calls):
+                    await one_call(kind, variant)
+                per_call_us[(kind, variant)].append(
+                    (time.perf_counter() - started) / profile.overhead_calls * 1e6
+                )
+        for (kind, variant), samples in per_call_us.items():
+            baseline = per_call_us[(kind, "raw")] if kind != "sdk" else per_call_us[("sdk", "raw")]
+            row: dict[str, Any] = {
+                "kind": kind,
+                "transport": transport,
+                "dialect": conns[kind].dialect,
+                "protocol_version": conns[kind].protocol_version,
+                "variant": variant,
+                "per_call_us": summary(samples, digits=1),
+                "ratio_to_raw": ratio_summary(samples, baseline),
+                "calls_per_round": profile.overhead_calls,
+            }
+            if kind != "sdk" and variant == "raw":
+                row["ratio_to_sdk_server"] = ratio_summary(samples, per_call_us[("sdk", "raw")])
+            bench.add("overhead", **row)
+
+
+# --- 2. completion-to-result latency --------------------------------------------------------------
+
+
+async def latency(bench: Bench, kind: str, dialect: str | None) -> None:
+    """Tool returns (its own CLOCK_MONOTONIC stamp) -> the caller holds the CallToolResult."""
+    profile = bench.profile
+    peer = kind in PEERS
+    samples_wanted = profile.latency_samples_peer if peer else profile.latency_samples
+    concurrency = profile.latency_peer_concurrency if peer else 1
+    rng = random.Random(1234)
+    low, high = profile.latency_delay_ms
+    delays = [rng.uniform(low, high) for _ in range(samples_wanted)]
+    latencies_ms: list[float] = []
+    totals_ms: list[float] = []
+    async with (
+        open_target(kind, profile.latency_transport) as connect,
+        connect(opt_ins=opt_ins_for(dialect, bench.major)) as conn,
+    ):
+        await conn.call("job", {"delay_ms": 1}, mode="task")  # warm the task path
+
+        async def worker(my_delays: list[float]) -> None:
+            for delay in my_delays:
+                started = time.monotonic()
+                result = await conn.call("job", {"delay_ms": delay}, mode="task")
+                held = time.monotonic()
+                done_at = float(clients.text_of(result))
+                latencies_ms.append((held - done_at) * 1000)
+                totals_ms.append((held - started) * 1000)
+
+        async with anyio.create_task_group() as group:
+            for index in range(concurrency):
+                group.start_soon(worker, delays[index::concurrency])
+        bench.add(
+            "latency",
+            kind=kind,
+            transport=profile.latency_transport,
+            dialect=conn.dialect,
+            protocol_version=conn.protocol_version,
+            variant="task",
+            completion_to_result_ms=summary(latencies_ms, digits=2),
+            call_total_ms=summary(totals_ms, digits=1),
+            tool_delay_ms=[low, high],
+            concurrency=concurrency,
+            poll_hint=poll_hint_note(kind),
+        )
+
+
+def poll_hint_note(kind: str) -> str:
+    if kind == "ours":
+        try:
+            from mcp_tasks_compat.server import PollPolicy
+
+            policy = PollPolicy()
+            return (
+                f"default PollPolicy: clamp(age*{policy.ratio}, {policy.minimum_ms}, {policy.maximum_ms}) ms"
+            )
+        except ImportError:
+            return "n/a"
+    if kind == "fastmcp4":
+        return "TaskConfig default poll_interval 5000 ms"
+    if kind == "fastmcp3":
+        return "TaskConfig default poll_interval 5000 ms"
+    return "n/a"
+
+
+# --- 3. throughput --------------------------------------------------------------------------------
+
+
+async def throughput(bench: Bench, kind: str, transport: str) -> None:
+    """Sequential and concurrent task rate next to the plain-call rate of the same server and tool.
+
+    Tasks go through our ``call_tool(mode="task")``; plain calls are the raw SDK call on a bare
+    session (no task capability declared), which every server runs inline.
+    """
+    profile = bench.profile
+    peer = kind in PEERS
+    cap_s = profile.throughput_peer_cap_s if peer else math.inf
+    async with open_target(kind, transport) as connect, AsyncExitStack() as stack:
+        tasker = await stack.enter_async_context(connect())
+        plainer = await stack.enter_async_context(connect(ours=False))
+        await tasker.call("job", {}, mode="task")
+        await plainer.raw("job", {})
+
+        async def batch(
+            pair: tuple[clients.Conn, clients.Conn], mode: str, count: int, deadline: float
+        ) -> int:
+            done = 0
+            while done < count and (done == 0 or time.perf_counter() < deadline):
+                if mode == "task":
+                    await pair[0].call("job", {}, mode="task")
+                else:
+                    await pair[1].raw("job", {})
+                done += 1
+            return done
+
+        async def measure(
+            pairs: list[tuple[clients.Conn, clients.Conn]], per_caller: int
+        ) -> dict[str, list[float]]:
+            rates: dict[str, list[float]] = {"plain": [], "task": []}
+            for round_index in range(profile.throughput_rounds):
+                for mode in rotated(["plain", "task"], round_index):
+                    counts: list[int] = []
+                    started = time.perf_counter()
+                    limit = started + (cap_s if mode == "task" else math.inf)
+
+                    async def caller(
+                        pair: tuple[clients.Conn, clients.Conn], mode: str, limit: float, counts: list[int]
+                    ) -> None:
+                        counts.append(await batch(pair, mode, per_caller, limit))
+
+                    async with anyio.create_task_group() as group:
+                        for pair in pairs:
+                            group.start_soon(caller, pair, mode, limit, counts)
+                    rates[mode].append(sum(counts) / (time.perf_counter() - started))
+            return rates
+
+        rates = await measure([(tasker, plainer)], profile.throughput_seq_calls)
+        _throughput_rows(bench, kind, transport, tasker, "sequential", 1, rates)
+
+        # Concurrent: over HTTP each caller has its own sessions; over stdio/memory they share them.
+        callers = profile.throughput_clients
+        pairs = [(tasker, plainer)]
+        for _ in range(callers - 1):
+            if transport == "http":
+                pairs.append(
+                    (
+                        await stack.enter_async_context(connect()),
+                        await stack.enter_async_context(connect(ours=False)),
+                    )
+                )
+            else:
+                pairs.append((tasker, plainer))
+        rates = await measure(pairs, profile.throughput_calls_per_client)
+        _throughput_rows(bench, kind, transport, tasker, "concurrent", callers, rates)
+
+
+def _throughput_rows(
+    bench: Bench,
+    kind: str,
+    transport: str,
+    conn: clients.Conn,
+    shape: str,
+    callers: int,
+    rates: dict[str, list[float]],
+) -> None:
+    half_plain = [rate / 2 for rate in rates["plain"]]
+    bench.add(
+        "throughput",
+        kind=kind,
+        transport=transport,
+        dialect=conn.dialect,
+        protocol_version=conn.protocol_version,
+        variant=shape,
+        callers=callers,
+        task_per_s=summary(rates["task"], digits=2),
+        plain_per_s=summary(rates["plain"], digits=2),
+        task_to_half_plain=ratio_summary(rates["task"], half_plain),
+    )
+
+
+# --- 4. capacity ----------------------------------------------------------------------------------
+
+
+async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str, Any]:
+    """``size`` held tasks in flight at once in one server process: RSS, tasks/get latency, expiry.
+
+    A bare control session reads the server's counters and releases the held runs; the tasks are
+    started through ``capacity_sessions`` sessions of our client.
+    """
+    profile = bench.profile
+    peer = kind in PEERS
+    transport = profile.capacity_transport
+    sessions = max(1, min(profile.capacity_sessions, size))
+    row: dict[str, Any] = {"kind": kind, "transport": transport, "size": size, "sessions": sessions}
+    async with (
+        open_target(
+            kind, transport, ttl_ms=None if peer else ttl_ms, concurrency=size if peer else None
+        ) as connect,
+        connect(ours=False) as control,
+    ):
+        async with AsyncExitStack() as task_sessions:
+            conns = [await task_sessions.enter_async_context(connect()) for _ in range(sessions)]
+            row["dialect"], row["protocol_version"] = conns[0].dialect, conns[0].protocol_version
+            for _ in range(5):
+                await control.raw("job", {})
+            baseline = await control.stats(collect=True)
+            row["rss_baseline_kib"] = baseline["rss_kib"]
+
+            handles: list[Any] = []
+            started = time.perf_counter()
+
+            # On 2025-11-25 the client asks for the TTL (our server floors it); the Tasks extension
+            # leaves it to the server, which applies its floor as the default.
+            ask_ttl_s = ttl_ms / 1000 if conns[0].dialect == "2025-11-25" and not peer else None
+
+            async def starter(conn: clients.Conn, count: int) -> None:
+                for _ in range(count):
+                    handles.append(await conn.start("job", {"hold": True}, ttl_s=ask_ttl_s))
+
+            async with anyio.create_task_group() as group:
+                for index, conn in enumerate(conns):
+                    group.start_soon(starter, conn, size // sessions + (1 if index < size % sessions else 0))
+            row["create_s"] = round(time.perf_counter() - started, 3)
+            row["create_per_s"] = round(size / (time.perf_counter() - started), 1)
+            first = getattr(handles[0], "last_status", None)
+            row["task_ttl_ms"] = getattr(first, "ttl_ms", None)
+            row["task_poll_interval_ms"] = getattr(first, "poll_interval_ms", None)
+
+            # Truly concurrent: every run is inside the tool at once (not queued behind a worker pool).
+            running = 0
+            with anyio.move_on_after(profile.capacity_wait_s):
+                # Polling another process's counters: there is no event to wait on across processes.
+                while (running := (await control.stats())["running"]) < size:  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+            row["running_at_once"] = running
+            in_flight = await control.stats(collect=True)
+            row["rss_in_flight_kib"] = in_flight["rss_kib"]
+            row["rss_per_task_kib"] = round((in_flight["rss_kib"] - baseline["rss_kib"]) / size, 3)
+
+            rng = random.Random(size)
+            get_ms: list[float] = []
+            for handle in rng.sample(handles, min(profile.capacity_get_samples, len(handles))):
+                began = time.perf_counter()
+                await handle.status()
+                get_ms.append((time.perf_counter() - began) * 1000)
+            row["tasks_get_ms"] = summary(get_ms, digits=2)
+
+            await control.raw("release")
+            released = time.perf_counter()
+            with anyio.move_on_after(profile.capacity_wait_s):
+                while (await control.stats())["running"] > 0:  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+            row["drain_s"] = round(time.perf_counter() - released, 3)
+            after_done = await control.stats(collect=True)
+            row["rss_after_done_kib"] = after_done["rss_kib"]
+            row["stored_after_done"] = after_done["stored"]
+
+            if after_done["stored"] is not None:
+                # Ours: wait (bounded) for the sweeper to drop every expired task, sessions still open.
+                row["ttl_floor_ms"] = ttl_ms
+                expired = False
+                with anyio.move_on_after(ttl_ms / 1000 + profile.capacity_expiry_slack_s):
+                    while (await control.stats())["stored"] > 0:  # noqa: ASYNC110
+                        await anyio.sleep(0.2)
+                    expired = True
+                after = await control.stats(collect=True)
+                row["expired"] = expired
+                row["expiry_wait_s"] = round(time.perf_counter() - released, 3)
+                row["stored_after_expiry"] = after["stored"]
+                row["rss_after_expiry_kib"] = after["rss_kib"]
+                row["rss_after_expiry_vs_baseline"] = round(after["rss_kib"] / baseline["rss_kib"], 4)
+            else:
+                row["expired"] = None
+                row["expiry_note"] = peer_expiry_note(kind)
+            handles.clear()
+        # The task sessions are closed now (a 2025-11-25 server may keep tasks until then).
+        closed = await control.stats(collect=True)
+        row["stored_after_sessions_closed"] = closed["stored"]
+        row["rss_after_sessions_closed_kib"] = closed["rss_kib"]
+        row["rss_after_sessions_closed_vs_baseline"] = round(closed["rss_kib"] / baseline["rss_kib"], 4)
+    bench.add("capacity", **row)
+    return row
+
+
+def peer_expiry_note(kind: str) -> str:
+    if kind in PEERS:
+        return "n/a: Docket keeps finished executions for its execution_ttl (15 min); not exposed by the peer"
+    return "n/a"
+
+
+# --- the whole run ---------------------------------------------------------------------------------
+
+
+async def run_all(bench: Bench) -> None:
+    profile = bench.profile
+
+    def wanted(section: str) -> bool:
+        return bench.only is None or section in bench.only
+
+    if wanted("overhead"):
+        for transport in profile.overhead_transports:
+            await bench.guarded(f"overhead/{transport}", lambda t=transport: overhead(bench, t))
+    if not bench.ours:
+        bench.notes.append(
+            "mcp_tasks_compat client or server not installed: task sections ran for peers only"
+        )
+    if wanted("latency"):
+        for kind in bench.task_kinds():
+            for dialect in dialects_for(kind, bench.major):
+                await bench.guarded(
+                    f"latency/{kind}/{dialect or 'negotiated'}",
+                    lambda k=kind, d=dialect: latency(bench, k, d),
+                )
+    if wanted("throughput"):
+        for transport in profile.throughput_transports:
+            for kind in bench.task_kinds():
+                await bench.guarded(
+                    f"throughput/{kind}/{transport}", lambda k=kind, t=transport: throughput(bench, k, t)
+                )
+    if wanted("capacity"):
+        for kind in bench.task_kinds():
+            sizes = profile.capacity_sizes
+            # TTL must outlast creating every task (a task past its TTL is stopped): a guess for the
+            # first size, then an estimate from the measured creation rate.
+            ttl_ms = (
+                max(profile.capacity_min_ttl_ms, sizes[0] * 10 + 5_000)
+                if sizes[0] >= 100
+                else profile.capacity_min_ttl_ms
+            )
+            for index, size in enumerate(sizes):
+                outcome: dict[str, Any] = {}
+
+                async def one(
+                    k: str = kind, s: int = size, ttl: int = ttl_ms, out: dict[str, Any] = outcome
+                ) -> None:
+                    out.update(await capacity(bench, k, s, ttl))
+
+                await bench.guarded(f"capacity/{kind}/{size}", one)
+                if outcome.get("create_per_s") and index + 1 < len(sizes):
+                    estimate = int(sizes[index + 1] / outcome["create_per_s"] * 2000) + 10_000
+                    ttl_ms = max(profile.capacity_min_ttl_ms, estimate)
+
+
+def profile_dict(profile: Profile) -> dict[str, Any]:
+    return asdict(profile)

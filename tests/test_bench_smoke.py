@@ -1,0 +1,86 @@
+"""The benchmark harness, run with tiny sizes in memory, so it cannot rot between bench runs.
+
+Every section must produce its rows for our client and server (a failed measurement is recorded
+in ``errors`` and fails this test), and the report must render the JSON, the markdown tables and
+the docs page from them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks import report  # noqa: E402
+from benchmarks.__main__ import run_bench  # noqa: E402
+
+SECTIONS = ("overhead", "latency", "throughput", "capacity")
+
+
+@pytest.mark.anyio
+async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        run = await run_bench("smoke", kinds=["sdk", "ours"])
+
+    assert run["errors"] == [], run["errors"]
+    assert {"major", "profile", "environment", "rows", "started", "duration_s"} <= run.keys()
+    assert run["environment"]["nproc"]
+    assert run["environment"]["packages"]["mcp"]
+    rows = run["rows"]
+    assert {row["section"] for row in rows} == set(SECTIONS)
+    assert all(row["major"] == run["major"] for row in rows)
+
+    overhead = {(row["kind"], row["variant"]): row for row in rows if row["section"] == "overhead"}
+    assert {("sdk", "raw"), ("ours", "raw"), ("ours", "plain"), ("ours", "auto")} <= overhead.keys()
+    plain = overhead[("ours", "plain")]
+    assert plain["per_call_us"]["median"] > 0
+    assert plain["ratio_to_raw"]["median"] > 0
+    assert plain["ratio_to_raw"]["n"] == run["profile_sizes"]["overhead_rounds"]
+
+    latencies = [row for row in rows if row["section"] == "latency"]
+    expected_dialects = {"2025-11-25"} if run["major"] == 1 else {"2025-11-25", "2026-07-28"}
+    assert {row["dialect"] for row in latencies} == expected_dialects
+    for row in latencies:
+        stats = row["completion_to_result_ms"]
+        assert stats["n"] == run["profile_sizes"]["latency_samples"]
+        assert 0 <= stats["median"] <= stats["p90"] <= stats["p99"]
+
+    throughput = {row["variant"]: row for row in rows if row["section"] == "throughput"}
+    assert throughput.keys() == {"sequential", "concurrent"}
+    for row in throughput.values():
+        assert row["task_per_s"]["median"] > 0
+        assert row["plain_per_s"]["median"] > 0
+        assert row["task_to_half_plain"]["median"] > 0
+
+    (capacity,) = [row for row in rows if row["section"] == "capacity"]
+    size = run["profile_sizes"]["capacity_sizes"][0]
+    assert capacity["running_at_once"] == size  # truly concurrent, none queued
+    assert capacity["expired"] is True
+    assert capacity["stored_after_expiry"] == 0
+    assert capacity["rss_baseline_kib"] > 0
+    assert capacity["tasks_get_ms"]["n"] > 0
+
+    document = report.merge([run], command="pytest tests/test_bench_smoke.py")
+    assert {"schema", "command", "runs", "rows", "targets"} <= document.keys()
+    target_names = " ".join(target["target"] for target in document["targets"])
+    assert "plain-call overhead" in target_names
+    assert "completion-to-result" in target_names
+    assert "half the plain rate" not in target_names  # HTTP only; the smoke run is in memory
+
+    paths = report.write_outputs(document, tmp_path / "results", tmp_path / "benchmarks.md")
+    saved = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert saved["rows"] == json.loads(json.dumps(document["rows"]))
+    table = paths["markdown"].read_text(encoding="utf-8")
+    for heading in ("Plain-call overhead", "Completion-to-result", "Throughput", "Capacity", "Targets"):
+        assert heading in table
+    assert "`call_tool(mode='plain')`" in table
+    docs = paths["docs"].read_text(encoding="utf-8")
+    assert "pytest tests/test_bench_smoke.py" in docs
+    assert f"mcp{run['major']} run (smoke" in docs
