@@ -1,0 +1,102 @@
+"""Lint, type checks and the test suite against every SDK version we support.
+
+mcp 1.x and 2.x both install the import package ``mcp``, so they can never share an environment:
+each SDK version gets its own virtual environment (built with uv), and the suite runs once in each.
+
+    python -m nox                            # lint, typecheck, tests (the default list below)
+    python -m nox -l                         # every session
+    python -m nox -s "tests(mcp='2.3.0')"    # one SDK version; arguments after -- go to pytest
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.4"
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_missing_interpreters = True
+# What plain `nox` runs. Sessions added later (benchmarks, interop with other SDKs...) are opt-in
+# unless they are added here; `bench` must stay out of the default list.
+nox.options.sessions = ["lint", "typecheck", "tests"]
+
+ROOT = Path(__file__).resolve().parent
+PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+
+# The floor (first release with the tasks API), the latest 1.x, the first 2.x and the latest 2.x.
+MCP_VERSIONS = ["1.23.0", "1.30.0", "2.0.0", "2.3.0"]
+# pyright checks each major against the newest release of that major.
+TYPECHECK_VERSIONS = ["1.30.0", "2.3.0"]
+LINT_TARGETS = ["compat", "tests", "noxfile.py"]
+
+
+def dependency_group(name: str) -> list[str]:
+    """A ``[dependency-groups]`` entry of pyproject.toml (``include-group`` expanded).
+
+    Read here rather than with ``uv pip install --group`` so any uv and nox version works.
+    """
+    requirements: list[str] = []
+    for item in PYPROJECT["dependency-groups"][name]:
+        if isinstance(item, str):
+            requirements.append(item)
+        else:
+            requirements.extend(dependency_group(item["include-group"]))
+    return requirements
+
+
+def install_with_sdk(session: nox.Session, mcp: str, *groups: str) -> None:
+    """The project from this checkout (editable), exactly ``mcp==<version>``, and dependency groups."""
+    requirements = [req for group in groups for req in dependency_group(group)]
+    session.install("-e", ".", f"mcp=={mcp}", *requirements)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff: lint rules and formatting."""
+    session.install(*dependency_group("lint"))
+    session.run("ruff", "check", *LINT_TARGETS)
+    session.run("ruff", "format", "--check", *LINT_TARGETS)
+
+
+@nox.session
+@nox.parametrize("mcp", TYPECHECK_VERSIONS)
+def typecheck(session: nox.Session, mcp: str) -> None:
+    """pyright strict on the package, with only the adapters of the installed major.
+
+    The 1.x adapters cannot resolve against mcp 2.x and the reverse, so each run leaves out the
+    other major's adapter modules (``v<N>_*`` and ``_v<N>_*`` under ``_adapters/``). The files are
+    passed explicitly (a config's include paths are relative to the config file, which lives in
+    the session's temporary folder); the settings are pyproject's ``[tool.pyright]``.
+    """
+    install_with_sdk(session, mcp, "typecheck")
+    other = 2 if mcp.startswith("1.") else 1
+    other_adapters = (f"v{other}_", f"_v{other}_")
+    files = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if not (path.parent.name == "_adapters" and path.name.startswith(other_adapters))
+    )
+    settings = {
+        key: value for key, value in PYPROJECT["tool"]["pyright"].items() if key not in ("include", "exclude")
+    }
+    config_path = Path(session.create_tmp()) / "pyrightconfig.json"
+    config_path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    python = Path(session.bin) / ("python.exe" if os.name == "nt" else "python")
+    session.log(f"checking {len(files)} files (leaving out the mcp {other}.x adapters)")
+    session.run(
+        "pyright", "--project", str(config_path), "--pythonpath", str(python), *files, *session.posargs
+    )
+
+
+@nox.session
+@nox.parametrize("mcp", MCP_VERSIONS)
+def tests(session: nox.Session, mcp: str) -> None:
+    """The test suite against one SDK version; prints what it is testing first."""
+    install_with_sdk(session, mcp, "test")
+    session.run("python", "-m", "mcp_tasks_compat", "info")
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    session.run("python", "-m", "pytest", *session.posargs, env={"HYPOTHESIS_PROFILE": profile})
