@@ -100,3 +100,23 @@ def tests(session: nox.Session, mcp: str) -> None:
     session.run("python", "-m", "mcp_tasks_compat", "info")
     profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
     session.run("python", "-m", "pytest", *session.posargs, env={"HYPOTHESIS_PROFILE": profile})
+
+
+# Benchmarks: opt-in (`nox -s bench`, not in nox.options.sessions). One environment per SDK major,
+# each with that major's peer pinned in benchmarks/requirements-mcp<major>.txt (bench-only, never a
+# runtime dependency); after each run, every run JSON present is merged into the outputs.
+BENCH_MAJORS = ["1", "2"]
+
+
+@nox.session
+@nox.parametrize("major", BENCH_MAJORS)
+def bench(session: nox.Session, major: str) -> None:
+    """Overhead, latency, throughput and capacity next to the peers; writes docs/benchmarks.md.
+
+    Arguments after ``--`` go to ``python -m benchmarks run`` (e.g. ``--only capacity``).
+    """
+    session.install("-e", ".", "-r", f"benchmarks/requirements-mcp{major}.txt")
+    out = ROOT / "benchmarks" / "results" / f"bench-mcp{major}.json"
+    session.run("python", "-m", "benchmarks", "run", "--profile", "full", "--out", str(out), *session.posargs)
+    runs = sorted(str(path) for path in out.parent.glob("bench-mcp*.json"))
+    session.run("python", "-m", "benchmarks", "report", *runs, "--docs", str(ROOT / "docs" / "benchmarks.md"))
