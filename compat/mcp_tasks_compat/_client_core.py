@@ -320,6 +320,13 @@ def _failed_error(task: Task) -> TaskFailedError:
     )
 
 
+def _error_from_remote(task_id: str, error: RemoteError) -> TaskFailedError:
+    """2025-11-25: ``tasks/result`` of a task that failed answers the task's own JSON-RPC error."""
+    return TaskFailedError(
+        task_id=task_id, error_code=error.code, error_message=error.message, error_data=error.data
+    )
+
+
 def _cancelled_error(task: Task) -> TaskCancelledError:
     detail = f": {task.status_message}" if task.status_message else ""
     return TaskCancelledError(f"task {task.task_id} was cancelled{detail}", task_id=task.task_id)
@@ -344,6 +351,7 @@ class _Follower(Generic[ResultT]):
         self.expiry = expiry
         self.resumed = resumed
         self.first = task
+        self.stopped = False
 
     @property
     def latest(self) -> Task:
@@ -374,7 +382,7 @@ class _Follower(Generic[ResultT]):
         remaining = self.expiry.remaining()
         expires = remaining is not None and remaining <= delay
         end = anyio.current_time() + (max(0.0, remaining) if expires and remaining is not None else delay)
-        while True:
+        while not self.stopped:
             left = end - anyio.current_time()
             if left <= 0:
                 break
@@ -385,10 +393,17 @@ class _Follower(Generic[ResultT]):
                 break  # a pushed terminal status: confirm it now rather than after the interval
         return expires
 
-    async def _poll_until_terminal(self) -> Task:
-        """``tasks/get`` until terminal; at the TTL, one last look, then :class:`TaskExpiredError`."""
+    def _stop_polling(self) -> None:
+        """Let the poll loop end after its current request (it is never cancelled mid-request)."""
+        self.stopped = True
+        self.reporter.wakeup.set()
+
+    async def _poll_until_terminal(self) -> Task | None:
+        """``tasks/get`` until terminal (``None`` once stopped); at the TTL one last look, then expired."""
         while True:
             expired = await self._sleep_or_expire()
+            if self.stopped:
+                return None
             task = await self._get()
             if task is not None and task.is_terminal:
                 return task
@@ -408,15 +423,15 @@ class _Follower(Generic[ResultT]):
     # 2026-07-28: tasks/get carries the result or the error inline.
 
     async def _run_2026(self) -> ResultT:
-        task = self.first
-        if task.status is TaskStatus.COMPLETED and task.result is None:
+        task: Task | None = self.first
+        if self.first.status is TaskStatus.COMPLETED and self.first.result is None:
             # A born-terminal creation answer carries no payload; read it once.
-            fetched = await self._get()
-            task = (
-                fetched if fetched is not None and fetched.is_terminal else await self._poll_until_terminal()
-            )
-        elif not task.is_terminal:
+            task = await self._get()
+            if task is None or not task.is_terminal:
+                task = await self._poll_until_terminal()
+        elif not self.first.is_terminal:
             task = await self._poll_until_terminal()
+        assert task is not None  # only the 2025-11-25 race stops the poll loop early
         await self.reporter.flush()
         if task.status is TaskStatus.COMPLETED:
             if task.result is None:
@@ -432,20 +447,28 @@ class _Follower(Generic[ResultT]):
     # 2025-11-25: wait on tasks/result, poll tasks/get next to it for statuses and the TTL.
 
     async def _run_2025(self) -> ResultT:
+        """Race a ``tasks/result`` wait against the poll loop.
+
+        mcp 1.x sessions die when a request is cancelled just as its answer arrives (the answer's
+        stream is closed under the receive loop), so neither side cancels the other's request
+        in the normal course: a finished wait stops the poll loop after its current request, and
+        only a ``tasks/result`` that is still pending (no answer under way) is ever cancelled.
+        """
         payload: dict[str, Any] | None = None
         terminal: Task | None = self.first if self.first.is_terminal else None
         failure: BaseException | None = None
         result_refused = False
         payload_ready = anyio.Event()
 
-        def fail(error: BaseException, scope: anyio.CancelScope) -> None:
+        def fail(error: BaseException) -> None:
             nonlocal failure
             if failure is None:
                 failure = error
-            scope.cancel()
+            self._stop_polling()
 
-        async def wait_for_result(scope: anyio.CancelScope) -> None:
+        async def wait_for_result() -> None:
             nonlocal payload, result_refused
+            asked_again = False
             try:
                 while True:
                     try:
@@ -455,7 +478,7 @@ class _Follower(Generic[ResultT]):
                             continue  # the session's read timeout is shorter than the task: ask again
                         if error.code == INVALID_PARAMS:
                             if self.expiry.passed():
-                                fail(_expired_error(self.task_id, self.latest.ttl_ms), scope)
+                                fail(_expired_error(self.task_id, self.latest.ttl_ms))
                             else:
                                 fail(
                                     _lookup_error(
@@ -464,38 +487,54 @@ class _Follower(Generic[ResultT]):
                                         DIALECT_2025_11_25,
                                         method="tasks/result",
                                         resumed=self.resumed,
-                                    ),
-                                    scope,
+                                    )
                                 )
                             return
-                        # Liberal: a server whose tasks/result answers an error instead of waiting
-                        # (or answers the task's own error early) is decided by polling.
+                        # Either the task's own JSON-RPC error (it failed) or, from a deviating
+                        # server, a refusal to wait on a working task: one tasks/get tells which.
+                        now = await self._get()
+                        if now is not None and now.status is TaskStatus.FAILED:
+                            fail(_error_from_remote(self.task_id, error))
+                            return
+                        if now is not None and now.is_terminal and not asked_again:
+                            asked_again = True
+                            continue  # it ended meanwhile: ask for the payload once more
                         logger.debug("tasks/result for %s answered %s; polling instead", self.task_id, error)
                         result_refused = True
                         return
                     payload_ready.set()
-                    scope.cancel()
+                    self._stop_polling()
                     return
             except Exception as error:
-                fail(error, scope)
+                fail(error)
 
-        async def poll(scope: anyio.CancelScope) -> None:
+        async def poll(waiter: anyio.CancelScope) -> None:
             nonlocal terminal
             try:
                 task = await self._poll_until_terminal()
-                terminal = task
-                if task.status is not TaskStatus.CANCELLED and not result_refused:
-                    # The tasks/result answer trails a terminal tasks/get by about one round trip.
-                    with anyio.move_on_after(RESULT_GRACE_SECONDS):
-                        await payload_ready.wait()
-                scope.cancel()
             except Exception as error:
-                fail(error, scope)
+                fail(error)
+                waiter.cancel()  # its tasks/result is still pending: nothing is being answered
+                return
+            if task is None:
+                return  # the wait finished (or failed) first
+            terminal = task
+            if not result_refused:
+                # A terminal task's tasks/result answers about one round trip after tasks/get.
+                with anyio.move_on_after(RESULT_GRACE_SECONDS):
+                    await payload_ready.wait()
+            waiter.cancel()
 
         if terminal is None:
             async with anyio.create_task_group() as group:
-                group.start_soon(wait_for_result, group.cancel_scope)
-                group.start_soon(poll, group.cancel_scope)
+                waiter = anyio.CancelScope()
+
+                async def guarded_wait() -> None:
+                    with waiter:
+                        await wait_for_result()
+
+                group.start_soon(guarded_wait)
+                group.start_soon(poll, waiter)
         if failure is not None:
             raise failure
         if terminal is None:
@@ -529,12 +568,7 @@ class _Follower(Generic[ResultT]):
             return await self.wire.result_payload(self.task_id)
         except RemoteError as error:
             if terminal.status is TaskStatus.FAILED and error.code not in (INVALID_PARAMS, METHOD_NOT_FOUND):
-                raise TaskFailedError(
-                    task_id=self.task_id,
-                    error_code=error.code,
-                    error_message=error.message,
-                    error_data=error.data,
-                ) from None
+                raise _error_from_remote(self.task_id, error) from None
             if terminal.status is TaskStatus.FAILED:
                 raise _failed_error(terminal) from None
             raise _lookup_error(

@@ -1,0 +1,1 @@
+"""Tests of the public client API (mcp_tasks_compat.client) against real SDK sessions of either major."""

@@ -1,0 +1,438 @@
+"""mcp 2.x test servers for the client tests, written for these tests (not the project's server).
+
+One ``MCPServer`` speaks both dialects, so the client is judged against an independent reading
+of the two specifications:
+
+* 2026-07-28, a minimal SEP-2663 Tasks extension: an ``Extension`` advertises
+  ``io.modelcontextprotocol/tasks`` and answers a declaring client's ``tools/call`` with a flat
+  ``resultType: "task"`` handle while the tool runs in a task group the test owns;
+  ``tasks/get`` inlines the result or error; ``tasks/cancel`` acknowledges.
+* 2025-11-25 on a handshake-era connection: a short-circuiting ``Server.middleware`` answers a
+  ``tools/call`` carrying ``params.task`` with the nested ``{"task": {...}}`` (the runner's sieve
+  would reject it from a handler), ``capabilities.tasks`` is added to the initialize options,
+  and ``tasks/get|result|cancel`` are plain request handlers.
+
+To make a 2.x server look handshake-era to a 2.x client, the in-memory transport here can refuse
+``server/discover`` (-32601, as an old server does) or never answer it, before it reaches the
+server (whose first frame would otherwise settle the connection on 2026-07-28).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import socket
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types.jsonrpc import JSONRPCError, JSONRPCRequest
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
+
+from ._script import TASK_TOOLS, Knobs, Script
+
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+FAILING_ERROR = {"code": -32050, "message": "boom", "data": {"why": "the test tool failed"}}
+
+_running: contextvars.ContextVar[Record | None] = contextvars.ContextVar("running", default=None)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _text(text: str, *, is_error: bool = False) -> mcp_types.CallToolResult:
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text=text)], is_error=is_error
+    )
+
+
+def _dump(result: object) -> dict[str, Any]:
+    if isinstance(result, BaseModel):
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert isinstance(result, Mapping)
+    return dict(result)  # pyright: ignore[reportUnknownArgumentType]
+
+
+@dataclass
+class Record:
+    task_id: str
+    modern: bool
+    owner: object
+    ttl_ms: int | None
+    status: str = "working"
+    message: str | None = None
+    created: str = field(default_factory=_now)
+    updated: str = field(default_factory=_now)
+    created_at: float = field(default_factory=anyio.current_time)
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    answers: int = 0
+    scope: anyio.CancelScope | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+    def move(self, status: str, message: str | None = None) -> None:
+        if self.status in TERMINAL:
+            return  # terminal is final (a late tool outcome after cancel is dropped)
+        self.status = status
+        if message is not None:
+            self.message = message
+        self.updated = _now()
+        if status in TERMINAL:
+            self.done.set()
+
+    def expired(self) -> bool:
+        return self.ttl_ms is not None and anyio.current_time() > self.created_at + self.ttl_ms / 1000
+
+    def wire(self, knobs: Knobs) -> dict[str, Any]:
+        hint = knobs.poll_hints[min(self.answers, len(knobs.poll_hints) - 1)]
+        self.answers += 1
+        wire: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
+        if self.message is not None:
+            wire["statusMessage"] = self.message
+        wire["createdAt"] = self.created
+        wire["lastUpdatedAt"] = self.updated
+        if self.modern:
+            wire["ttlMs"] = self.ttl_ms
+            if hint is not None:
+                wire["pollIntervalMs"] = hint
+        else:
+            wire["ttl"] = self.ttl_ms
+            if hint is not None:
+                wire["pollInterval"] = hint
+        return wire
+
+
+def report(message: str) -> None:
+    """Set the running task's status message (nothing in a plain call)."""
+    record = _running.get()
+    if record is not None:
+        record.move(record.status, message)
+
+
+class _TaskIdParams(mcp_types.RequestParams):
+    task_id: str
+
+
+class DualDialectServer:
+    """Both dialects on one ``MCPServer``; background work runs in ``group`` (owned by the test)."""
+
+    def __init__(self, script: Script, knobs: Knobs, group: anyio.abc.TaskGroup) -> None:
+        self.script = script
+        self.knobs = knobs
+        self.group = group
+        self.records: dict[str, Record] = {}
+        extensions: list[Extension] = [_Sep2663(self)] if knobs.tasks else []
+        self.server = MCPServer("client-test-server", extensions=extensions, middleware=[self._middleware])
+        self._tools()
+        if knobs.tasks:
+            self._tasks_methods()
+
+    # --- tools -----------------------------------------------------------------------------
+
+    def _tools(self) -> None:
+        server, script = self.server, self.script
+
+        @server.tool()
+        async def echo(text: str) -> mcp_types.CallToolResult:
+            return _text(text)
+
+        @server.tool()
+        async def gated(label: str) -> mcp_types.CallToolResult:
+            report("started")
+            await script.release.wait()
+            return _text(f"done {label}")
+
+        @server.tool()
+        async def failing() -> mcp_types.CallToolResult:
+            raise MCPError(**FAILING_ERROR)
+
+        @server.tool()
+        async def tool_error() -> mcp_types.CallToolResult:
+            return _text("bad input", is_error=True)
+
+        @server.tool()
+        async def hang() -> mcp_types.CallToolResult:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        @server.tool()
+        async def count_gets() -> mcp_types.CallToolResult:
+            await script.enough_gets.wait()
+            return _text("counted")
+
+    # --- task bookkeeping ------------------------------------------------------------------
+
+    def create(self, *, modern: bool, owner: object, requested_ttl: int | None) -> Record:
+        ttl = self.knobs.ttl_ms if self.knobs.ttl_ms is not None else (60_000 if modern else requested_ttl)
+        record = Record(task_id=f"task-{uuid.uuid4()}", modern=modern, owner=owner, ttl_ms=ttl)
+        self.records[record.task_id] = record
+        self.script.created.append(record.task_id)
+        return record
+
+    def start(self, record: Record, run_tool: Callable[[], Awaitable[object]]) -> None:
+        async def run() -> None:
+            _running.set(record)
+            with anyio.CancelScope() as scope:
+                record.scope = scope
+                try:
+                    outcome = _dump(await run_tool())
+                except MCPError as error:
+                    record.error = error.error.model_dump(mode="json", exclude_none=True)
+                    record.move("failed", error.message)
+                    return
+                except Exception as error:
+                    record.error = {"code": -32603, "message": str(error)}
+                    record.move("failed", str(error))
+                    return
+                record.result = outcome
+                # 2025-11-25: a tool error ends the task failed; the Tasks extension calls it completed.
+                failed = outcome.get("isError") is True and not record.modern
+                record.move("failed" if failed else "completed")
+
+        self.group.start_soon(run)
+
+    def lookup(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> Record:
+        record = self.records.get(task_id)
+        if record is not None and not record.modern and self.knobs.scoped and record.owner is not ctx.session:
+            record = None
+        if record is not None and record.expired() and record.status not in TERMINAL:
+            record = None
+        if record is None:
+            raise MCPError(code=-32602, message=f"Task not found: {task_id}")
+        return record
+
+    # --- 2025-11-25 (handshake era) --------------------------------------------------------
+
+    async def _middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        params = dict(ctx.params or {})
+        if legacy and self.knobs.tasks and ctx.method == "tools/call" and params.get("task") is not None:
+            if params.get("name") not in TASK_TOOLS:
+                raise MCPError(code=-32601, message="This tool does not support task-augmented invocation")
+            requested = params["task"].get("ttl")
+            record = self.create(modern=False, owner=ctx.session, requested_ttl=requested)
+            self.start(record, lambda: call_next(ctx))
+            return {"task": record.wire(self.knobs)}  # short-circuit: the runner trusts middleware output
+        result = await call_next(ctx)
+        if legacy and self.knobs.tasks and ctx.method == "tools/list":
+            listing = _dump(result)
+            for tool in listing.get("tools", []):
+                if tool.get("name") in TASK_TOOLS:
+                    tool["execution"] = {"taskSupport": "optional"}
+            return listing
+        return result
+
+    # --- tasks/* for both dialects ---------------------------------------------------------
+
+    def _tasks_methods(self) -> None:
+        low = self.server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+        knobs, script = self.knobs, self.script
+
+        async def tasks_get(ctx: ServerRequestContext[Any, Any], params: _TaskIdParams) -> dict[str, Any]:
+            script.saw_get()
+            record = self.lookup(ctx, params.task_id)
+            wire = record.wire(knobs)
+            if not record.modern:
+                return wire
+            answer: dict[str, Any] = {"resultType": "complete", **wire}
+            if record.status == "completed":
+                answer["result"] = record.result
+            elif record.status == "failed":
+                answer["error"] = record.error
+            return answer
+
+        async def tasks_result(ctx: ServerRequestContext[Any, Any], params: _TaskIdParams) -> dict[str, Any]:
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                raise MCPError(code=-32601, message="Method not found", data="tasks/result")
+            record = self.lookup(ctx, params.task_id)
+            if knobs.result_refuses_working and record.status not in TERMINAL:
+                raise MCPError(code=-32600, message="task is not terminal yet; poll tasks/get")
+            await record.done.wait()
+            related = {RELATED_TASK: {"taskId": record.task_id}}
+            if record.status == "failed" and record.result is None and record.error is not None:
+                raise MCPError(**record.error)
+            if record.status == "cancelled" or record.result is None:
+                return {"_meta": related}
+            return {**record.result, "_meta": related}
+
+        async def tasks_cancel(ctx: ServerRequestContext[Any, Any], params: _TaskIdParams) -> dict[str, Any]:
+            script.saw_cancel(params.task_id)
+            record = self.lookup(ctx, params.task_id)
+            if record.status in TERMINAL:
+                if record.modern:
+                    return {}
+                raise MCPError(code=-32602, message=f"Cannot cancel task in terminal state '{record.status}'")
+            record.move("cancelled", "cancelled by the client")
+            if record.scope is not None:
+                record.scope.cancel()
+            return {} if record.modern else record.wire(knobs)
+
+        low.add_request_handler("tasks/get", _TaskIdParams, tasks_get)
+        low.add_request_handler("tasks/result", _TaskIdParams, tasks_result)
+        low.add_request_handler("tasks/cancel", _TaskIdParams, tasks_cancel)
+
+        original = low.create_initialization_options
+
+        def with_tasks_capability(*args: Any, **kwargs: Any) -> Any:
+            options = original(*args, **kwargs)
+            options.capabilities.tasks = mcp_types.ServerTasksCapability(
+                list=mcp_types.TasksListCapability(),
+                cancel=mcp_types.TasksCancelCapability(),
+                requests=mcp_types.ServerTasksRequestsCapability(
+                    tools=mcp_types.TasksToolsCapability(call=mcp_types.TasksCallCapability())
+                ),
+            )
+            return options
+
+        low.create_initialization_options = with_tasks_capability  # this test server's own instance
+
+
+class _Sep2663(Extension):
+    """The 2026-07-28 half: advertise the extension, answer declaring clients with a task handle."""
+
+    identifier = TASKS_EXT
+
+    def __init__(self, owner: DualDialectServer) -> None:
+        self.owner = owner
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    async def intercept_tool_call(
+        self,
+        params: mcp_types.CallToolRequestParams,
+        ctx: ServerRequestContext[Any, Any],
+        call_next: CallNext,
+    ) -> HandlerResult:
+        caps = ctx.session.client_capabilities
+        declared = bool(caps and caps.extensions and TASKS_EXT in caps.extensions)
+        if (
+            ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            or not declared
+            or params.name not in TASK_TOOLS
+        ):
+            return await call_next(ctx)
+        record = self.owner.create(modern=True, owner=ctx.session, requested_ttl=None)
+        self.owner.start(record, lambda: call_next(ctx))
+        return {"resultType": "task", **record.wire(self.owner.knobs)}
+
+
+# --- transports ------------------------------------------------------------------------------
+
+
+def _discover_filter(mode: str) -> Callable[[SessionMessage], SessionMessage | bool | None]:
+    """What to do with a client frame: forward (True), answer it (a message), or swallow it (None)."""
+
+    def decide(message: SessionMessage) -> SessionMessage | bool | None:
+        frame = message.message
+        if not isinstance(frame, JSONRPCRequest) or frame.method != "server/discover" or mode == "answer":
+            return True
+        if mode == "silent":
+            return None
+        error = mcp_types.ErrorData(code=-32601, message="Method not found")
+        return SessionMessage(message=JSONRPCError(jsonrpc="2.0", id=frame.id, error=error))
+
+    return decide
+
+
+@asynccontextmanager
+async def memory_streams(test_server: DualDialectServer) -> AsyncIterator[tuple[Any, Any]]:
+    """Client (read, write) streams to ``test_server`` over in-memory JSON-RPC, one server run each."""
+    low = test_server.server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    decide = _discover_filter(test_server.knobs.discover)
+    to_client_send, to_client_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
+    from_client_send, from_client_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
+    to_server_send, to_server_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
+    server_out = to_client_send.clone()
+
+    async def pump() -> None:
+        async with from_client_recv, to_server_send:
+            async for item in from_client_recv:
+                verdict = decide(item) if isinstance(item, SessionMessage) else True
+                if verdict is True:
+                    await to_server_send.send(item)
+                elif isinstance(verdict, SessionMessage):
+                    await to_client_send.send(verdict)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(pump)
+        group.start_soon(lambda: low.run(to_server_recv, server_out, low.create_initialization_options()))
+        try:
+            yield to_client_recv, from_client_send
+        finally:
+            await from_client_send.aclose()
+            group.cancel_scope.cancel()
+    await to_client_send.aclose()
+    await to_client_recv.aclose()
+
+
+def recording_app(app: Any, script: Script) -> Any:
+    """ASGI wrapper recording each POST's JSON-RPC method and its ``mcp-*`` headers."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        headers = {
+            k.decode().lower(): v.decode()
+            for k, v in scope["headers"]
+            if k.decode().lower().startswith("mcp-")
+        }
+        body = bytearray()
+
+        async def recording_receive() -> Any:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body"):
+                    try:
+                        method = json.loads(body).get("method", "")
+                    except ValueError:
+                        method = ""
+                    params = json.loads(body).get("params") or {} if method else {}
+                    headers["x-body-task-id"] = str(params.get("taskId", ""))
+                    script.http_requests.append((method, headers))
+            return message
+
+        await app(scope, recording_receive, send)
+
+    return wrapped
+
+
+@asynccontextmanager
+async def http_server(test_server: DualDialectServer) -> AsyncIterator[str]:
+    """Serve ``test_server`` over streamable HTTP on 127.0.0.1; yields the endpoint URL."""
+    import uvicorn
+
+    # A listening socket handed to uvicorn: early connections wait in its backlog, so no polling
+    # for "started" is needed.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    port = int(sock.getsockname()[1])
+    app = recording_app(test_server.server.streamable_http_app(json_response=True), test_server.script)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: server.serve(sockets=[sock]))
+            try:
+                yield f"http://127.0.0.1:{port}/mcp"
+            finally:
+                server.should_exit = True
+    finally:
+        sock.close()
