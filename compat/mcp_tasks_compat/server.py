@@ -19,14 +19,14 @@ This module imports no ``mcp``: the adapter for the installed major is imported 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _engine
-from ._detect import sdk_info
+from ._detect import refuse_unsupported, sdk_info
 from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskEngine, TaskStore
 from .core.model import Task
-from .dialects import TaskSupport
+from .dialects import ALL_DIALECTS, Dialect, TaskSupport
 
 __all__ = [
     "DEFAULT_TTL_FLOOR_MS",
@@ -48,6 +48,8 @@ class ServerTasks:
     ``tools`` maps tool names to ``"optional" | "required" | "forbidden"``; tools not listed get
     ``default_support``. ``ttl_floor_ms`` is the least TTL a task gets (default one hour),
     ``poll_policy`` the adaptive poll hint, ``store`` where tasks live (in memory by default).
+    ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
+    installed SDK can, and naming one it cannot is refused here, at construction.
     """
 
     def __init__(
@@ -59,13 +61,22 @@ class ServerTasks:
         default_ttl_ms: int | None = None,
         poll_policy: PollPolicy | None = None,
         store: TaskStore | None = None,
+        dialects: Iterable[Dialect] | None = None,
     ) -> None:
-        declared = dict(tools or {})
-        bad = {name: value for name, value in declared.items() if value not in _SUPPORT_VALUES}
+        declared: dict[str, TaskSupport] = dict(tools or {})
+        bad: dict[str, str] = {name: v for name, v in declared.items() if v not in _SUPPORT_VALUES}
         if default_support not in _SUPPORT_VALUES:
             bad["default_support"] = default_support
         if bad:
             raise ValueError(f"task support must be one of {_SUPPORT_VALUES}; got {bad}")
+        self.dialects: tuple[Dialect, ...] | None = None
+        if dialects is not None:
+            asked = tuple(dict.fromkeys(dialects))
+            unknown = [d for d in asked if d not in ALL_DIALECTS]
+            if unknown or not asked:
+                raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
+            refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
+            self.dialects = asked
         self.tools: dict[str, TaskSupport] = declared
         self.default_support: TaskSupport = default_support
         self.engine = TaskEngine(
@@ -95,8 +106,6 @@ class ServerTasks:
         Pass your own ``lifespan``, ``extensions`` and ``middleware`` here rather than to
         ``MCPServer`` directly; they are composed with ours. Refused on mcp 1.x.
         """
-        from ._detect import refuse_unsupported
-
         refuse_unsupported(["MCPServer"], side="server")
         from ._adapters import v2_server
 

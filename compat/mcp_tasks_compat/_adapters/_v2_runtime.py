@@ -1,0 +1,241 @@
+"""What both task dialects share on an mcp 2.x server: lifespan, task groups, owners, work.
+
+One :class:`TasksRuntime` exists per server the tasks are enabled on. It owns no task group itself:
+the server lifespan does (``tasks.engine.running()`` composed with the user's lifespan), because
+on 2026-07-28 every request gets a fresh connection that closes when the request ends, so work
+that outlives the ``tools/call`` request can only live in the lifespan (sdk2-extensions.md §2.5).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import weakref
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio.abc
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from pydantic import BaseModel, ValidationError
+
+from .._engine import TaskRecord, ToolCallFailure
+from ..core.model import JsonRpcError, Task, utc_now
+from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from ..errors import PeerProtocolError
+
+if TYPE_CHECKING:
+    from ..server import ServerTasks
+
+__all__ = ["Lifespan", "TasksRuntime", "mcp_error", "tool_result_wire"]
+
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+"""``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
+
+Work = Callable[[], Awaitable[Mapping[str, Any]]]
+
+
+def mcp_error(error: PeerProtocolError | JsonRpcError) -> MCPError:
+    """The SDK exception that puts ``error`` on the wire (the session lives on)."""
+    if isinstance(error, PeerProtocolError):
+        return MCPError(code=error.jsonrpc_code, message=error.message, data=error.data)
+    return MCPError(code=error.code, message=error.message, data=error.data)
+
+
+def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
+    """A ``tools/call`` handler's result as wire JSON, to keep as the task's result."""
+    if result is None:
+        return {"content": []}
+    if isinstance(result, BaseModel):
+        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    else:
+        wire = dict(result)
+    if wire.get("resultType") == "input_required":
+        # Multi-round-trip input inside a task is the input feature's job (tasks/update answers
+        # inputRequests); until then a tool asking for input ends its task failed, visibly.
+        raise ToolCallFailure(
+            JsonRpcError(
+                INTERNAL_ERROR, "the tool asked for client input (input_required), which a task cannot relay"
+            )
+        )
+    return wire
+
+
+def tool_work(call: Callable[[], Awaitable[HandlerResult]]) -> Work:
+    """Wrap the rest of the ``tools/call`` chain as task work.
+
+    A JSON-RPC error from the chain ends the task ``failed`` with that error (inline in 2026-07-28,
+    from ``tasks/result`` in 2025-11-25); a tool error result is a result like any other.
+    """
+
+    async def work() -> Mapping[str, Any]:
+        try:
+            result = await call()
+        except MCPError as exc:
+            raise ToolCallFailure(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
+        except ValidationError as exc:
+            raise ToolCallFailure(JsonRpcError(INVALID_PARAMS, "Invalid request parameters")) from exc
+        return tool_result_wire(result)
+
+    return work
+
+
+def auth_principal() -> str | None:
+    """The authenticated principal of this request (client, issuer, subject), or ``None``."""
+    token = get_access_token()
+    if token is None:
+        return None
+    issuer = (token.claims or {}).get("iss")
+    return "auth:" + json.dumps([token.client_id, None if issuer is None else str(issuer), token.subject])
+
+
+class _SessionKeys:
+    """A fresh random key per live 2025-11-25 connection, never reused.
+
+    The connection is recognised by the identity of its ``initialize`` params object (what
+    ``ctx.session.client_params`` returns for every request of that connection); the key is
+    forgotten when that object is collected, so a new connection never inherits an old key.
+    """
+
+    def __init__(self) -> None:
+        self._keys: dict[int, tuple[weakref.ref[object], str]] = {}
+
+    def key_for(self, anchor: object) -> str:
+        ident = id(anchor)
+        entry = self._keys.get(ident)
+        if entry is not None and entry[0]() is anchor:
+            return entry[1]
+        key = "session:" + secrets.token_urlsafe(16)
+
+        def forget(ref: weakref.ref[object]) -> None:
+            current = self._keys.get(ident)
+            if current is not None and current[0] is ref:
+                del self._keys[ident]
+
+        self._keys[ident] = (weakref.ref(anchor, forget), key)
+        return key
+
+
+class TasksRuntime:
+    """The state one 2.x server's task support needs, shared by the extension and the middleware."""
+
+    def __init__(self, tasks: ServerTasks, dialects: tuple[Dialect, ...]) -> None:
+        self.tasks = tasks
+        self.dialects = dialects
+        self._live: list[tuple[object, anyio.abc.TaskGroup]] = []
+        self._sessions = _SessionKeys()
+
+    @property
+    def serves_2025(self) -> bool:
+        return DIALECT_2025_11_25 in self.dialects
+
+    @property
+    def serves_2026(self) -> bool:
+        return DIALECT_2026_07_28 in self.dialects
+
+    # --- lifespan -------------------------------------------------------------------------------
+
+    def compose_lifespan(self, user_lifespan: Lifespan | None) -> Lifespan:
+        """The user's lifespan outside, the engine's task group inside.
+
+        Their resources are up before any task can start and are closed only after every task
+        still running was cancelled (and marked so). Their lifespan value is what we yield, so it
+        reaches their tools unchanged.
+        """
+
+        @asynccontextmanager
+        async def lifespan(server: Any) -> AsyncGenerator[Any, None]:
+            async with AsyncExitStack() as stack:
+                value: Any = {}
+                if user_lifespan is not None:
+                    value = await stack.enter_async_context(user_lifespan(server))
+                group = await stack.enter_async_context(self.tasks.engine.running())
+                entry = (cast(object, value), group)
+                self._live.append(entry)
+                try:
+                    yield value
+                finally:
+                    self._live[:] = [live for live in self._live if live is not entry]
+
+        return lifespan
+
+    def _group_for(self, lifespan_value: object) -> anyio.abc.TaskGroup | None:
+        """The task group of the lifespan serving this request (matched by its value)."""
+        for value, group in reversed(self._live):
+            if value is lifespan_value:
+                return group
+        return self._live[-1][1] if self._live else None
+
+    # --- tasks ----------------------------------------------------------------------------------
+
+    async def start_task(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        *,
+        dialect: Dialect,
+        owner: str | None,
+        tool_name: str,
+        ttl_ms: int | None,
+        work: Work,
+        listener: Callable[[Task], Awaitable[None]] | None = None,
+    ) -> Task:
+        """Create the task (readable before this returns) and start its work in the lifespan group."""
+        group = self._group_for(ctx.lifespan_context)
+        if group is None:
+            raise MCPError(
+                code=INTERNAL_ERROR,
+                message="mcp-tasks-compat: the server lifespan that runs tasks is not active; build the "
+                "server with MCPServer(name, **tasks.mcpserver_kwargs(...)) or tasks.install(server)",
+            )
+        record: TaskRecord = await self.tasks.engine.create(
+            dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms
+        )
+        if listener is not None:
+            record.listeners.append(listener)
+        self.tasks.engine.start(record, work, group)
+        return record.task
+
+    async def lookup(self, task_id: str, owner: str | None, dialect: Dialect) -> TaskRecord:
+        """The caller's task in this dialect, else -32602 (unknown, expired, another principal's)."""
+        try:
+            record = await self.tasks.engine.lookup(task_id, owner)
+        except PeerProtocolError as exc:
+            raise self._not_found(task_id, dialect) from exc
+        if record.dialect != dialect:
+            raise self._not_found(task_id, dialect)
+        return record
+
+    @staticmethod
+    def _not_found(task_id: str, dialect: Dialect) -> MCPError:
+        if dialect == DIALECT_2026_07_28:
+            return MCPError(
+                code=INVALID_PARAMS,
+                message="Failed to retrieve task: Task not found",
+                data={"taskId": task_id},
+            )
+        return MCPError(code=INVALID_PARAMS, message=f"Task not found: {task_id}")
+
+    def with_poll_hint(self, task: Task) -> Task:
+        """The task with a poll hint for its age now (short while young, longer later)."""
+        if task.is_terminal:
+            return task
+        age_ms = (utc_now() - task.created_at) / timedelta(milliseconds=1)
+        return task.evolve(poll_interval_ms=self.tasks.engine.poll_policy.hint_ms(age_ms))
+
+    # --- principals -----------------------------------------------------------------------------
+
+    def owner_2025(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        """2025-11-25 scopes tasks to the session (and to the authenticated user, if any)."""
+        anchor = ctx.session.client_params
+        session = self._sessions.key_for(anchor) if anchor is not None else "session:uninitialized"
+        principal = auth_principal()
+        return session if principal is None else f"{principal}|{session}"
+
+    @staticmethod
+    def owner_2026() -> str | None:
+        """2026-07-28 has no sessions: the authenticated user, else none (ids are bearer handles)."""
+        return auth_principal()

@@ -1,0 +1,268 @@
+"""Task-capable tools on an mcp 2.x server, in both dialects, on our own engine.
+
+* 2026-07-28 connections: :class:`TasksExtension`, a subclass of the SDK's public ``Extension``
+  (SEP-2133). It advertises ``io.modelcontextprotocol/tasks`` in ``server/discover``, turns a
+  ``tools/call`` into a task in ``intercept_tool_call`` when the request declares the extension
+  and the tool allows it, and serves ``tasks/get|update|cancel`` as ``MethodBinding``s scoped to
+  2026-07-28.
+* 2025-11-25 connections of the same server (e.g. an mcp 1.x client): the middleware in
+  ``_v2_legacy``, offered only when the SDK still has the seam it needs.
+* The work runs in a task group owned by the server lifespan, composed with the user's.
+
+``MCPServer`` fixes its extensions, lifespan and middleware when it is built, so it is enabled
+with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with :func:`install`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding, RequestHandler, compose_tool_call_handler
+from mcp.server.lowlevel.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import decode_header_value
+from mcp_types import METHOD_NOT_FOUND, CallToolRequestParams, RequestParams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .._detect import SdkInfo, refuse_unsupported, sdk_info
+from .._engine import current_run
+from ..core import codec_2026
+from ..dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
+from ..errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
+from ._v2_legacy import LegacyTasksMiddleware, require_task_or_refuse
+from ._v2_runtime import TasksRuntime, mcp_error, tool_work
+
+if TYPE_CHECKING:
+    from ..server import ServerTasks
+
+__all__ = ["TasksExtension", "install", "mcpserver_kwargs", "served_dialects"]
+
+TASKS_PROTOCOL_VERSIONS: Final = frozenset({DIALECT_2026_07_28})
+MCP_NAME_HEADER: Final = "mcp-name"
+
+INSTALL_ON_MCPSERVER_FIX: Final = (
+    "build it with the construction-time form instead: "
+    "MCPServer(name, **tasks.mcpserver_kwargs(lifespan=..., extensions=[...], middleware=[...]))"
+)
+
+
+def served_dialects(tasks: ServerTasks, info: SdkInfo | None = None) -> tuple[Dialect, ...]:
+    """The dialects this server will speak: the ones asked for, else all the installed SDK can.
+
+    2025-11-25 on 2.x needs the private seam ``v2.server_middleware``; asking for it on a release
+    without the seam is refused loudly, not asking simply leaves it out.
+    """
+    info = info or sdk_info()
+    if tasks.dialects is None:
+        return tuple(d for d in ALL_DIALECTS if d in info.server_dialects)
+    refuse_unsupported([f"dialect={d!r}" for d in tasks.dialects], side="server", info=info)
+    return tasks.dialects
+
+
+def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether this request's per-request capabilities declare the Tasks extension."""
+    capabilities = ctx.session.client_capabilities
+    extensions = capabilities.extensions if capabilities is not None else None
+    return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
+
+
+def _check_mcp_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
+    """-32020 when an ``Mcp-Name`` header is present and names another task.
+
+    The SDK checks the header only for its own name-bearing methods; some clients omit it for
+    ``tasks/*``, so a missing header is accepted.
+    """
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None:
+        return
+    raw = headers.get(MCP_NAME_HEADER)
+    if raw is None:
+        return
+    if decode_header_value(str(raw)) != task_id:
+        raise MCPError(
+            code=HEADER_MISMATCH,
+            message="Mcp-Name header does not match the request body's 'taskId' parameter",
+        )
+
+
+class TasksExtension(Extension):
+    """The Tasks extension (SEP-2663) for 2026-07-28 connections, on our engine."""
+
+    identifier = TASKS_EXTENSION_ID
+
+    def __init__(self, runtime: TasksRuntime) -> None:
+        self._runtime = runtime
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def methods(self) -> Sequence[MethodBinding]:
+        return [
+            MethodBinding(
+                "tasks/get", RequestParams, self.tasks_get, protocol_versions=TASKS_PROTOCOL_VERSIONS
+            ),
+            MethodBinding(
+                "tasks/update", RequestParams, self.tasks_update, protocol_versions=TASKS_PROTOCOL_VERSIONS
+            ),
+            MethodBinding(
+                "tasks/cancel", RequestParams, self.tasks_cancel, protocol_versions=TASKS_PROTOCOL_VERSIONS
+            ),
+        ]
+
+    async def intercept_tool_call(
+        self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        runtime = self._runtime
+        support = runtime.tasks.support_for(params.name)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # Handshake era: the 2025-11-25 middleware (when served) made any task already, and the
+            # work of such a task passes through here; a plain call to a required tool is refused.
+            if current_run() is None:
+                require_task_or_refuse(params.name, support, with_task=False)
+            return await call_next(ctx)
+        if support == "forbidden":
+            return await call_next(ctx)
+        if not _declares_tasks(ctx):
+            if support == "required":
+                raise mcp_error(codec_2026.missing_capability_error())
+            return await call_next(ctx)
+        engine = runtime.tasks.engine
+        task = await runtime.start_task(
+            ctx,
+            dialect=DIALECT_2026_07_28,
+            owner=runtime.owner_2026(),
+            tool_name=params.name,
+            ttl_ms=engine.effective_ttl(None, requested=False),
+            work=tool_work(lambda: call_next(ctx)),
+        )
+        # A dict, not a model: the runner dumps models with exclude_none, which would drop a
+        # "ttlMs": null (required, nullable).
+        return codec_2026.encode_create_task_result(task)
+
+    # --- tasks/* ---------------------------------------------------------------------------------
+
+    def _task_id(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        if not _declares_tasks(ctx):
+            raise mcp_error(codec_2026.missing_capability_error())
+        try:
+            task_id = codec_2026.decode_task_id_params(ctx.params)
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
+        _check_mcp_name(ctx, task_id)
+        return task_id
+
+    async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
+        runtime = self._runtime
+        record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026(), DIALECT_2026_07_28)
+        return codec_2026.encode_get_task_result(runtime.with_poll_hint(record.task))
+
+    async def tasks_cancel(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
+        runtime = self._runtime
+        owner = runtime.owner_2026()
+        task_id = self._task_id(ctx)
+        await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+        await runtime.tasks.engine.cancel(task_id, owner, strict=False)
+        return {}
+
+    async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
+        runtime = self._runtime
+        if not _declares_tasks(ctx):
+            raise mcp_error(codec_2026.missing_capability_error())
+        try:
+            task_id, responses = codec_2026.decode_update_params(ctx.params)
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
+        _check_mcp_name(ctx, task_id)
+        owner = runtime.owner_2026()
+        await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+        await runtime.tasks.engine.submit_input_responses(task_id, owner, responses)
+        return {}
+
+
+def _version_gated(binding: MethodBinding) -> RequestHandler:
+    """What ``MCPServer`` does for a scoped ``MethodBinding``, for the low-level ``Server``."""
+    versions = binding.protocol_versions or frozenset()
+
+    async def gated(ctx: ServerRequestContext[Any, Any], params: Any) -> HandlerResult:
+        if ctx.protocol_version not in versions:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=binding.method)
+        return await binding.handler(ctx, params)
+
+    return gated
+
+
+def mcpserver_kwargs(tasks: ServerTasks, **user_kwargs: Any) -> dict[str, Any]:
+    """``MCPServer(...)`` keyword arguments: ours composed with the user's, the rest passed through.
+
+    The user's extensions and middleware come first (outermost), so they see every call before a
+    task is made; ours are innermost. The user's lifespan wraps the engine's task group, and its
+    value is what tools see.
+    """
+    runtime = TasksRuntime(tasks, served_dialects(tasks))
+    kwargs = dict(user_kwargs)
+    extensions: list[Extension] = list(kwargs.pop("extensions", None) or ())
+    if any(getattr(extension, "identifier", None) == TASKS_EXTENSION_ID for extension in extensions):
+        raise ValueError(
+            f"extensions already holds an {TASKS_EXTENSION_ID!r} extension; ServerTasks provides it, "
+            "so pass only your other extensions"
+        )
+    if runtime.serves_2026:
+        extensions.append(TasksExtension(runtime))
+    middleware: list[Any] = list(kwargs.pop("middleware", None) or ())
+    if runtime.serves_2025:
+        middleware.append(LegacyTasksMiddleware(runtime))
+    kwargs["extensions"] = extensions
+    kwargs["middleware"] = middleware
+    kwargs["lifespan"] = runtime.compose_lifespan(kwargs.pop("lifespan", None))
+    return kwargs
+
+
+def install(tasks: ServerTasks, server: Any) -> None:
+    """Enable tasks on an mcp 2.x low-level ``Server`` in place; refuse an ``MCPServer``."""
+    if isinstance(server, MCPServer):
+        raise UnsupportedOptInError(
+            [
+                UnsupportedOptIn(
+                    asked="ServerTasks.install() on an already-built MCPServer",
+                    supported_by="the construction-time form (MCPServer fixes its extensions, lifespan "
+                    "and middleware when it is built)",
+                    fix=INSTALL_ON_MCPSERVER_FIX,
+                )
+            ],
+            installed=f"mcp {sdk_info().mcp_version}",
+        )
+    if not isinstance(server, Server):
+        raise TypeError(
+            f"ServerTasks.install() takes an mcp 2.x low-level Server; got {type(server).__name__} "
+            "(for MCPServer use MCPServer(name, **tasks.mcpserver_kwargs(...)))"
+        )
+    lowlevel = cast("Server[Any]", server)
+    if TASKS_EXTENSION_ID in lowlevel.extensions:
+        raise ValueError(f"tasks are already installed on server {lowlevel.name!r}")
+    call_tool = lowlevel.get_request_handler("tools/call")
+    if call_tool is None:
+        raise ValueError(
+            f"server {lowlevel.name!r} has no tools/call handler to run as tasks; "
+            "build it with on_call_tool=..."
+        )
+    runtime = TasksRuntime(tasks, served_dialects(tasks))
+    if runtime.serves_2026:
+        extension = TasksExtension(runtime)
+        bindings = extension.methods()
+        taken = [b.method for b in bindings if lowlevel.get_request_handler(b.method) is not None]
+        if taken:
+            raise ValueError(
+                f"server {lowlevel.name!r} already serves {taken}; the Tasks extension needs them"
+            )
+        for binding in bindings:
+            lowlevel.add_request_handler(binding.method, binding.params_type, _version_gated(binding))
+        lowlevel.add_request_handler(
+            "tools/call", call_tool.params_type, compose_tool_call_handler([extension], call_tool.handler)
+        )
+        lowlevel.extensions[TASKS_EXTENSION_ID] = extension.settings()
+    if runtime.serves_2025:
+        lowlevel.middleware.append(LegacyTasksMiddleware(runtime))
+    lowlevel.lifespan = runtime.compose_lifespan(lowlevel.lifespan)
