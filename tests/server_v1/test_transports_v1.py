@@ -81,7 +81,9 @@ async def serve_with_auth(controls: Controls) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+async def http_session(
+    url: str, token: str, watch: StatusWatch | None = None
+) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {token}"}
     async with AsyncExitStack() as stack:
         if hasattr(streamable_http, "streamable_http_client"):  # newer 1.x: configure an httpx client
@@ -92,7 +94,7 @@ async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
         else:
             transport = streamable_http.streamablehttp_client(url, headers=headers)
         read, write, _ = await stack.enter_async_context(transport)
-        session = await stack.enter_async_context(ClientSession(read, write))
+        session = await stack.enter_async_context(ClientSession(read, write, message_handler=watch))
         await session.initialize()
         yield session
 
@@ -101,7 +103,8 @@ async def test_streamable_http_tasks_belong_to_the_authenticated_user() -> None:
     controls = Controls()
     with anyio.fail_after(20):
         async with serve_with_auth(controls) as url, http_session(url, "alice-token") as alice_again:
-            async with http_session(url, "alice-token") as alice:
+            watch = StatusWatch()
+            async with http_session(url, "alice-token", watch) as alice:
                 created = await experimental(alice).call_tool_as_task("wait", {})
                 task_id = created.task.taskId
                 await controls.started.wait()
@@ -122,6 +125,9 @@ async def test_streamable_http_tasks_belong_to_the_authenticated_user() -> None:
                 echo = await experimental(alice).call_tool_as_task("echo", {"text": "over http"})
                 result = await experimental(alice).get_task_result(echo.task.taskId, types.CallToolResult)
                 assert result.structuredContent == {"echo": "over http", "as_task": True}
+                with anyio.fail_after(5):  # status notifications reach the client on its GET stream
+                    await watch.wait_for(echo.task.taskId, "completed")
+                assert ("working", "echoing over http") in watch.of(echo.task.taskId)
 
             # alice's first session ended (DELETE): its run was cancelled, saying why
             await controls.stopped.wait()

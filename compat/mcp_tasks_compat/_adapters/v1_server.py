@@ -21,7 +21,6 @@ with ``exclude_none``, which would drop the required ``"ttl": null`` of an unlim
 from __future__ import annotations
 
 import contextvars
-import functools
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Generator, Mapping
@@ -255,6 +254,7 @@ class _Installation:
             finally:
                 _current_session.reset(token)
                 inner_receive.close()
+                session.transport_closed()  # whatever ended the run, nothing more reaches this peer
                 with anyio.CancelScope(shield=True):
                     await self._end_session(session)
                 group.cancel_scope.cancel()
@@ -362,8 +362,16 @@ class _Installation:
             ttl_ms=self.engine.effective_ttl(requested_ttl, requested=True),
         )
         record.listeners.append(_status_notifier(context.session, session))
-        session.runs[record.task.task_id] = record
-        self.engine.start(record, functools.partial(_call_original, original, req), session.group)
+        task_id = record.task.task_id
+        session.runs[task_id] = record
+
+        async def work() -> dict[str, Any]:
+            try:
+                return await _call_original(original, req)
+            finally:
+                del session.runs[task_id]  # only live runs are kept, for the session's end
+
+        self.engine.start(record, work, session.group)
         return _WireResult.of(codec.encode_create_task_result(record.task))
 
     # --- tasks/* ----------------------------------------------------------------------------------
