@@ -1,0 +1,117 @@
+"""The example tools served by this library on the installed SDK major, for the interop peers.
+
+Built only through the public API (``ServerTasks`` with ``install`` on mcp 1.x ``FastMCP``,
+``mcpserver_kwargs`` on mcp 2.x ``MCPServer``), the way a user would. Use it in-process
+(:func:`build_example_server`, :func:`serve_http`) or as a process, so a TypeScript client can
+spawn it over stdio::
+
+    python tests/interop/example_server.py stdio
+    python tests/interop/example_server.py http [--port N]   # prints {"url": ...} when listening
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from mcp_tasks_compat._detect import sdk_info
+from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+from mcp_tasks_compat.server import ServerTasks
+
+__all__ = ["SERVER_NAME", "build_example_server", "serve_http", "stdio_command"]
+
+SERVER_NAME = "mcp-tasks-compat-interop"
+
+
+def build_example_server(**server_tasks_options: Any) -> Any:
+    """FastMCP (1.x) or MCPServer (2.x) with the example tools, tasks enabled."""
+    tasks = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), **server_tasks_options)
+    if sdk_info().major == 1:
+        from mcp.server.fastmcp import FastMCP
+
+        server: Any = FastMCP(SERVER_NAME)
+        _add_tools(server)
+        tasks.install(server)
+        return server
+    from mcp.server.mcpserver import MCPServer  # pyright: ignore[reportMissingImports]
+
+    server = MCPServer(SERVER_NAME, **tasks.mcpserver_kwargs())
+    _add_tools(server)
+    return server
+
+
+def _add_tools(server: Any) -> None:
+    for name, tool in EXAMPLE_TOOLS.items():
+        server.tool(name=name)(tool)
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+@asynccontextmanager
+async def serve_http(server: Any) -> AsyncIterator[str]:
+    """Serve ``server`` over streamable HTTP on 127.0.0.1 (free port) for the block; yield its URL.
+
+    The socket is bound and listening before the block starts, so a client may connect at once:
+    its connection waits in the backlog until uvicorn accepts it.
+    """
+    import uvicorn
+
+    sock = _listening_socket()
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    http_server = uvicorn.Server(config)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(http_server.serve, [sock])
+            try:
+                yield f"http://127.0.0.1:{port}/mcp"
+            finally:
+                http_server.should_exit = True
+    finally:
+        sock.close()
+
+
+def stdio_command() -> list[str]:
+    """The command that serves the example tools over stdio with this interpreter."""
+    return [sys.executable, __file__, "stdio"]
+
+
+async def _serve_http_forever(port: int) -> None:
+    import uvicorn
+
+    server = build_example_server()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    print(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"}), flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve([sock])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("--port", type=int, default=0)
+    options = parser.parse_args()
+    if options.transport == "stdio":
+        build_example_server().run("stdio")
+    else:
+        anyio.run(_serve_http_forever, options.port)
+
+
+if __name__ == "__main__":
+    main()
