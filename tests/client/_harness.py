@@ -43,7 +43,7 @@ class Harness:
 
     @asynccontextmanager
     async def session(self, kwargs: Any = _DEFAULT) -> AsyncIterator[Any]:
-        """A new ``ClientSession`` (not yet negotiated), built with ``session_kwargs()`` unless told otherwise."""
+        """A new ``ClientSession`` (not negotiated), built with ``session_kwargs()`` unless told otherwise."""
         from mcp.client.session import ClientSession
 
         options: dict[str, Any] = session_kwargs() if kwargs is _DEFAULT else dict(kwargs)

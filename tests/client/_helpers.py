@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 
@@ -17,4 +18,4 @@ def is_error(result: Any) -> bool:
 
 
 def gaps(times: list[float]) -> list[float]:
-    return [later - earlier for earlier, later in zip(times, times[1:])]
+    return [later - earlier for earlier, later in itertools.pairwise(times)]

@@ -117,6 +117,11 @@ class Record:
         return wire
 
 
+def _connection_of(ctx: ServerRequestContext[Any, Any]) -> object:
+    """One identity per client connection (``ctx.session`` is built afresh for each request)."""
+    return getattr(ctx.session, "_connection", ctx.session)
+
+
 def report(message: str) -> None:
     """Set the running task's status message (nothing in a plain call)."""
     record = _running.get()
@@ -208,7 +213,12 @@ class DualDialectServer:
 
     def lookup(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> Record:
         record = self.records.get(task_id)
-        if record is not None and not record.modern and self.knobs.scoped and record.owner is not ctx.session:
+        if (
+            record is not None
+            and not record.modern
+            and self.knobs.scoped
+            and record.owner is not _connection_of(ctx)
+        ):
             record = None
         if record is not None and record.expired() and record.status not in TERMINAL:
             record = None
@@ -225,7 +235,7 @@ class DualDialectServer:
             if params.get("name") not in TASK_TOOLS:
                 raise MCPError(code=-32601, message="This tool does not support task-augmented invocation")
             requested = params["task"].get("ttl")
-            record = self.create(modern=False, owner=ctx.session, requested_ttl=requested)
+            record = self.create(modern=False, owner=_connection_of(ctx), requested_ttl=requested)
             self.start(record, lambda: call_next(ctx))
             return {"task": record.wire(self.knobs)}  # short-circuit: the runner trusts middleware output
         result = await call_next(ctx)
@@ -327,7 +337,7 @@ class _Sep2663(Extension):
             or params.name not in TASK_TOOLS
         ):
             return await call_next(ctx)
-        record = self.owner.create(modern=True, owner=ctx.session, requested_ttl=None)
+        record = self.owner.create(modern=True, owner=_connection_of(ctx), requested_ttl=None)
         self.owner.start(record, lambda: call_next(ctx))
         return {"resultType": "task", **record.wire(self.owner.knobs)}
 

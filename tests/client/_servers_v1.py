@@ -120,11 +120,13 @@ async def memory_streams(server: Server[Any, Any]) -> AsyncIterator[tuple[Any, A
             if not _only_disconnects(error):
                 raise
 
-    async with create_client_server_memory_streams() as (client_streams, server_streams):
-        async with anyio.create_task_group() as group:
-            group.start_soon(serve, server_streams)
-            try:
-                yield client_streams
-            finally:
-                # Server.run waits for task work still running; the test is done with it.
-                group.cancel_scope.cancel()
+    async with (
+        create_client_server_memory_streams() as (client_streams, server_streams),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(serve, server_streams)
+        try:
+            yield client_streams
+        finally:
+            # Server.run waits for task work still running; the test is done with it.
+            group.cancel_scope.cancel()

@@ -8,6 +8,7 @@ the minimal SEP-2663 server (2026-07-28) and the same server on a handshake-era 
 from __future__ import annotations
 
 import asyncio
+import warnings
 from typing import Any
 
 import anyio
@@ -215,14 +216,14 @@ async def test_resume_of_an_unknown_id_raises_task_not_found(kind: str) -> None:
 
 async def test_a_task_past_its_ttl_is_reported_expired(kind: str) -> None:
     # 2025-11-25 takes the client's ttl; the Tasks extension's server picks it (knob).
-    async with open_harness(kind, Knobs(ttl_ms=300 if kind == "ext" else None)) as harness:
-        async with harness.session() as session:
-            started = anyio.current_time()
-            with anyio.fail_after(BOUND), pytest.raises(TaskExpiredError) as caught:
-                await call_tool(session, "hang", ttl=0.3)
-            assert caught.value.task_id == harness.script.created[0]
-            assert anyio.current_time() - started >= 0.25
-            assert isinstance(caught.value, TaskNotFoundError)  # expired is a kind of not-found
+    knobs = Knobs(ttl_ms=300 if kind == "ext" else None)
+    async with open_harness(kind, knobs) as harness, harness.session() as session:
+        started = anyio.current_time()
+        with anyio.fail_after(BOUND), pytest.raises(TaskExpiredError) as caught:
+            await call_tool(session, "hang", ttl=0.3)
+        assert caught.value.task_id == harness.script.created[0]
+        assert anyio.current_time() - started >= 0.25
+        assert isinstance(caught.value, TaskNotFoundError)  # expired is a kind of not-found
 
 
 async def test_the_overall_timeout_cancels_the_task(kind: str) -> None:
@@ -284,3 +285,15 @@ async def test_concurrent_calls_on_one_session(kind: str) -> None:
                     group.start_soon(one, label)
         assert results == {"a": "done a", "b": "done b", "c": "done c"}
         assert len(harness.script.created) == 3
+
+
+async def test_no_deprecation_warning_reaches_the_caller(kind: str) -> None:
+    async with open_harness(kind) as harness, harness.session() as session:
+        harness.script.release.set()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            await negotiate(session)
+            assert text_of(await call_tool(session, "gated", {"label": "w"})) == "done w"
+            run = await start_tool(session, "hang")
+            await run.cancel()
+        assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []

@@ -1,0 +1,152 @@
+"""The SDK-free client core against a scripted wire: clamping, status de-duplication, odd answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_compat import PeerProtocolError, TaskFailedError
+from mcp_tasks_compat._client_core import (
+    MAX_POLL_SECONDS,
+    MIN_POLL_SECONDS,
+    RemoteError,
+    _Reporter,  # pyright: ignore[reportPrivateUsage]
+    clamp_poll_seconds,
+    follow,
+)
+from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.dialects import Dialect
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def task(status: TaskStatus = TaskStatus.WORKING, *, at: int = 0, **changes: Any) -> Task:
+    base = Task(
+        task_id="t1",
+        status=status,
+        created_at=T0,
+        last_updated_at=T0 + timedelta(seconds=at),
+        ttl_ms=None,
+        poll_interval_ms=100,
+    )
+    return base.evolve(**changes) if changes else base
+
+
+@pytest.mark.parametrize(
+    ("hint_ms", "expected"),
+    [(0, MIN_POLL_SECONDS), (50, MIN_POLL_SECONDS), (250, 0.25), (10**12, MAX_POLL_SECONDS), (None, 1.0)],
+)
+def test_poll_hints_are_clamped(hint_ms: int | None, expected: float) -> None:
+    assert clamp_poll_seconds(hint_ms) == pytest.approx(expected)
+
+
+@pytest.mark.anyio
+async def test_the_reporter_passes_each_distinct_status_once_and_never_goes_backwards() -> None:
+    seen: list[tuple[str, str | None]] = []
+    reporter = _Reporter(lambda t: seen.append((t.status.value, t.status_message)))
+    await reporter.report(task())
+    await reporter.report(task(at=1))  # same (status, message): not repeated
+    await reporter.report(task(at=3, status_message="two"))
+    await reporter.report(task(at=2, status_message="one"))  # older than what was seen: dropped
+    await reporter.report(task(TaskStatus.COMPLETED, at=4, status_message="two"))
+    await reporter.report(task(at=5, status_message="late"))  # after terminal: dropped
+    assert seen == [("working", None), ("working", "two"), ("completed", "two")]
+
+
+@pytest.mark.anyio
+async def test_an_async_on_status_is_awaited() -> None:
+    seen: list[str] = []
+
+    async def on_status(t: Task) -> None:
+        await anyio.lowlevel.checkpoint()
+        seen.append(t.status.value)
+
+    await _Reporter(on_status).report(task())
+    assert seen == ["working"]
+
+
+class ScriptedWire:
+    """A 2026-07-28 wire whose tasks/get answers come from a list."""
+
+    def __init__(self, answers: list[Task]) -> None:
+        self.answers = answers
+        self.cancelled: list[str] = []
+
+    @property
+    def dialect(self) -> Dialect:
+        return "2026-07-28"
+
+    async def get(self, task_id: str) -> Task:
+        if not self.answers:
+            raise RemoteError(-32602, "Task not found")
+        return self.answers.pop(0)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        raise RemoteError(-32601, "no tasks/result")
+
+    async def cancel(self, task_id: str) -> Task | None:
+        self.cancelled.append(task_id)
+        return None
+
+    def to_result(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(payload)
+
+    def listen(self, task_id: str, listener: Callable[[Task], None]) -> Callable[[], None]:
+        return lambda: None
+
+
+@pytest.mark.anyio
+async def test_a_born_terminal_task_is_read_once_for_its_result() -> None:
+    done = task(TaskStatus.COMPLETED, at=1, result={"content": []})
+    wire = ScriptedWire([done])
+    with anyio.fail_after(1):
+        assert await follow(
+            wire, task(TaskStatus.COMPLETED), on_status=None, overall_timeout=None, cancel_grace=1
+        ) == {"content": []}
+    assert wire.answers == []
+
+
+@pytest.mark.anyio
+async def test_a_failed_task_without_an_error_object_still_fails_with_its_message() -> None:
+    wire = ScriptedWire([task(TaskStatus.FAILED, at=1, status_message="disk full")])
+    with anyio.fail_after(2), pytest.raises(TaskFailedError) as caught:
+        await follow(wire, task(), on_status=None, overall_timeout=None, cancel_grace=1)
+    assert (caught.value.error_code, caught.value.error_message) == (-32603, "disk full")
+    assert wire.cancelled == []  # it ended: nothing to cancel
+
+
+@pytest.mark.anyio
+async def test_a_failed_task_carries_its_json_rpc_error() -> None:
+    error = JsonRpcError(code=-32000, message="quota", data={"limit": 3})
+    wire = ScriptedWire([task(TaskStatus.FAILED, at=1, error=error)])
+    with anyio.fail_after(2), pytest.raises(TaskFailedError) as caught:
+        await follow(wire, task(), on_status=None, overall_timeout=None, cancel_grace=1)
+    assert (caught.value.error_code, caught.value.error_message, caught.value.error_data) == (
+        -32000,
+        "quota",
+        {"limit": 3},
+    )
+
+
+@pytest.mark.anyio
+async def test_a_completed_answer_without_a_result_is_a_peer_protocol_error() -> None:
+    wire = ScriptedWire([task(TaskStatus.COMPLETED, at=1), task(TaskStatus.COMPLETED, at=2)])
+    with anyio.fail_after(2), pytest.raises(PeerProtocolError, match="carried no result"):
+        await follow(wire, task(), on_status=None, overall_timeout=None, cancel_grace=1)
+    assert wire.cancelled == []
+
+
+@pytest.mark.anyio
+async def test_an_on_status_error_ends_the_call_and_cancels_the_task() -> None:
+    def on_status(t: Task) -> None:
+        if t.status_message == "bad":
+            raise RuntimeError("observer broke")
+
+    wire = ScriptedWire([task(at=1, status_message="bad")])
+    with anyio.fail_after(2), pytest.raises(RuntimeError, match="observer broke"):
+        await follow(wire, task(), on_status=on_status, overall_timeout=None, cancel_grace=1)
+    assert wire.cancelled == ["t1"]

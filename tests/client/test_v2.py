@@ -1,0 +1,255 @@
+"""mcp 2.x only: per-connection dialects, the extension seams, poll hints, deviating servers, HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_compat import TaskNotFoundError
+from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
+
+from ._harness import open_harness
+from ._helpers import gaps, text_of
+from ._script import Knobs, Script
+
+pytestmark = [pytest.mark.anyio, pytest.mark.mcp2]
+
+BOUND = 5.0
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+@pytest.fixture(params=["ext", "legacy"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_a_zero_poll_hint_is_clamped_to_100_ms(kind: str) -> None:
+    async with open_harness(kind, Knobs(poll_hints=(0,))) as harness, harness.session() as session:
+        harness.script.gets_needed = 4
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "count_gets")) == "counted"
+        assert len(harness.script.get_times) >= 4
+        assert min(gaps(harness.script.get_times[:4])) >= 0.09
+
+
+async def test_the_poll_hint_is_re_read_on_every_answer(kind: str) -> None:
+    # Answer 0 (creation) says 100 ms, answer 1 (first tasks/get) 400 ms, later ones 100 ms.
+    async with open_harness(kind, Knobs(poll_hints=(100, 400, 100))) as harness, harness.session() as session:
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "count_gets")) == "counted"
+        first, second = gaps(harness.script.get_times[:3])
+        assert first >= 0.38
+        assert second < 0.3
+
+
+async def test_a_missing_poll_hint_polls_once_a_second() -> None:
+    async with open_harness("ext", Knobs(poll_hints=(None,))) as harness, harness.session() as session:
+        harness.script.release.set()
+        started = anyio.current_time()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "gated", {"label": "d"})) == "done d"
+        assert 0.9 <= anyio.current_time() - started < 2.0
+
+
+async def test_a_huge_poll_hint_does_not_delay_a_2025_result() -> None:
+    # The tasks/result wait delivers the result; the 30 s (clamped) poll interval is never waited out.
+    async with open_harness("legacy", Knobs(poll_hints=(10**12,))) as harness, harness.session() as session:
+        harness.script.release.set()
+        with anyio.fail_after(2.0):
+            assert text_of(await call_tool(session, "gated", {"label": "quick"})) == "done quick"
+
+
+async def test_a_tasks_result_that_refuses_a_working_task_falls_back_to_polling() -> None:
+    seen: list[tuple[str, str | None]] = []
+    started = anyio.Event()
+
+    def on_status(task: Any) -> None:
+        seen.append((task.status.value, task.status_message))
+        if task.status_message == "started":
+            started.set()
+
+    async with open_harness("legacy", Knobs(result_refuses_working=True)) as harness:
+        async with harness.session() as session, anyio.create_task_group() as group:
+            results: list[Any] = []
+
+            async def caller() -> None:
+                results.append(await call_tool(session, "gated", {"label": "lib"}, on_status=on_status))
+
+            group.start_soon(caller)
+            with anyio.fail_after(BOUND):
+                await started.wait()
+            harness.script.release.set()
+        assert text_of(results[0]) == "done lib"
+        assert seen == [("working", None), ("working", "started"), ("completed", "started")]
+
+
+async def test_a_scoped_2025_server_refuses_resume_from_another_session() -> None:
+    async with open_harness("legacy", Knobs(scoped=True)) as harness, harness.session() as first:
+        run = await start_tool(first, "gated", {"label": "s"})
+        task_id = run.task_id
+        async with harness.session() as second:
+            with pytest.raises(TaskNotFoundError) as caught:
+                await resume(second, str(task_id))
+        assert caught.value.message == (
+            f"task {task_id} is unknown to the server (tasks/get: Task not found: {task_id}); 2025-11-25 "
+            "servers built on mcp 1.27.2 or later scope tasks to the session that created them, so a task "
+            "can only be read from that session, not from another session or after reconnecting"
+        )
+        harness.script.release.set()
+        with anyio.fail_after(BOUND):
+            assert text_of(await run.result()) == "done s"  # the creating session still can
+
+
+async def test_negotiate_falls_back_to_initialize_when_discover_gets_no_answer() -> None:
+    async with open_harness("legacy", Knobs(discover="silent")) as harness, harness.session() as session:
+        started = anyio.current_time()
+        with anyio.fail_after(BOUND):
+            negotiated = await negotiate(session, discover_timeout=0.3)
+        assert anyio.current_time() - started >= 0.29
+        assert negotiated.protocol_version == "2025-11-25"
+        assert negotiated.dialect == "2025-11-25"
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "late"})) == "done late"
+
+
+async def test_negotiate_logs_why_tasks_are_inactive(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="mcp_tasks_compat.client")
+    async with open_harness("legacy", Knobs(tasks=False)) as harness, harness.session() as session:
+        negotiated = await negotiate(session)
+    assert negotiated.dialect is None
+    assert negotiated.reason is not None
+    assert negotiated.reason.startswith("server/discover was refused (-32601: Method not found)")
+    assert f"tasks are inactive on this connection: {negotiated.reason}" in caplog.messages
+
+
+async def test_the_dialect_opt_in_keeps_tasks_to_one_dialect() -> None:
+    only_2026 = session_kwargs(dialect="2026-07-28")
+    only_2025 = session_kwargs(dialect="2025-11-25")
+    assert TASKS in only_2026["extensions"]
+    assert "extensions" not in only_2025
+    async with open_harness("legacy") as harness, harness.session(kwargs=only_2026) as session:
+        negotiated = await negotiate(session)
+        assert negotiated.dialect is None
+        assert negotiated.server_offers_tasks
+        assert negotiated.reason is not None
+        assert negotiated.reason.endswith(
+            "session_kwargs(dialect='2026-07-28') keeps tasks to the Tasks extension"
+        )
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "p"})) == "done p"
+        assert harness.script.created == []
+    async with open_harness("ext") as harness, harness.session(kwargs=only_2025) as session:
+        negotiated = await negotiate(session)
+        assert negotiated.dialect is None
+        assert (
+            negotiated.reason
+            == "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections"
+        )
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "p"})) == "done p"
+        assert harness.script.created == []  # the extension was never declared, so no task
+
+
+async def test_session_kwargs_composes_the_callers_own_extension_seams() -> None:
+    from typing import Literal
+
+    import mcp_types
+    from mcp.client.extension import NotificationBinding, ResultClaim
+
+    class JobHandle(mcp_types.Result):
+        result_type: Literal["job"] = "job"
+
+    async def resolve(handle: JobHandle, context: object) -> mcp_types.CallToolResult:
+        raise AssertionError("never called")
+
+    async def on_thing(params: Any) -> None:
+        return None
+
+    claim = ResultClaim(result_type="job", model=JobHandle, resolve=resolve)
+    binding = NotificationBinding(
+        method="notifications/thing", params_type=mcp_types.NotificationParams, handler=on_thing
+    )
+    kwargs = session_kwargs(
+        extensions={"io.example/jobs": {"v": 1}},
+        result_claims={"io.example/jobs": [claim]},
+        notification_bindings=[binding],
+    )
+    assert kwargs["extensions"] == {"io.example/jobs": {"v": 1}, TASKS: {}}
+    assert kwargs["result_claims"]["io.example/jobs"] == [claim]
+    (ours,) = kwargs["result_claims"][TASKS]
+    assert ours.result_type == "task"
+    assert ours.protocol_versions == frozenset({"2026-07-28"})
+    assert binding in kwargs["notification_bindings"]
+    async with open_harness("ext") as harness, harness.session(kwargs=kwargs) as session:
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "c"})) == "done c"
+        assert len(harness.script.created) == 1
+
+
+async def test_call_tool_allow_claimed_returns_the_claim_model() -> None:
+    from mcp_tasks_compat._adapters.v2_client import TaskHandle
+
+    async with open_harness("ext") as harness, harness.session() as session:
+        await negotiate(session)
+        handle = await session.call_tool("hang", {}, allow_claimed=True)
+        assert isinstance(handle, TaskHandle)
+        assert handle.model_extra is not None
+        assert handle.model_extra["taskId"] == harness.script.created[0]
+        run = await resume(session, harness.script.created[0])
+        assert (await run.cancel()) is not None
+
+
+async def test_the_claims_resolve_hook_follows_the_task() -> None:
+    """``ResultClaim.resolve`` works on its own (``mcp.Client`` calls it for claimed results)."""
+    from mcp.client.extension import ClaimContext
+
+    async with open_harness("ext") as harness, harness.session() as session:
+        await negotiate(session)
+        harness.script.release.set()
+        handle = await session.call_tool("gated", {"label": "h"}, allow_claimed=True)
+        claim = session_claim(session)
+        result = await claim.resolve(
+            handle, ClaimContext(session=session, tool_name="gated", read_timeout_seconds=None)
+        )
+        assert text_of(result) == "done h"
+
+
+def session_claim(session: Any) -> Any:
+    return session._active_claims["task"]  # the SDK's own record of the claims it routes on
+
+
+async def test_mcp_name_header_carries_the_task_id_over_streamable_http() -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from ._servers import DualDialectServer, http_server
+
+    script = Script()
+    async with anyio.create_task_group() as group:
+        test_server = DualDialectServer(script, Knobs(), group)
+        async with http_server(test_server) as url, streamable_http_client(url) as streams:
+            read, write = streams[0], streams[1]
+            async with ClientSession(read, write, **session_kwargs()) as session:
+                negotiated = await negotiate(session)
+                assert negotiated.dialect == "2026-07-28"
+                run = await start_tool(session, "hang")
+                await run.status()
+                state = await run.cancel()
+                assert state is not None
+                assert state.status.value == "cancelled"
+                script.release.set()
+                assert text_of(await call_tool(session, "gated", {"label": "web"})) == "done web"
+        group.cancel_scope.cancel()
+    by_method: dict[str, list[dict[str, str]]] = {}
+    for method, headers in script.http_requests:
+        by_method.setdefault(method, []).append(headers)
+    assert by_method["tasks/get"]
+    assert by_method["tasks/cancel"]
+    for method in ("tasks/get", "tasks/cancel"):
+        for headers in by_method[method]:
+            assert headers["mcp-method"] == method
+            assert headers["mcp-name"] == headers["x-body-task-id"]
+            assert headers["mcp-name"] in script.created
+    assert by_method["tasks/cancel"][0]["mcp-name"] == run.task_id
