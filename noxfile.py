@@ -120,3 +120,14 @@ def bench(session: nox.Session, major: str) -> None:
     session.run("python", "-m", "benchmarks", "run", "--profile", "full", "--out", str(out), *session.posargs)
     runs = sorted(str(path) for path in out.parent.glob("bench-mcp*.json"))
     session.run("python", "-m", "benchmarks", "report", *runs, "--docs", str(ROOT / "docs" / "benchmarks.md"))
+
+
+# Interoperability (opt-in: `tests` already runs tests/interop in every SDK session). This session
+# runs only tests/interop, for working on the peers; the TypeScript packages come from
+# tests/interop/ts/package-lock.json via `npm ci`, run by tests/interop/peers.py when needed.
+@nox.session
+@nox.parametrize("mcp", MCP_VERSIONS)
+def interop(session: nox.Session, mcp: str) -> None:
+    """tests/interop (the TypeScript peers; see docs/interop.md) against one SDK version."""
+    install_with_sdk(session, mcp, "test")
+    session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
