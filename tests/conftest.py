@@ -17,10 +17,10 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - the suite 
 MCP_MAJOR = MCP_VERSION.major if MCP_VERSION is not None else None
 
 # Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (nox sets "ci"):
-#   default  - local runs: random, 100 examples, no deadline (timing on a busy laptop is noise);
+#   default  - local runs: random, 100 examples (25 steps per state machine run), no deadline;
 #   ci       - reproducible (derandomize, no example database) and bounded so each SDK session stays fast;
 #   thorough - a long local hunt before a release.
-settings.register_profile("default", deadline=None)
+settings.register_profile("default", deadline=None, stateful_step_count=25)
 settings.register_profile(
     "ci",
     deadline=None,
