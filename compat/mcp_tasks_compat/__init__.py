@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from ._detect import SdkInfo, sdk_info
 from ._version import __version__
-from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect, TaskSupport
+from .dialects import (
+    ALL_DIALECTS,
+    DIALECT_2025_11_25,
+    DIALECT_2026_07_28,
+    TASKS_EXTENSION_ID,
+    Dialect,
+    TaskSupport,
+)
 from .errors import (
     CompatError,
     PeerProtocolError,
