@@ -25,7 +25,15 @@ from ._script import Knobs, Script
 MCP_VERSION = Version(importlib.metadata.version("mcp"))
 MCP_MAJOR = MCP_VERSION.major
 KINDS = ("v1",) if MCP_MAJOR == 1 else ("ext", "legacy")
-DIALECT_OF = {"v1": "2025-11-25", "ext": "2026-07-28", "legacy": "2025-11-25"}
+PROJECT_KINDS = ("project",) if MCP_MAJOR == 1 else ("project-ext", "project-legacy")
+DIALECT_OF = {
+    "v1": "2025-11-25",
+    "ext": "2026-07-28",
+    "legacy": "2025-11-25",
+    "project": "2025-11-25",
+    "project-ext": "2026-07-28",
+    "project-legacy": "2025-11-25",
+}
 
 _DEFAULT = object()
 
@@ -51,10 +59,15 @@ class Harness:
             from ._servers_v1 import memory_streams as v1_streams
 
             streams = v1_streams(self._target)
+        elif self.kind == "project":
+            from ._servers_v1 import memory_streams as v1_streams
+
+            streams = v1_streams(self._target._mcp_server)
         else:
             from ._servers import memory_streams as v2_streams
 
-            streams = v2_streams(self._target)
+            server = self._target if self.kind.startswith("project") else self._target.server
+            streams = v2_streams(server, self.knobs.discover)
         async with streams as (read, write), ClientSession(read, write, **options) as session:
             yield session
 
@@ -63,6 +76,13 @@ class Harness:
 async def open_harness(kind: str, knobs: Knobs | None = None) -> AsyncIterator[Harness]:
     knobs = knobs or Knobs()
     script = Script()
+    if kind.startswith("project"):
+        from ._project_server import build_project_server
+
+        if kind == "project-legacy":
+            knobs = replace(knobs, discover="refuse")
+        yield Harness(kind, script, knobs, build_project_server(script))
+        return
     if kind == "v1":
         from ._servers_v1 import build_v1_server
 

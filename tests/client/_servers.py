@@ -361,10 +361,13 @@ def _discover_filter(mode: str) -> Callable[[SessionMessage], SessionMessage | b
 
 
 @asynccontextmanager
-async def memory_streams(test_server: DualDialectServer) -> AsyncIterator[tuple[Any, Any]]:
-    """Client (read, write) streams to ``test_server`` over in-memory JSON-RPC, one server run each."""
-    low = test_server.server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
-    decide = _discover_filter(test_server.knobs.discover)
+async def memory_streams(server: MCPServer, discover: str = "answer") -> AsyncIterator[tuple[Any, Any]]:
+    """Client (read, write) streams to ``server`` over in-memory JSON-RPC, one server run each.
+
+    ``discover`` says how ``server/discover`` is met before the server sees it (see :class:`Knobs`).
+    """
+    low = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    decide = _discover_filter(discover)
     to_client_send, to_client_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
     from_client_send, from_client_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
     to_server_send, to_server_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
