@@ -53,7 +53,12 @@ def test_sdk1_client_runs_a_task_on_the_sdk1_server_over_stdio(ts_peers: TsPeers
     report = run.report
     assert report["crashed"] is None, run.explain()
     assert report["protocol_version"] == "2025-11-25"
-    assert report["tools"] == {"slow_echo": "optional", "fail": "optional", "must_task": "required"}
+    assert report["tools"] == {
+        "slow_echo": "optional",
+        "fail": "optional",
+        "must_task": "required",
+        "ask": "required",
+    }
     assert report["task_id"], run.explain()
     assert report["result"]["content"] == [{"type": "text", "text": "hello"}]
     messages = [status["message"] for status in report["statuses"] if status["message"]]
@@ -378,6 +383,7 @@ async def test_our_client_runs_a_task_on_the_ts_sdk1_server(sdk1_server: str | l
             "slow_echo": "optional",
             "fail": "optional",
             "must_task": "required",
+            "ask": "required",
         }
         with anyio.fail_after(20):
             result = await call_tool(session, "slow_echo", SLOW, mode="task", on_status=statuses)
@@ -442,6 +448,19 @@ async def test_ts_sdk1_server_answers_a_plain_call_to_a_required_tool_with_a_too
     assert _is_error(result)
     assert "-32601" in _text(result)
     assert "requires task augmentation" in _text(result)
+
+
+async def test_our_client_gets_a_clean_failure_when_a_ts_sdk1_task_asks_for_input(ts_peers: TsPeers) -> None:
+    """``ask`` elicits inside the task (input_required). Our client declares no elicitation support,
+    so the TS server refuses to ask and fails the task; the call ends with that error, no hang."""
+    statuses = _Statuses()
+    with ts_peers.sdk1_http_server() as url:
+        async with _our_session(url) as session:
+            with anyio.fail_after(20):
+                result = await call_tool(session, "ask", {"question": "ok?"}, on_status=statuses)
+    assert [s["status"] for s in statuses.seen][-2:] == ["input_required", "failed"], statuses.seen
+    assert _is_error(result)
+    assert _text(result) == "Client does not support form elicitation."
 
 
 async def test_our_client_cancels_a_ts_sdk1_task_explicitly(ts_peers: TsPeers) -> None:

@@ -6,20 +6,24 @@
 //
 // Usage:
 //   node sdk1_client.mjs [--tool NAME] [--args JSON] [--mode task|plain] [--ttl-ms N]
-//                        [--cancel on-create|on-status] [--timeout-ms N]
+//                        [--cancel on-create|on-status] [--answer JSON] [--timeout-ms N]
 //                        (--url URL | -- COMMAND ARGS...)
 //
 // Report keys: peer, packages, protocol_version, server_info, server_capabilities, tools
 // ({name: taskSupport}), mode, task_id, created (the CreateTaskResult's task), statuses (distinct
 // {status, message} seen by polling, in order), notified (statuses from notifications/tasks/status),
 // result (CallToolResult), error ({code, message} of a JSON-RPC or stream error), cancel
-// ({requested, response, error}), final_task (tasks/get after the end, when a task exists),
+// ({requested, response, error}), input_requests (elicitations answered with --answer), final_task (tasks/get after the end, when a task exists),
 // wire (compact message log), elapsed_s, crashed (unexpected exception, else null).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  TaskStatusNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 import {
   StatusLog,
@@ -49,6 +53,7 @@ const report = {
   result: null,
   error: null,
   cancel: { requested: null, response: null, error: null },
+  input_requests: [],
   final_task: null,
   wire: [],
   elapsed_s: null,
@@ -61,7 +66,9 @@ try {
     mode: { type: "string", default: "task" },
     "ttl-ms": { type: "string", default: "60000" },
     cancel: { type: "string" },
+    answer: { type: "string", default: '{"action":"accept","content":{"answer":"yes"}}' },
   });
+  parsed.answer = JSON.parse(parsed.options.answer);
   if (!["task", "plain"].includes(parsed.options.mode)) throw new UsageError("--mode is task or plain");
   if (![undefined, "on-create", "on-status"].includes(parsed.options.cancel)) {
     throw new UsageError("--cancel is on-create or on-status");
@@ -90,14 +97,22 @@ if (parsed !== undefined) {
       }
     },
   });
-  const client = new Client({ name: "ts-sdk1-task-client", version: "1.0.0" }, { capabilities: {} });
+  const client = new Client(
+    { name: "ts-sdk1-task-client", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } } },
+  );
+  // Input requests (2025-11-25: server->client requests inside a task, delivered on tasks/result).
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    report.input_requests.push({ method: request.method, params: request.params });
+    return parsed.answer;
+  });
   const notified = new StatusLog();
   client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
     notified.add(notification.params.status, notification.params.statusMessage);
   });
   const limit = deadline(timeoutMs, `${options.tool} via sdk1_client`);
   try {
-    await Promise.race([run(client, transport, notified), limit.promise]);
+    await Promise.race([run(client, transport), limit.promise]);
   } catch (error) {
     report.crashed = errorJson(error);
   } finally {
@@ -110,7 +125,7 @@ if (parsed !== undefined) {
   }
 }
 
-async function run(client, transport, notified) {
+async function run(client, transport) {
   await client.connect(transport);
   report.server_info = client.getServerVersion() ?? null;
   report.server_capabilities = client.getServerCapabilities() ?? null;
@@ -166,5 +181,4 @@ async function run(client, transport, notified) {
       report.final_task = { error: errorJson(error) };
     }
   }
-  void notified;
 }

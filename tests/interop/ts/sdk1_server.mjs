@@ -7,6 +7,7 @@
 //   slow_echo(text, seconds=1.0, steps=4)  task-optional; a status message per step; returns text
 //   fail(message)                          task-optional; ends in a tool error (isError result)
 //   must_task(text)                        task-required; returns text
+//   ask(question)                          task-required; elicits an answer inside the task (input_required)
 //
 // Usage:
 //   node sdk1_server.mjs                              # stdio (stdout carries JSON-RPC)
@@ -159,6 +160,46 @@ function buildServer() {
       await report("running as a task");
       return text(value);
     }),
+  );
+
+  // ask(question): the task moves to input_required and sends elicitation/create tagged with
+  // related-task; the SDK queues it for the tasks/result stream (2025-11-25 side channel).
+  tasks.registerToolTask(
+    "ask",
+    {
+      description: "Ask the client a question (elicitation inside the task); returns the answer.",
+      inputSchema: { question: z.string() },
+      execution: { taskSupport: "required" },
+    },
+    {
+      async createTask({ question }, extra) {
+        const store = extra.taskStore;
+        const task = await store.createTask({
+          ttl: extra.taskRequestedTtl ?? DEFAULT_TTL_MS,
+          pollInterval: POLL_INTERVAL_MS,
+        });
+        runInBackground(store, task.taskId, async () => {
+          await store.updateTaskStatus(task.taskId, "input_required", "waiting for an answer");
+          const answer = await server.server.elicitInput(
+            {
+              mode: "form",
+              message: question,
+              requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+            },
+            { relatedTask: { taskId: task.taskId }, timeout: 60_000 },
+          );
+          await store.updateTaskStatus(task.taskId, "working", `answer: ${answer.action}`);
+          return text(answer.action === "accept" ? String(answer.content?.answer) : answer.action);
+        });
+        return { task };
+      },
+      async getTask(_args, extra) {
+        return await extra.taskStore.getTask(extra.taskId);
+      },
+      async getTaskResult(_args, extra) {
+        return await extra.taskStore.getTaskResult(extra.taskId);
+      },
+    },
   );
 
   return server;
