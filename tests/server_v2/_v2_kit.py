@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
-import anyio.abc
 import mcp_types as types
 import uvicorn
 from mcp.client._memory import InMemoryTransport
@@ -35,6 +34,7 @@ __all__ = [
     "LEGACY",
     "MODERN",
     "Ack",
+    "CallToolResult",
     "CancelTask",
     "ClientSession",
     "DetailedTask",
@@ -58,6 +58,8 @@ __all__ = [
     "raw_peer",
     "serve_http",
 ]
+
+CallToolResult = types.CallToolResult
 
 EXT = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
@@ -143,7 +145,9 @@ def lowlevel(server: MCPServer | Server[Any]) -> Server[Any]:
 
 
 @asynccontextmanager
-async def declaring_session(server: MCPServer | Server[Any], *, declare: bool = True) -> AsyncIterator[ClientSession]:
+async def declaring_session(
+    server: MCPServer | Server[Any], *, declare: bool = True
+) -> AsyncGenerator[ClientSession, None]:
     """A real 2.x ClientSession on 2026-07-28 (after ``discover()``), declaring the extension or not."""
     async with InMemoryTransport(server) as (read, write):
         kwargs: dict[str, Any] = {}
@@ -248,7 +252,7 @@ class RawPeer:
 
 
 @asynccontextmanager
-async def raw_peer(server: MCPServer | Server[Any]) -> AsyncIterator[RawPeer]:
+async def raw_peer(server: MCPServer | Server[Any]) -> AsyncGenerator[RawPeer, None]:
     async with InMemoryTransport(server) as (read, write), anyio.create_task_group() as group:
         peer = RawPeer(read, write)
         group.start_soon(peer.pump)
@@ -257,7 +261,7 @@ async def raw_peer(server: MCPServer | Server[Any]) -> AsyncIterator[RawPeer]:
 
 
 @asynccontextmanager
-async def serve_http(app: Any) -> AsyncIterator[str]:
+async def serve_http(app: Any) -> AsyncGenerator[str, None]:
     """Serve ``app`` with uvicorn on a socket bound before the server starts (no start-up race)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -17,6 +17,7 @@ pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 from ._v2_kit import (  # noqa: E402 - after the skip, these import mcp 2.x
     EXT,
     Ack,
+    CallToolResult,
     Gate,
     MCPError,
     MCPServer,
@@ -40,7 +41,13 @@ class App:
 
 def build_app(**task_options: Any) -> App:
     tasks = ServerTasks(
-        tools={"slow": "optional", "must": "required", "oops": "optional", "boom": "optional", "stubborn": "optional"},
+        tools={
+            "slow": "optional",
+            "must": "required",
+            "oops": "optional",
+            "boom": "optional",
+            "stubborn": "optional",
+        },
         **task_options,
     )
     app = App(tasks=tasks, server=MCPServer("ext-2026", **tasks.mcpserver_kwargs()))
@@ -116,7 +123,8 @@ async def test_declaring_client_gets_a_task_whose_result_is_inline() -> None:
     assert done.result["structuredContent"] == {"result": 42}
     assert done.result["isError"] is False
     seen_task = app.seen["slow.current"]
-    assert seen_task is not None and seen_task.task_id == handle.task_id
+    assert seen_task is not None
+    assert seen_task.task_id == handle.task_id
 
 
 async def test_non_declaring_client_gets_a_plain_result_and_required_is_refused() -> None:
@@ -140,7 +148,7 @@ async def test_forbidden_tool_runs_plainly_for_a_declaring_client() -> None:
     app = build_app()
     async with declaring_session(app.server) as session:
         result = await session.call_tool("plain", {"x": 5}, allow_claimed=True)
-    assert not isinstance(result, TaskHandle)
+    assert isinstance(result, CallToolResult)
     assert result.structured_content == {"result": 6}
     assert app.seen["plain.current"] is None
 
@@ -153,7 +161,8 @@ async def test_required_tool_runs_as_a_task_for_a_declaring_client() -> None:
         await wait_done(app, handle.task_id)
         done = await get_task(session, handle.task_id)
     assert done.status == "completed"
-    assert done.result is not None and done.result["structuredContent"] == {"result": 7}
+    assert done.result is not None
+    assert done.result["structuredContent"] == {"result": 7}
 
 
 async def test_tool_error_result_is_completed_with_the_result_inline() -> None:
@@ -165,7 +174,8 @@ async def test_tool_error_result_is_completed_with_the_result_inline() -> None:
         done = await get_task(session, handle.task_id)
     assert done.status == "completed"
     assert done.error is None
-    assert done.result is not None and done.result["isError"] is True
+    assert done.result is not None
+    assert done.result["isError"] is True
     assert "tool went wrong" in done.result["content"][0]["text"]
 
 
@@ -212,7 +222,8 @@ async def test_cancel_interrupts_a_cooperative_tool() -> None:
             await app.gate.started.wait()
         await cancel_task(session, handle.task_id)
         record = await app.tasks.engine.lookup(handle.task_id, None)
-        assert record.scope is not None and record.scope.cancel_called
+        assert record.scope is not None
+        assert record.scope.cancel_called
         assert (await get_task(session, handle.task_id)).status == "cancelled"
 
 
@@ -258,7 +269,9 @@ async def test_tasks_update_is_acknowledged_and_ignores_unknown_keys() -> None:
         assert isinstance(handle, TaskHandle)
         ack = await session.send_request(
             UpdateTask(
-                params=UpdateParams(task_id=handle.task_id, input_responses={"nobody-asked": {"action": "accept"}})
+                params=UpdateParams(
+                    task_id=handle.task_id, input_responses={"nobody-asked": {"action": "accept"}}
+                )
             ),
             Ack,
         )
@@ -278,7 +291,9 @@ async def test_outstanding_input_request_receives_its_response() -> None:
         handle = await session.call_tool("slow", {"x": 1}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)
         record = await app.tasks.engine.lookup(handle.task_id, None)
-        record.task = record.task.evolve(input_requests={"name": {"method": "elicitation/create", "params": {}}})
+        record.task = record.task.evolve(
+            input_requests={"name": {"method": "elicitation/create", "params": {}}}
+        )
         await session.send_request(
             UpdateTask(
                 params=UpdateParams(
@@ -311,4 +326,5 @@ async def test_poll_interval_grows_with_the_age_of_the_task() -> None:
         older = await get_task(session, handle.task_id)
         app.gate.release.set()
         await wait_done(app, handle.task_id)
-    assert older.poll_interval_ms is not None and 2_000 <= older.poll_interval_ms <= 2_100
+    assert older.poll_interval_ms is not None
+    assert 2_000 <= older.poll_interval_ms <= 2_100

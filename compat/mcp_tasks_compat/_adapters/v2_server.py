@@ -44,7 +44,6 @@ TASKS_PROTOCOL_VERSIONS: Final = frozenset({DIALECT_2026_07_28})
 MCP_NAME_HEADER: Final = "mcp-name"
 
 INSTALL_ON_MCPSERVER_FIX: Final = (
-    "build it with the construction-time form instead: "
     "MCPServer(name, **tasks.mcpserver_kwargs(lifespan=..., extensions=[...], middleware=[...]))"
 )
 
@@ -227,8 +226,8 @@ def install(tasks: ServerTasks, server: Any) -> None:
             [
                 UnsupportedOptIn(
                     asked="ServerTasks.install() on an already-built MCPServer",
-                    supported_by="the construction-time form (MCPServer fixes its extensions, lifespan "
-                    "and middleware when it is built)",
+                    supported_by="the construction-time form, since an MCPServer fixes its extensions, "
+                    "lifespan and middleware when it is built",
                     fix=INSTALL_ON_MCPSERVER_FIX,
                 )
             ],
