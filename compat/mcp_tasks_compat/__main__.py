@@ -1,17 +1,47 @@
-"""Command line: ``mcp-tasks-compat`` / ``python -m mcp_tasks_compat``."""
+"""Command line: ``mcp-tasks-compat`` / ``python -m mcp_tasks_compat``.
+
+``info``, ``demo``, ``example-server``, ``call`` and ``probe``; docs/cli.md lists every option and
+exit code. Parsing lives here; what each command does lives in :mod:`._cli`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
+from .dialects import ALL_DIALECTS
 from .errors import CompatError
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+
+_EPILOG = (
+    "exit codes: 0 success, 1 tool error or failed task, 2 usage error or refusal, 3 cancelled or timed out"
+)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0-65535: {text!r}")
+    return value
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
@@ -22,26 +52,180 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_example_server(args: argparse.Namespace) -> int:
+    from ._cli import ServeOptions, run_example_server
+
+    return run_example_server(ServeOptions(transport=args.transport, host=args.host, port=args.port))
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from ._cli import DemoOptions, run_demo
+
+    return run_demo(
+        DemoOptions(dialect=args.dialect, seconds=args.seconds, steps=args.steps, verbose=args.verbose)
+    )
+
+
+def _cmd_call(args: argparse.Namespace) -> int:
+    from ._cli import CallOptions, Target, parse_arguments, run_call
+
+    options = CallOptions(
+        target=Target.of(args.url, args.server_command),
+        tool=args.tool,
+        arguments=parse_arguments(args.args_json),
+        mode=args.mode,
+        timeout=args.timeout,
+        cancel_after=args.cancel_after,
+        as_json=args.json,
+        connect_timeout=args.connect_timeout,
+        verbose=args.verbose,
+    )
+    return run_call(options)
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from ._cli import ProbeOptions, Target, run_probe
+
+    options = ProbeOptions(
+        target=Target.of(args.url, args.server_command),
+        as_json=args.json,
+        connect_timeout=args.connect_timeout,
+        verbose=args.verbose,
+    )
+    return run_probe(options)
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="a streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument(
+        "--connect-timeout",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="seconds to open and negotiate the connection (default: 30)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show SDK logs and the server's stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-tasks-compat",
         description="Run long MCP tool calls as tasks on mcp 1.x and 2.x, in both task dialects.",
+        epilog=_EPILOG,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
     info = commands.add_parser("info", help="what the installed mcp SDK supports")
     info.add_argument("--json", action="store_true", help="print JSON instead of a table")
     info.set_defaults(handler=_cmd_info)
+
+    demo = commands.add_parser(
+        "demo",
+        help="run a long tool as a task against an in-process example server, then cancel another run",
+        epilog=_EPILOG,
+    )
+    demo.add_argument(
+        "--dialect",
+        choices=ALL_DIALECTS,
+        default=None,
+        help="task dialect to use (default: the newest this install speaks; mcp 1.x speaks only 2025-11-25)",
+    )
+    demo.add_argument(
+        "--seconds", type=_positive_float, default=3.0, help="length of the first run (default: 3)"
+    )
+    demo.add_argument("--steps", type=int, default=6, help="status messages of the first run (default: 6)")
+    demo.add_argument("-v", "--verbose", action="store_true", help="show SDK logs")
+    demo.set_defaults(handler=_cmd_demo)
+
+    serve = commands.add_parser("example-server", help="serve the example tools (slow_echo, fail, must_task)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP host (default: 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=_port, default=8000, help="HTTP port; 0 picks a free one (default: 8000)"
+    )
+    serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
+    serve.set_defaults(handler=_cmd_example_server)
+
+    call = commands.add_parser(
+        "call",
+        help="call a tool, as a task where the server offers one",
+        usage="mcp-tasks-compat call TOOL [ARGS_JSON] [options] (--url URL | -- COMMAND ARGS...)",
+        epilog=_EPILOG,
+    )
+    call.add_argument("tool", metavar="TOOL", help="the tool's name")
+    call.add_argument("args_json", metavar="ARGS_JSON", nargs="?", help="the arguments, a JSON object")
+    call.add_argument(
+        "--mode",
+        choices=("auto", "task", "plain"),
+        default="auto",
+        help="auto: a task where the server offers one (default); task: refuse if not; plain: never a task",
+    )
+    call.add_argument(
+        "--timeout", type=_positive_float, metavar="S", help="give up (and cancel) after S seconds"
+    )
+    call.add_argument(
+        "--cancel-after", type=_positive_float, metavar="S", help="cancel the task after S seconds"
+    )
+    call.add_argument("--json", action="store_true", help="print one JSON object instead of status lines")
+    _add_target(call)
+    call.set_defaults(handler=_cmd_call)
+
+    probe = commands.add_parser(
+        "probe",
+        help="what a server offers: protocol, task dialects, each tool's task support",
+        usage="mcp-tasks-compat probe [--json] [options] (--url URL | -- COMMAND ARGS...)",
+        epilog=_EPILOG,
+    )
+    probe.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_target(probe)
+    probe.set_defaults(handler=_cmd_probe)
     return parser
+
+
+def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``... -- COMMAND ARGS...``: everything after the first ``--`` is the server command."""
+    items = list(argv)
+    if "--" not in items:
+        return items, []
+    index = items.index("--")
+    return items[:index], items[index + 1 :]
+
+
+def _quiet_sdk_logs(verbose: bool) -> None:
+    """The SDKs log transport failures (and, on mcp 1.23, every HTTP session's end) with tracebacks.
+
+    The command line reports failures in one line instead; ``-v`` shows everything.
+    """
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+        return
+    for name in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.error"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    own, server_command = _split_command(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(own)
+    if server_command and args.command not in ("call", "probe"):
+        parser.error(f"{args.command} takes no server command after '--'")
+    args.server_command = server_command
+    if args.command in ("call", "probe", "demo", "example-server"):
+        _quiet_sdk_logs(args.verbose)
     try:
         return int(args.handler(args))
-    except CompatError as exc:
-        print(f"mcp-tasks-compat: {exc.message}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("mcp-tasks-compat: interrupted", file=sys.stderr)
+        return 3
+    except CompatError as exc:  # e.g. no usable mcp for info
+        print(f"mcp-tasks-compat: {' '.join(exc.message.split())}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:  # bad ARGS_JSON, a bad target...: one line, never a traceback
+        from ._cli import describe_failure
+
+        code, message = describe_failure(exc)
+        print(f"mcp-tasks-compat: {message}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

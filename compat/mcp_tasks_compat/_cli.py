@@ -1,0 +1,879 @@
+"""What the ``mcp-tasks-compat`` commands do; :mod:`.__main__` parses the command line.
+
+This module imports no ``mcp``: the task work goes through the public :mod:`.client` API, and
+the SDK-specific plumbing (transports, the example server) through ``_adapters/cli_client.py``
+and ``_adapters/example_server.py``.
+
+Every failure ends as one line on stderr and an exit code (:func:`describe_failure`); SDK and
+anyio errors often arrive wrapped in exception groups, which are unwrapped here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final, TextIO, TypeVar, cast
+
+import anyio
+
+from ._detect import sdk_info
+from .client import Mode, Negotiated, call_tool, negotiate, resume, session_kwargs, start_tool
+from .core.model import Task, TaskStatus
+from .dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from .errors import (
+    CompatError,
+    PeerProtocolError,
+    TaskCancelledError,
+    TaskError,
+    TaskFailedError,
+    TaskNotFoundError,
+    TaskTimeoutError,
+    UnsupportedOptInError,
+    UnsupportedSdkError,
+)
+
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_OK",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "CliError",
+    "StatusLine",
+    "Target",
+    "describe_failure",
+    "parse_arguments",
+    "run_call",
+    "run_demo",
+    "run_example_server",
+    "run_probe",
+]
+
+EXIT_OK: Final = 0
+EXIT_TOOL_ERROR: Final = 1
+"""The tool answered an error result (``isError``), or its task failed."""
+EXIT_USAGE: Final = 2
+"""Bad command line, a refusal (ours or the server's), or a target that cannot be reached or died."""
+EXIT_CANCELLED: Final = 3
+"""The call was cancelled (``--cancel-after``, Ctrl-C, or by the server) or timed out."""
+
+DIALECT_NAMES: Final[Mapping[str, str]] = {
+    DIALECT_2025_11_25: "experimental tasks, SEP-1686",
+    DIALECT_2026_07_28: "the Tasks extension io.modelcontextprotocol/tasks, SEP-2663",
+}
+CANCEL_WAIT_SECONDS: Final = 5.0
+"""How long a cancel waits for the task to report a terminal status."""
+CONNECTION_CLOSED: Final = -32000
+"""The JSON-RPC code both SDKs use for "Connection closed" under a pending request."""
+FOLLOW_UP_SECONDS: Final = 3.0
+"""Bound on the best-effort look at a task's final state after a timeout."""
+
+
+ResultT = TypeVar("ResultT")
+
+
+class CliError(Exception):
+    """A failure the command line reports as one line with a chosen exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+def one_line(text: str) -> str:
+    """Multi-line messages (refusals list every opt-in) folded into one line."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+# --- failures -------------------------------------------------------------------------------------
+
+
+def _group_members(error: BaseException) -> tuple[BaseException, ...] | None:
+    """The members of an exception group (the builtin, or the backport on Python 3.10), else ``None``."""
+    if not any(cls.__name__ == "BaseExceptionGroup" for cls in type(error).__mro__):
+        return None
+    inner: object = getattr(error, "exceptions", None)
+    if not isinstance(inner, tuple):
+        return None
+    return tuple(item for item in inner if isinstance(item, BaseException))  # pyright: ignore[reportUnknownVariableType]
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (possibly nested) exception groups, cancellations left out."""
+    members = _group_members(error)
+    if members is not None:
+        found: list[BaseException] = []
+        for item in members:
+            found.extend(_leaves(item))
+        return found
+    if isinstance(error, asyncio.CancelledError):  # anyio.run's backend is asyncio
+        return []
+    return [error]
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    module = type(error).__module__
+    return module.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2") or isinstance(
+        error, (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
+    )
+
+
+def _rank(error: BaseException) -> int:
+    """Which of several errors explains a failure best (lower is better)."""
+    from ._adapters import cli_client
+
+    if isinstance(error, CliError):
+        return 0
+    if isinstance(error, CompatError):
+        return 1
+    if cli_client.jsonrpc_error(error) is not None:
+        return 2
+    if cli_client.connection_closed(error):
+        return 3
+    if _is_transport_error(error):
+        return 4
+    if isinstance(error, KeyboardInterrupt):
+        return 5
+    return 6
+
+
+def describe_failure(
+    error: BaseException, *, server_log: Callable[[], str | None] | None = None
+) -> tuple[int, str]:
+    """(exit code, one-line message) for anything a command raised."""
+    leaves = _leaves(error) or [error]
+    try:
+        leaves.sort(key=_rank)
+    except UnsupportedSdkError as exc:  # ranking asks the SDK adapter; a broken SDK is the answer
+        return EXIT_USAGE, one_line(exc.message)
+    first = leaves[0]
+    tail = server_log() if server_log is not None else None
+    said = f" (server stderr: {tail})" if tail else ""
+    if isinstance(first, CliError):
+        return first.exit_code, one_line(first.message)
+    if isinstance(first, (TaskCancelledError, TaskTimeoutError)):
+        return EXIT_CANCELLED, one_line(first.message)
+    if isinstance(first, (TaskFailedError, TaskNotFoundError)):
+        return EXIT_TOOL_ERROR, one_line(first.message)
+    if isinstance(first, PeerProtocolError) and first.jsonrpc_code == CONNECTION_CLOSED:
+        return EXIT_USAGE, one_line(f"the server closed the connection: {first.message}{said}")
+    if isinstance(first, CompatError):
+        return EXIT_USAGE, one_line(first.message)
+    from ._adapters import cli_client
+
+    answered = cli_client.jsonrpc_error(first)
+    if answered is not None:
+        code, message = answered
+        return EXIT_USAGE, one_line(f"the server answered an error: {message} (JSON-RPC {code})")
+    if cli_client.connection_closed(first):
+        return EXIT_USAGE, f"the server closed the connection{said}"
+    if isinstance(first, (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)):
+        return EXIT_USAGE, f"lost the connection to the server ({type(first).__name__}){said}"
+    if isinstance(first, FileNotFoundError):
+        return EXIT_USAGE, one_line(f"cannot start the server command: {first}")
+    if _is_transport_error(first):
+        detail = str(first) or type(first).__name__
+        return EXIT_USAGE, one_line(f"cannot reach the server: {type(first).__name__}: {detail}{said}")
+    if isinstance(first, KeyboardInterrupt):
+        return EXIT_CANCELLED, "interrupted"
+    return EXIT_USAGE, one_line(
+        f"unexpected error: {type(first).__name__}: {first} (run with -v for details)"
+    )
+
+
+def _run_reporting(
+    main: Callable[[], Awaitable[ResultT]], *, verbose: bool, log: ServerLog | None = None
+) -> tuple[ResultT | None, int | None]:
+    """Run ``main`` on an event loop: (its value, None), or (None, exit code) after one line on stderr."""
+    try:
+        return anyio.run(main), None
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as error:
+        if verbose:
+            traceback.print_exception(error)
+        code, message = describe_failure(error, server_log=log.last_line if log is not None else None)
+        print(f"mcp-tasks-compat: {message}", file=sys.stderr)
+        return None, code
+    finally:
+        if log is not None:
+            log.close()
+
+
+# --- targets and connections ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the server is: a streamable HTTP URL, or a command to spawn and talk to over stdio."""
+
+    url: str | None = None
+    command: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, url: str | None, command: Sequence[str]) -> Target:
+        if url is not None and command:
+            raise CliError("give either --url URL or -- COMMAND ARGS..., not both")
+        if url is None and not command:
+            raise CliError("no server given: use --url URL or -- COMMAND ARGS...")
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise CliError(f"--url must be an http:// or https:// URL, not {url!r}")
+        return cls(url=url, command=tuple(command))
+
+    def describe(self) -> str:
+        return self.url if self.url is not None else " ".join(self.command)
+
+
+@dataclass
+class Connected:
+    """One open, negotiated client session."""
+
+    session: Any
+    negotiated: Negotiated
+    protocol_version: str | None
+    server_name: str | None
+    server_version: str | None
+
+
+@dataclass
+class ServerLog:
+    """Where a stdio server's stderr goes: ours with ``-v``, else a file whose last line explains a death."""
+
+    verbose: bool
+    _file: TextIO | None = None
+
+    def stream(self) -> TextIO:
+        if self.verbose:
+            return sys.stderr
+        if self._file is None:
+            self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        return self._file
+
+    def last_line(self) -> str | None:
+        if self._file is None:
+            return None
+        try:
+            self._file.flush()
+            self._file.seek(0)
+            lines = [line.strip() for line in self._file.read().splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return None
+        return lines[-1][:300] if lines else None
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+@asynccontextmanager
+async def connect(
+    target: Target, *, kwargs: Mapping[str, Any], legacy: bool, log: ServerLog, connect_timeout: float
+) -> AsyncGenerator[Connected, None]:
+    """Open a session to ``target`` and negotiate it within ``connect_timeout`` seconds."""
+    from ._adapters import cli_client
+
+    async with AsyncExitStack() as stack:
+        if target.url is not None:
+            streams = await stack.enter_async_context(cli_client.http_streams(target.url))
+        else:
+            command, *args = target.command
+            streams = await stack.enter_async_context(cli_client.stdio_streams(command, args, log.stream()))
+        session = await stack.enter_async_context(cli_client.open_session(streams, kwargs))
+        try:
+            with anyio.fail_after(connect_timeout):
+                opened = await cli_client.handshake(session, legacy=legacy)
+                negotiated = await negotiate(session)
+        except TimeoutError:
+            raise CliError(
+                f"no answer from {target.describe()} within {connect_timeout:g} s (--connect-timeout)"
+            ) from None
+        name, version = cli_client.server_identity(session)
+        yield Connected(session, negotiated, negotiated.protocol_version or opened, name, version)
+
+
+# --- status display -------------------------------------------------------------------------------
+
+
+class StatusLine:
+    """Shows each task status as it changes: one line updated in place on a terminal, else a line each."""
+
+    def __init__(self, stream: TextIO, *, live: bool, indent: str = "") -> None:
+        self.stream = stream
+        self.live = live
+        self.indent = indent
+        self.started = time.monotonic()
+        self._open = False
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, *, indent: str = "") -> StatusLine:
+        isatty: Callable[[], bool] | None = getattr(stream, "isatty", None)
+        return cls(stream, live=bool(isatty and isatty()), indent=indent)
+
+    def restart(self) -> None:
+        """Count elapsed time from now (the call starts after connecting)."""
+        self.started = time.monotonic()
+
+    def show(self, task: Task) -> None:
+        elapsed = time.monotonic() - self.started
+        message = f" {task.status_message}" if task.status_message else ""
+        text = f"{self.indent}[{task.status.value}]{message}  ({elapsed:.1f} s)"
+        if self.live:
+            self.stream.write("\r\x1b[2K" + text)
+            self._open = not task.is_terminal
+            if task.is_terminal:
+                self.stream.write("\n")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        """End an in-place line that is still open (the call ended without a terminal status)."""
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
+
+
+@dataclass
+class StatusRecorder:
+    """Collects each distinct (status, statusMessage) once, from every reporter of one task."""
+
+    display: StatusLine | None = None
+    task_id: str | None = None
+    statuses: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
+    last: Task | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.last is not None and self.last.is_terminal
+
+    def observe(self, task: Task) -> None:
+        if self.task_id is None:
+            self.task_id = task.task_id
+        if task.task_id != self.task_id or self.terminal:
+            return
+        if self.last is not None and (self.last.status, self.last.status_message) == (
+            task.status,
+            task.status_message,
+        ):
+            return
+        self.last = task
+        self.statuses.append({"status": task.status.value, "message": task.status_message})
+        if self.display is not None:
+            self.display.show(task)
+
+
+# --- call -----------------------------------------------------------------------------------------
+
+
+def parse_arguments(text: str | None) -> dict[str, Any] | None:
+    """ARGS_JSON: a JSON object (or nothing)."""
+    if text is None:
+        return None
+    try:
+        value: object = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+    if not isinstance(value, dict):
+        raise CliError(f"ARGS_JSON must be a JSON object, not {type(value).__name__}: {text!r}")
+    return cast("dict[str, Any]", value)  # JSON object keys are always strings
+
+
+@dataclass
+class CallReport:
+    """What ``call --json`` prints."""
+
+    tool: str
+    protocol_version: str | None = None
+    dialect: Dialect | None = None
+    task_id: str | None = None
+    statuses: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    elapsed_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "protocol_version": self.protocol_version,
+            "dialect": self.dialect,
+            "task_id": self.task_id,
+            "statuses": self.statuses,
+            "result": self.result,
+            "error": self.error,
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    target: Target
+    tool: str
+    arguments: dict[str, Any] | None
+    mode: Mode
+    timeout: float | None
+    cancel_after: float | None
+    as_json: bool
+    connect_timeout: float
+    verbose: bool
+
+
+def _error_json(kind: str, message: str, code: int | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"kind": kind, "message": one_line(message)}
+    if code is not None:
+        error["code"] = code
+    return error
+
+
+async def _final_state(connected: Connected, recorder: StatusRecorder) -> None:
+    """After a timeout or cancel, read the task's final status (best effort, bounded)."""
+    if recorder.task_id is None or recorder.terminal:
+        return
+    with anyio.move_on_after(FOLLOW_UP_SECONDS):
+        try:
+            run = await resume(connected.session, recorder.task_id, on_status=recorder.observe)
+            await run.cancel(wait=FOLLOW_UP_SECONDS)
+        except Exception:  # the session may be gone; the outcome is already decided
+            return
+
+
+async def _call_once(
+    connected: Connected, options: CallOptions, recorder: StatusRecorder
+) -> tuple[Any, BaseException | None, bool]:
+    """Run the call; (result, error, cancelled_by_us). ``--cancel-after`` cancels the remote task itself.
+
+    The cancel goes out on the same session through :func:`resume` while the call keeps waiting,
+    so the call ends the way the server reports it, and no in-flight request is abandoned.
+    """
+    call_scope = anyio.CancelScope()
+    cancel_sent = False
+    result: Any = None
+    failure: BaseException | None = None
+
+    async def cancel_later(delay: float) -> None:
+        nonlocal cancel_sent
+        await anyio.sleep(delay)
+        cancel_sent = True
+        if recorder.task_id is None:
+            call_scope.cancel()  # a plain call, or no task yet: stop waiting
+            return
+        try:
+            run = await resume(connected.session, recorder.task_id, on_status=recorder.observe)
+            await run.cancel(wait=CANCEL_WAIT_SECONDS)
+        except Exception as error:  # the call itself reports what happened
+            if options.verbose:
+                print(f"mcp-tasks-compat: cancel failed: {error!r}", file=sys.stderr)
+
+    async with anyio.create_task_group() as group:
+        if options.cancel_after is not None:
+            group.start_soon(cancel_later, options.cancel_after)
+        with call_scope:
+            try:
+                result = await call_tool(
+                    connected.session,
+                    options.tool,
+                    options.arguments,
+                    mode=options.mode,
+                    on_status=recorder.observe,
+                    timeout=options.timeout,
+                )
+            except Exception as error:
+                failure = error
+        if not cancel_sent:
+            group.cancel_scope.cancel()
+    return result, failure, cancel_sent or call_scope.cancelled_caught
+
+
+async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int:
+    from ._adapters import cli_client
+
+    display = None if options.as_json else StatusLine.for_stream(sys.stderr)
+    recorder = StatusRecorder(display=display)
+    kwargs: dict[str, Any] = {} if options.mode == "plain" else session_kwargs()
+    async with connect(
+        options.target, kwargs=kwargs, legacy=False, log=log, connect_timeout=options.connect_timeout
+    ) as connected:
+        report.protocol_version = connected.protocol_version
+        names = [str(tool.get("name")) for tool in await cli_client.list_tools(connected.session)]
+        if options.tool not in names:
+            offered = ", ".join(names) or "no tools"
+            raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
+        started = time.monotonic()
+        if display is not None:
+            display.restart()
+        result, failure, cancelled = await _call_once(connected, options, recorder)
+        if cancelled or isinstance(failure, (TaskTimeoutError, TaskCancelledError)):
+            await _final_state(connected, recorder)
+        report.elapsed_s = time.monotonic() - started
+    if display is not None:
+        display.done()
+    report.task_id = recorder.task_id
+    report.statuses = recorder.statuses
+    report.dialect = connected.negotiated.dialect if recorder.task_id is not None else None
+    if failure is None and result is not None:
+        # Completed, even if a --cancel-after went out too late to stop it.
+        report.result = cli_client.result_wire(result)
+        if report.result.get("isError") is True:
+            report.error = _error_json(
+                "tool-error", _result_text(report.result) or "the tool returned isError"
+            )
+            return EXIT_TOOL_ERROR
+        return EXIT_OK
+    if cancelled and (failure is None or isinstance(failure, TaskCancelledError)):
+        what = f"task {recorder.task_id}" if recorder.task_id else "the call (no task to cancel)"
+        after = options.cancel_after or 0.0
+        report.error = _error_json("cancelled", f"{what} cancelled after {after:g} s (--cancel-after)")
+        return EXIT_CANCELLED
+    if failure is None:
+        raise CliError("the call ended without a result or an error", EXIT_USAGE)
+    return _classify_call_failure(failure, report)
+
+
+def _classify_call_failure(failure: BaseException, report: CallReport) -> int:
+    from ._adapters import cli_client
+
+    if isinstance(failure, TaskTimeoutError):
+        report.error = _error_json("timeout", failure.message)
+        return EXIT_CANCELLED
+    if isinstance(failure, TaskCancelledError):
+        report.error = _error_json("cancelled", failure.message)
+        return EXIT_CANCELLED
+    if isinstance(failure, TaskFailedError):
+        report.error = _error_json("task-failed", failure.message, failure.error_code)
+        return EXIT_TOOL_ERROR
+    if isinstance(failure, TaskNotFoundError):
+        report.error = _error_json(failure.code, failure.message)
+        return EXIT_TOOL_ERROR
+    if isinstance(failure, UnsupportedOptInError):
+        raise failure  # refused before anything was sent: no report
+    if isinstance(failure, PeerProtocolError) and failure.jsonrpc_code == CONNECTION_CLOSED:
+        raise failure  # the connection is gone: one line, no report
+    if isinstance(failure, PeerProtocolError):
+        report.error = _error_json("peer-protocol", failure.message, failure.jsonrpc_code)
+        return EXIT_USAGE
+    answered = cli_client.jsonrpc_error(failure)
+    if answered is not None:
+        code, message = answered
+        report.error = _error_json(
+            "refused", f"the server refused tools/call {report.tool!r}: {message}", code
+        )
+        return EXIT_USAGE
+    if isinstance(failure, TaskError):
+        report.error = _error_json(failure.code, failure.message)
+        return EXIT_TOOL_ERROR
+    raise failure  # a connection failure and the like: one line, no report
+
+
+def _content(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The result's content blocks (wire JSON)."""
+    content: object = result.get("content")
+    if not isinstance(content, list):
+        return []
+    return [cast("dict[str, Any]", item) for item in cast("list[object]", content) if isinstance(item, dict)]
+
+
+def _result_text(result: Mapping[str, Any]) -> str:
+    return "\n".join(str(item.get("text", "")) for item in _content(result) if item.get("type") == "text")
+
+
+def _print_result(result: Mapping[str, Any]) -> None:
+    """Text blocks as text, any other block as its JSON; structured content when there is nothing else."""
+    blocks = _content(result)
+    for item in blocks:
+        print(item.get("text", "") if item.get("type") == "text" else json.dumps(item))
+    if not blocks and "structuredContent" in result:
+        print(json.dumps(result["structuredContent"]))
+
+
+def run_call(options: CallOptions) -> int:
+    """``call``: one tool call, a task where the server offers one."""
+    report = CallReport(tool=options.tool)
+    log = ServerLog(verbose=options.verbose)
+    code, failed = _run_reporting(lambda: _call(options, report, log), verbose=options.verbose, log=log)
+    if failed is not None:
+        return failed
+    assert code is not None
+    if options.as_json:
+        print(json.dumps(report.to_json()))
+    elif report.result is not None:
+        _print_result(report.result)
+    if report.error is not None:
+        print(f"mcp-tasks-compat: {report.error['message']}", file=sys.stderr)
+    elif not options.as_json:
+        how = f"task {report.task_id}, dialect {report.dialect}" if report.task_id else "a plain call"
+        print(f"done in {report.elapsed_s:.1f} s ({how})", file=sys.stderr)
+    return code
+
+
+# --- probe ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    target: Target
+    as_json: bool
+    connect_timeout: float
+    verbose: bool
+
+
+def _task_support(tool: Mapping[str, Any]) -> str | None:
+    execution: object = tool.get("execution")
+    if isinstance(execution, dict):
+        support: object = cast("dict[str, Any]", execution).get("taskSupport")
+        if isinstance(support, str):
+            return support
+    return None
+
+
+async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
+    from ._adapters import cli_client
+
+    connections: list[dict[str, Any]] = []
+    tools: dict[str, str | None] = {}
+    identity: dict[str, Any] = {"name": None, "version": None}
+    protocol_version: str | None = None
+
+    async def look(legacy: bool) -> bool:
+        nonlocal protocol_version
+        async with connect(
+            options.target,
+            kwargs=session_kwargs(),
+            legacy=legacy,
+            log=log,
+            connect_timeout=options.connect_timeout,
+        ) as connected:
+            negotiated = connected.negotiated
+            connections.append(
+                {
+                    "protocol_version": connected.protocol_version,
+                    "handshake": "server/discover"
+                    if cli_client.is_modern(connected.protocol_version)
+                    else "initialize",
+                    "dialect": negotiated.dialect,
+                    "reason": negotiated.reason,
+                }
+            )
+            if protocol_version is None:
+                protocol_version = connected.protocol_version
+                identity.update(name=connected.server_name, version=connected.server_version)
+            for tool in await cli_client.list_tools(connected.session):
+                name = str(tool.get("name"))
+                support = _task_support(tool)
+                if tools.get(name) is None:
+                    tools[name] = support
+            return cli_client.is_modern(connected.protocol_version)
+
+    modern = await look(legacy=False)
+    if modern:
+        # A 2.x client can also open a handshake-era connection: does the server speak 2025-11-25 too?
+        try:
+            await look(legacy=True)
+        except Exception as error:
+            code, message = describe_failure(error)
+            del code
+            connections.append(
+                {"protocol_version": None, "handshake": "initialize", "dialect": None, "reason": message}
+            )
+    dialects = sorted({c["dialect"] for c in connections if c["dialect"] is not None}, reverse=True)
+    checked = list(sdk_info().client_dialects)
+    return {
+        "target": options.target.describe(),
+        "protocol_version": protocol_version,
+        "server": identity,
+        "dialects": dialects,
+        "checked_dialects": checked,
+        "connections": connections,
+        "tools": [{"name": name, "task_support": support} for name, support in tools.items()],
+    }
+
+
+def run_probe(options: ProbeOptions) -> int:
+    """``probe``: what the server offers, as seen from this install's client."""
+    log = ServerLog(verbose=options.verbose)
+    found, failed = _run_reporting(lambda: _probe(options, log), verbose=options.verbose, log=log)
+    if failed is not None:
+        return failed
+    assert found is not None
+    if options.as_json:
+        print(json.dumps(found, indent=2))
+        return EXIT_OK
+    server = found["server"]
+    rows = [
+        ("target", found["target"]),
+        ("server", f"{server['name'] or '?'} {server['version'] or ''}".strip()),
+        ("protocol", found["protocol_version"] or "?"),
+        ("task dialects", ", ".join(found["dialects"]) or "none"),
+    ]
+    unchecked = [d for d in (DIALECT_2025_11_25, DIALECT_2026_07_28) if d not in found["checked_dialects"]]
+    if unchecked:
+        rows.append(
+            ("not checked", f"{', '.join(unchecked)} (mcp {sdk_info().mcp_version} clients cannot speak it)")
+        )
+    for connection in found["connections"]:
+        if connection["dialect"] is None and connection["reason"]:
+            rows.append(("note", f"{connection['handshake']}: {connection['reason']}"))
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    print("tools")
+    name_width = max((len(tool["name"]) for tool in found["tools"]), default=0)
+    for tool in found["tools"]:
+        support = tool["task_support"] or "not declared (the server decides per call)"
+        print(f"  {tool['name']:<{name_width}}  {support}")
+    return EXIT_OK
+
+
+# --- demo -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    dialect: Dialect | None
+    seconds: float
+    steps: int
+    verbose: bool
+
+
+async def _demo(options: DemoOptions, out: TextIO) -> int:
+    from ._adapters import cli_client, example_server
+
+    info = sdk_info()
+    kwargs = session_kwargs(dialect=options.dialect)  # refuses what this install cannot do, first
+    legacy = options.dialect == DIALECT_2025_11_25 and info.major >= 2
+
+    def say(text: str = "") -> None:
+        out.write(text + "\n")
+        out.flush()
+
+    server = example_server.build_example_server()
+    say(f"mcp-tasks-compat demo on mcp {info.mcp_version} (major {info.major})")
+    say("example server in-process; client over in-memory JSON-RPC streams")
+    async with (
+        example_server.in_memory_streams(server) as streams,
+        cli_client.open_session(streams, kwargs) as session,
+    ):
+        opened = await cli_client.handshake(session, legacy=legacy)
+        negotiated = await negotiate(session)
+        dialect = negotiated.dialect
+        version = negotiated.protocol_version or opened
+        if dialect is None:
+            raise CliError(f"the connection offers no tasks: {negotiated.reason}")
+        handshake = "server/discover" if cli_client.is_modern(version) else "initialize"
+        say(f"connected: protocol {version} ({handshake}); task dialect {dialect} ({DIALECT_NAMES[dialect]})")
+        say()
+
+        arguments = {"text": "hello from a task", "seconds": options.seconds, "steps": options.steps}
+        say(f"1) slow_echo as a task ({options.seconds:g} s, {options.steps} steps), dialect {dialect}")
+        recorder = StatusRecorder(display=StatusLine.for_stream(out, indent="   "))
+        started = time.monotonic()
+        result = await call_tool(session, "slow_echo", arguments, mode="task", on_status=recorder.observe)
+        assert recorder.display is not None
+        recorder.display.done()
+        text = _result_text(cli_client.result_wire(result))
+        say(
+            f"   result: {text!r} after {time.monotonic() - started:.1f} s "
+            f"(task {recorder.task_id}, dialect {dialect})"
+        )
+        say()
+
+        long_seconds = max(options.seconds * 4, 2.0)
+        long_steps = max(options.steps * 4, 2)
+        say(f"2) slow_echo again ({long_seconds:g} s), cancelled once it reports progress, dialect {dialect}")
+        second = StatusRecorder(display=StatusLine.for_stream(out, indent="   "))
+        progressed = anyio.Event()
+
+        def on_status(task: Task) -> None:
+            second.observe(task)
+            if task.status_message:
+                progressed.set()
+
+        arguments = {"text": "never returned", "seconds": long_seconds, "steps": long_steps}
+        ended: TaskError | None = None
+        final: Task | None = None
+        with anyio.fail_after(long_seconds):
+            run = await start_tool(session, "slow_echo", arguments, on_status=on_status)
+            async with anyio.create_task_group() as group:
+
+                async def follow() -> None:
+                    nonlocal ended
+                    try:
+                        await run.result()
+                    except TaskError as error:
+                        ended = error
+
+                group.start_soon(follow)
+                await progressed.wait()
+                final = await run.cancel()
+        assert second.display is not None
+        second.display.done()
+        state = final.status.value if final is not None else "unknown"
+        why = f"; the waiting call ended with {type(ended).__name__}" if ended is not None else ""
+        say(f"   cancel sent: task {run.task_id} is {state} (dialect {dialect}){why}")
+        say()
+        if final is None or final.status is not TaskStatus.CANCELLED:
+            raise CliError(f"the cancelled task ended {state}, not cancelled", EXIT_TOOL_ERROR)
+    say(f"done: both runs used the {dialect} dialect ({DIALECT_NAMES[dialect]}).")
+    return EXIT_OK
+
+
+def run_demo(options: DemoOptions) -> int:
+    """``demo``: the example server in-process, one task run to its result and one cancelled."""
+    code, failed = _run_reporting(lambda: _demo(options, sys.stdout), verbose=options.verbose)
+    return failed if failed is not None else (code if code is not None else EXIT_OK)
+
+
+# --- example-server -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    transport: str
+    host: str
+    port: int
+
+
+def run_example_server(options: ServeOptions) -> int:
+    """``example-server``: serve the example tools until stdin closes (stdio) or SIGINT/SIGTERM (http)."""
+    from ._adapters import example_server
+
+    def listening(url: str) -> None:
+        print(f"listening on {url}", file=sys.stderr, flush=True)
+
+    async def serve() -> None:
+        server = example_server.build_example_server(host=options.host)
+        if options.transport == "stdio":
+            await example_server.serve_stdio(server)
+        else:
+            await example_server.serve_http(
+                server, host=options.host, port=options.port, on_listening=listening
+            )
+
+    try:
+        anyio.run(serve)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except BaseException as error:
+        if isinstance(error, (SystemExit, GeneratorExit)):
+            raise
+        leaves = _leaves(error)
+        if leaves and all(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+            return EXIT_OK
+        if leaves and isinstance(leaves[0], OSError) and not isinstance(leaves[0], FileNotFoundError):
+            print(
+                f"mcp-tasks-compat: cannot listen on {options.host}:{options.port}: {leaves[0]}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        code, message = describe_failure(error)
+        print(f"mcp-tasks-compat: {message}", file=sys.stderr)
+        return code
+    return EXIT_OK
