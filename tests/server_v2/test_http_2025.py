@@ -1,0 +1,93 @@
+"""The 2025-11-25 dialect of a 2.x server over stateful streamable HTTP: tasks follow the session."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from mcp_tasks_compat.server import ServerTasks
+
+pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
+pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
+
+from ._v2_kit import MCPServer, serve_http  # noqa: E402
+
+
+class LegacyHttpClient:
+    """A 2025-11-25 client over streamable HTTP, as mcp 1.x speaks it (raw frames)."""
+
+    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
+        self._http, self._url = http, url
+        self._session_id: str | None = None
+        self._next_id = 0
+
+    async def _post(self, body: dict[str, Any]) -> httpx.Response:
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+        }
+        if self._session_id is not None:
+            headers["mcp-session-id"] = self._session_id
+        return await self._http.post(self._url, json=body, headers=headers)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._next_id += 1
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            body["params"] = params
+        response = await self._post(body)
+        self._session_id = response.headers.get("mcp-session-id", self._session_id)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            frames = [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
+            return next(frame for frame in frames if frame.get("id") == self._next_id)
+        return response.json()
+
+    async def initialize(self) -> dict[str, Any]:
+        init = await self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "mcp", "version": "1"},
+            },
+        )
+        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return init
+
+
+@pytest.mark.parametrize("json_response", [True, False])
+async def test_2025_tasks_over_http_belong_to_their_session(json_response: bool) -> None:
+    tasks = ServerTasks(tools={"work": "optional"})
+    server = MCPServer("http-2025", **tasks.mcpserver_kwargs())
+    release = anyio.Event()
+
+    @server.tool()
+    async def work(x: int) -> int:
+        await release.wait()
+        return x
+
+    app = server.streamable_http_app(json_response=json_response)
+    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as http:
+        alice, bob = LegacyHttpClient(http, url), LegacyHttpClient(http, url)
+        init = (await alice.initialize())["result"]
+        await bob.initialize()
+        created = await alice.request("tools/call", {"name": "work", "arguments": {"x": 3}, "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        bob_get = await bob.request("tasks/get", {"taskId": task_id})
+        bob_list = (await bob.request("tasks/list"))["result"]
+        release.set()
+        result = (await alice.request("tasks/result", {"taskId": task_id}))["result"]
+        alice_list = (await alice.request("tasks/list"))["result"]
+    assert init["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert created["result"]["task"]["status"] == "working"
+    assert bob_get["error"]["code"] == -32602
+    assert bob_list == {"tasks": []}
+    assert result["structuredContent"] == {"result": 3}
+    assert result["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+    assert [t["taskId"] for t in alice_list["tasks"]] == [task_id]
+    assert alice_list["tasks"][0]["status"] == "completed"
