@@ -28,6 +28,7 @@ from mcp_tasks_compat._adapters import v2_server  # noqa: E402
 from ._v2_kit import (  # noqa: E402
     EXT,
     Gate,
+    MCPError,
     MCPServer,
     Server,
     TaskHandle,
@@ -303,3 +304,21 @@ async def test_dialects_can_be_limited() -> None:
 def test_unknown_dialect_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="dialects must be"):
         ServerTasks(dialects=["2024-01-01"])  # pyright: ignore[reportArgumentType]
+
+
+async def test_without_the_lifespan_no_task_is_created_and_the_call_is_an_internal_error() -> None:
+    tasks = ServerTasks(tools={"work": "optional"})
+    kwargs = tasks.mcpserver_kwargs()
+    del kwargs["lifespan"]  # e.g. a lifespan passed to MCPServer directly instead of through us
+    server = MCPServer("no-lifespan", **kwargs)
+
+    @server.tool()
+    async def work() -> str:
+        return "done"
+
+    async with declaring_session(server) as session:
+        with pytest.raises(MCPError) as refused:
+            await session.call_tool("work", {}, allow_claimed=True)
+    assert refused.value.error.code == -32603
+    assert "lifespan that runs tasks is not active" in refused.value.error.message
+    assert await tasks.engine.owned_by(None) == []

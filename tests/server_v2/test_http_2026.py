@@ -122,7 +122,8 @@ async def test_mcp_name_mismatch_is_header_mismatch_and_a_missing_header_is_acce
                 other, url, "tasks/get", params, headers=http_headers("tasks/get", name=task_id)
             )
         gate.release.set()
-    for method, (_status, frame) in mismatch.items():
+    for method, (status, frame) in mismatch.items():
+        assert status == 400, method  # the SDK's status for -32020, as for its own header checks
         assert frame["error"]["code"] == -32020, method
         assert "Mcp-Name" in frame["error"]["message"]
     assert missing["result"]["taskId"] == task_id
