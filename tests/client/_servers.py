@@ -352,7 +352,7 @@ def _discover_filter(mode: str) -> Callable[[SessionMessage], SessionMessage | b
         frame = message.message
         if not isinstance(frame, JSONRPCRequest) or frame.method != "server/discover" or mode == "answer":
             return True
-        if mode == "silent":
+        if mode in ("silent", "late"):
             return None
         error = mcp_types.ErrorData(code=-32601, message="Method not found")
         return SessionMessage(message=JSONRPCError(jsonrpc="2.0", id=frame.id, error=error))
@@ -373,14 +373,28 @@ async def memory_streams(server: MCPServer, discover: str = "answer") -> AsyncIt
     to_server_send, to_server_recv = anyio.create_memory_object_stream[SessionMessage | Exception](32)
     server_out = to_client_send.clone()
 
+    held: list[SessionMessage] = []
+    probes = 0
+
     async def pump() -> None:
+        nonlocal probes
         async with from_client_recv, to_server_send:
             async for item in from_client_recv:
                 verdict = decide(item) if isinstance(item, SessionMessage) else True
+                if verdict is None and discover == "late":
+                    probes += 1
+                    if probes > 1:
+                        verdict = True  # only the first probe is late
                 if verdict is True:
+                    # "late": the held probe reaches the server just before the client's next frame,
+                    # as when a slow-starting server reads a probe the client already gave up on.
+                    while held:
+                        await to_server_send.send(held.pop(0))
                     await to_server_send.send(item)
                 elif isinstance(verdict, SessionMessage):
                     await to_client_send.send(verdict)
+                elif discover == "late" and isinstance(item, SessionMessage):
+                    held.append(item)
 
     async with anyio.create_task_group() as group:
         group.start_soon(pump)

@@ -69,16 +69,36 @@ async def test_a_task_over_stdio_against_the_same_major() -> None:
 
 @pytest.mark.mcp2
 async def test_a_2x_client_speaks_2025_to_a_real_1x_sdk_server_over_stdio() -> None:
+    import mcp_types
+    from mcp.client.extension import NotificationBinding
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
+    from pydantic import ConfigDict
 
+    class StatusParams(mcp_types.NotificationParams):
+        model_config = ConfigDict(extra="allow")
+
+    mine: list[Any] = []
+    saw_failed = anyio.Event()
+
+    async def on_status_notification(params: StatusParams) -> None:
+        mine.append((params.model_extra or {}).get("status"))
+        if mine[-1] == "failed":
+            saw_failed.set()
+
+    own_binding = NotificationBinding(
+        method="notifications/tasks/status", params_type=StatusParams, handler=on_status_notification
+    )
     python = _mcp1_python()
     if python is None:
         pytest.skip("no interpreter with mcp 1.x found (set MCP1_PY)")
+    pushed: list[tuple[str, str | None]] = []
     with anyio.fail_after(BOUND):
         async with (
             stdio_client(_params(python, "v1", gets=1)) as streams,
-            ClientSession(streams[0], streams[1], **session_kwargs()) as session,
+            ClientSession(
+                streams[0], streams[1], **session_kwargs(notification_bindings=[own_binding])
+            ) as session,
         ):
             negotiated = await negotiate(session)
             assert negotiated.dialect == "2025-11-25"
@@ -86,7 +106,10 @@ async def test_a_2x_client_speaks_2025_to_a_real_1x_sdk_server_over_stdio() -> N
             assert negotiated.tool_task_support["count_gets"] == "optional"
             assert text_of(await call_tool(session, "count_gets", mode="task")) == "counted"
             with pytest.raises(TaskFailedError, match="boom"):
-                await call_tool(session, "failing")
+                await call_tool(session, "failing", on_status=lambda t: pushed.append((t.status.value, None)))
+            assert pushed[-1] == ("failed", None)
+            with anyio.fail_after(BOUND):
+                await saw_failed.wait()  # the caller's own binding still hears every status
             run = await start_tool(session, "hang")
             state = await run.cancel()
             assert state is not None

@@ -114,6 +114,19 @@ async def test_negotiate_falls_back_to_initialize_when_discover_gets_no_answer()
         assert text_of(await call_tool(session, "gated", {"label": "late"})) == "done late"
 
 
+async def test_a_probe_that_reached_the_server_late_still_ends_on_2026() -> None:
+    # The client gives up on server/discover and sends initialize; the server read the probe first,
+    # so it settled on 2026-07-28 and refuses initialize (-32022): the client asks discover again.
+    async with open_harness("ext", Knobs(discover="late")) as harness, harness.session() as session:
+        with anyio.fail_after(BOUND):
+            negotiated = await negotiate(session, discover_timeout=0.2)
+        assert negotiated.protocol_version == "2026-07-28"
+        assert negotiated.dialect == "2026-07-28"
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "late"})) == "done late"
+        assert len(harness.script.created) == 1
+
+
 async def test_negotiate_logs_why_tasks_are_inactive(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("INFO", logger="mcp_tasks_compat.client")
     async with open_harness("legacy", Knobs(tasks=False)) as harness, harness.session() as session:
