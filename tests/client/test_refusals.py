@@ -198,3 +198,49 @@ async def test_1x_mode_task_against_plain_tool_still_sends_nothing() -> None:
         with anyio.fail_after(5), pytest.raises(UnsupportedOptInError):
             await start_tool(session, "echo", {"text": "x"})
         assert harness.script.created == []
+
+
+@pytest.fixture
+def without_raw_request_seam(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend the installed 2.x release lost the private seam the 2025-11-25 dialect needs."""
+    from mcp_tasks_compat import _detect, client
+    from mcp_tasks_compat._adapters import v2_client
+
+    real = _detect.sdk_info()
+    crippled = _detect.evaluate(real.mcp_version, frozenset(real.features) - {"v2.raw_request"})
+    for module in (_detect, client, v2_client):
+        monkeypatch.setattr(module, "sdk_info", lambda: crippled)
+
+
+@pytest.mark.mcp2
+@pytest.mark.usefixtures("without_raw_request_seam")
+async def test_without_the_raw_request_seam_2025_tasks_are_refused_or_plain(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with pytest.raises(UnsupportedOptInError) as caught:
+        session_kwargs(dialect="2025-11-25")
+    assert caught.value.message == (
+        f"cannot honour 1 opt-in(s) with {INSTALLED}:\n"
+        "  - dialect='2025-11-25' on the client: needs mcp 1.x, or a 2.x release that still has the "
+        "private seam v2.raw_request; fix: pip install 'mcp>=1.23,<2' (or report the 2.x release that "
+        "removed the seam)"
+    )
+    caplog.set_level("WARNING", logger="mcp_tasks_compat.client")
+    kwargs = session_kwargs()
+    assert any("lacks the private seam v2.raw_request" in message for message in caplog.messages)
+    async with open_harness("legacy") as harness, harness.session(kwargs=kwargs) as session:
+        negotiated = await negotiate(session)
+        assert negotiated.dialect is None
+        assert negotiated.server_offers_tasks
+        reason = (
+            "server/discover was refused (-32601: Method not found), so the connection uses the "
+            f"2025-11-25 handshake; {INSTALLED} lacks the private seam v2.raw_request that 2025-11-25 "
+            "tasks need on mcp 2.x"
+        )
+        assert negotiated.reason == reason
+        with pytest.raises(UnsupportedOptInError) as refused:
+            await call_tool(session, "gated", {"label": "x"}, mode="task")
+        assert refused.value.message == _no_tasks_refusal("mode='task' for tool 'gated'", reason)
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "x"})) == "done x"
+        assert harness.script.created == []

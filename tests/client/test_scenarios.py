@@ -297,3 +297,19 @@ async def test_no_deprecation_warning_reaches_the_caller(kind: str) -> None:
             run = await start_tool(session, "hang")
             await run.cancel()
         assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []
+
+
+async def test_a_session_opened_by_the_caller_is_not_negotiated_again(kind: str) -> None:
+    async with open_harness(kind) as harness, harness.session() as session:
+        if harness.dialect == "2026-07-28":
+            await session.discover()
+        else:
+            await session.initialize()
+        negotiated = await negotiate(session)
+        assert negotiated.dialect == harness.dialect
+        if kind == "v1":
+            assert negotiated.protocol_version is None  # mcp 1.x keeps no record of it
+        else:
+            assert negotiated.protocol_version == harness.dialect
+        harness.script.release.set()
+        assert text_of(await call_tool(session, "gated", {"label": "own"}, mode="task")) == "done own"
