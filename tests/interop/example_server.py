@@ -17,6 +17,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -25,7 +26,7 @@ from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from mcp_tasks_compat.server import ServerTasks
 
-__all__ = ["SERVER_NAME", "build_example_server", "serve_http", "stdio_command"]
+__all__ = ["SERVER_NAME", "SeenRequest", "build_example_server", "serve_http", "stdio_command"]
 
 SERVER_NAME = "mcp-tasks-compat-interop"
 
@@ -60,18 +61,72 @@ def _listening_socket() -> socket.socket:
     return sock
 
 
+@dataclass(frozen=True)
+class SeenRequest:
+    """One JSON-RPC request POSTed to the server: its method, params and ``mcp-*`` headers."""
+
+    method: str
+    params: dict[str, Any]
+    headers: dict[str, str]
+
+
+def _recording(app: Any, seen: list[SeenRequest]) -> Any:
+    """ASGI wrapper that notes each POSTed JSON-RPC request, then replays the body to ``app``."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        headers = {
+            name.decode("latin-1").lower(): value.decode("latin-1")
+            for name, value in scope["headers"]
+            if name.lower().startswith(b"mcp-")
+        }
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+        for item in decoded if isinstance(decoded, list) else [decoded]:
+            if isinstance(item, dict) and isinstance(item.get("method"), str):
+                params = item.get("params")
+                seen.append(SeenRequest(item["method"], params if isinstance(params, dict) else {}, headers))
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return wrapped
+
+
 @asynccontextmanager
-async def serve_http(server: Any) -> AsyncIterator[str]:
+async def serve_http(server: Any, *, seen: list[SeenRequest] | None = None) -> AsyncIterator[str]:
     """Serve ``server`` over streamable HTTP on 127.0.0.1 (free port) for the block; yield its URL.
 
     The socket is bound and listening before the block starts, so a client may connect at once:
-    its connection waits in the backlog until uvicorn accepts it.
+    its connection waits in the backlog until uvicorn accepts it. ``seen`` collects every
+    JSON-RPC request the server receives (method, params, ``mcp-*`` headers).
     """
     import uvicorn
 
     sock = _listening_socket()
     port = sock.getsockname()[1]
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    app = server.streamable_http_app()
+    if seen is not None:
+        app = _recording(app, seen)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     http_server = uvicorn.Server(config)
     try:
         async with anyio.create_task_group() as group:

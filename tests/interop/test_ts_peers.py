@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from example_server import build_example_server, serve_http, stdio_command
+from example_server import SeenRequest, build_example_server, serve_http, stdio_command
 from peers import PeerRun, TsPeers, ts_peers
 
 from mcp_tasks_compat._detect import sdk_info
@@ -115,7 +115,8 @@ async def _ext_tasks(
 
 @pytest.mark.parametrize("dialect", DIALECTS_BY_MAJOR)
 async def test_ext_tasks_client_runs_slow_echo_as_a_task(ts_peers: TsPeers, dialect: str) -> None:
-    async with serve_http(build_example_server()) as url:
+    seen: list[SeenRequest] = []
+    async with serve_http(build_example_server(), seen=seen) as url:
         run = await _ext_tasks(ts_peers, url, dialect, "slow_echo", SLOW)
     report = run.report
     assert report["crashed"] is None, run.explain()
@@ -130,6 +131,12 @@ async def test_ext_tasks_client_runs_slow_echo_as_a_task(ts_peers: TsPeers, dial
     assert outcome["result"]["content"] == [{"type": "text", "text": "hello"}]
     assert not outcome["result"].get("isError")
     assert report["background_errors"] == []
+    task_requests = [r for r in seen if r.method.startswith("tasks/")]
+    assert task_requests, "the task was followed over HTTP"
+    if dialect == "2026-07-28":
+        # SEP-2663 over streamable HTTP: tasks/* carry Mcp-Name: <taskId> (set from the raw body).
+        assert all(r.headers.get("mcp-name") == r.params.get("taskId") for r in task_requests), seen
+        assert all(r.headers.get("mcp-method") == r.method for r in task_requests), seen
 
 
 @pytest.mark.mcp2
