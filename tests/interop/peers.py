@@ -40,6 +40,9 @@ __all__ = [
 TS_DIR = Path(__file__).resolve().parent / "ts"
 """The npm project holding the peers (package.json, package-lock.json, *.mjs)."""
 
+MIN_NODE_MAJOR = 20
+"""The pinned packages declare ``engines.node >= 20``."""
+
 _STAMP = TS_DIR / "node_modules" / ".mcp-tasks-compat-lock.sha256"
 _NPM_CI_TIMEOUT_S = 300.0
 _DEFAULT_PEER_TIMEOUT_S = 60.0
@@ -246,7 +249,14 @@ def ts_peers() -> TsPeers:
     """The TypeScript peers, installed from the lock file; skips only when node is absent."""
     node = find_node()
     if node is None:
-        pytest.skip("node is not installed: the cross-language peers (tests/interop/ts) need Node.js >= 20")
+        pytest.skip(f"node is not installed: the peers in tests/interop/ts need Node.js >= {MIN_NODE_MAJOR}")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    major = version.stdout.strip().lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < MIN_NODE_MAJOR:
+        pytest.fail(
+            f"{node} reports {version.stdout.strip() or version.stderr.strip()!r}; "
+            f"the TypeScript peers need Node.js >= {MIN_NODE_MAJOR}"
+        )
     peers = TsPeers(node)
     peers.ensure_installed()
     return peers
