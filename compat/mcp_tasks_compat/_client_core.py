@@ -252,13 +252,14 @@ class _Reporter:
 class _Expiry:
     """The TTL backstop: ``createdAt + ttl`` on the local monotonic clock.
 
-    A task this client created is anchored at the moment its creation answer arrived (no clock
-    skew); a resumed task is anchored by its age on the wall clock. ``ttl`` is re-read from every
-    answer because servers may change it.
+    A task this client created is anchored at the moment its creation answer arrived; a resumed
+    task by the age its own timestamps show (``lastUpdatedAt - createdAt``, both on the server's
+    clock, so clock skew can only make the backstop later, never early). ``ttl`` is re-read from
+    every answer because servers may change it.
     """
 
     def __init__(self, task: Task, *, resumed: bool) -> None:
-        age = max(0.0, (utc_now() - task.created_at).total_seconds()) if resumed else 0.0
+        age = max(0.0, (task.last_updated_at - task.created_at).total_seconds()) if resumed else 0.0
         self._anchor = time.monotonic() - age
         self._ttl_ms = task.ttl_ms
 
@@ -858,14 +859,16 @@ class TaskRun(Generic[ResultT]):
         if answered is not None:
             await self._reporter.report(answered)
         current = self.last_status
-        with anyio.move_on_after(wait):
-            while current is None or not current.is_terminal:
-                fetched = await self.status()
-                if fetched is None or fetched.is_terminal:
-                    current = fetched
-                    break
-                current = fetched
-                await anyio.sleep(clamp_poll_seconds(fetched.poll_interval_ms))
+        deadline = anyio.current_time() + wait
+        # The deadline is checked between requests, never by cancelling one (see _run_2025).
+        while (current is None or not current.is_terminal) and anyio.current_time() < deadline:
+            fetched = await self.status()
+            if fetched is None:
+                break
+            current = fetched
+            if not fetched.is_terminal:
+                pause = clamp_poll_seconds(fetched.poll_interval_ms)
+                await anyio.sleep(max(0.0, min(pause, deadline - anyio.current_time())))
         return current or self.last_status
 
     async def __aenter__(self) -> TaskRun[ResultT]:
