@@ -26,39 +26,59 @@ DEFAULT_COMMAND = "nox -s bench"
 
 
 async def run_bench(
-    profile: str = "full", *, only: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    profile: str = "full",
+    *,
+    only: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    out: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the workloads of ``profile`` in this environment; the run as one JSON-able dict."""
+    """Run the workloads of ``profile`` in this environment; the run as one JSON-able dict.
+
+    With ``out``, the run so far is written there after every measurement (a long run that is
+    stopped keeps what it measured).
+    """
     available = servers.available_kinds()
     chosen = [kind for kind in (kinds or available) if kind in available]
     bench = workloads.Bench(
         profile=workloads.PROFILES[profile], kinds=chosen, only=frozenset(only) if only else None
     )
-    load_start = report.loadavg()
-    started = time.perf_counter()
-    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    await workloads.run_all(bench)
-    return {
+    meta: dict[str, Any] = {
         "major": bench.major,
         "profile": profile,
         "profile_sizes": workloads.profile_dict(bench.profile),
         "kinds": chosen,
-        "started": started_at,
-        "duration_s": round(time.perf_counter() - started, 1),
-        "loadavg_start": load_start,
-        "loadavg_end": report.loadavg(),
+        "sections": sorted(only or SECTIONS),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "loadavg_start": report.loadavg(),
         "environment": report.environment(),
-        "rows": bench.rows,
-        "errors": bench.errors,
-        "notes": bench.notes,
     }
+    started = time.perf_counter()
+
+    def snapshot() -> dict[str, Any]:
+        return {
+            **meta,
+            "duration_s": round(time.perf_counter() - started, 1),
+            "loadavg_end": report.loadavg(),
+            "rows": bench.rows,
+            "errors": bench.errors,
+            "notes": bench.notes,
+        }
+
+    def checkpoint() -> None:
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(snapshot(), indent=2) + "\n", encoding="utf-8")
+
+    bench.checkpoint = checkpoint
+    await workloads.run_all(bench)
+    checkpoint()
+    return snapshot()
 
 
 def _run(args: argparse.Namespace) -> int:
-    run = anyio.run(lambda: run_bench(args.profile, only=args.only, kinds=args.kinds))
-    out = Path(args.out or RESULTS_DIR / f"bench-mcp{run['major']}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    major = servers.mcp_major()
+    out = Path(args.out or RESULTS_DIR / f"bench-mcp{major}.json")
+    run = anyio.run(lambda: run_bench(args.profile, only=args.only, kinds=args.kinds, out=out))
     print(f"wrote {out}", file=sys.stderr)
     document = report.merge([run], command=args.command)
     print(report.render_markdown(document))

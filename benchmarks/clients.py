@@ -61,6 +61,15 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the bench process dies, so no server is orphaned."""
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -97,7 +106,12 @@ def server_process(
         log_path = log.name
     with open(log_path, "wb") as log_file:
         process = subprocess.Popen(
-            argv, cwd=REPO_ROOT, env=_child_env(), stdout=log_file, stderr=subprocess.STDOUT
+            argv,
+            cwd=REPO_ROOT,
+            env=_child_env(),
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
     handle = ServerProcess(kind, transport, argv, f"http://127.0.0.1:{port}/mcp", process, log_path)
     try:

@@ -69,19 +69,41 @@ def environment() -> dict[str, Any]:
 
 
 def merge(runs: Sequence[Mapping[str, Any]], *, command: str) -> dict[str, Any]:
-    """One document from the per-major runs (newest run per major wins)."""
-    by_major: dict[int, Mapping[str, Any]] = {}
-    for run in runs:
-        by_major[int(run["major"])] = run
-    ordered = [by_major[major] for major in sorted(by_major)]
-    rows = [row for run in ordered for row in run["rows"]]
+    """One document from runs of either major; per (major, section) the newest run's rows win.
+
+    So a section can be re-measured alone (``run --only capacity``) and merged with the rest.
+    """
+    ordered = sorted(runs, key=lambda run: (int(run["major"]), str(run["started"])))
+    chosen: dict[tuple[int, str], Mapping[str, Any]] = {}
+    for run in ordered:
+        for section in {row["section"] for row in run["rows"]} | set(run.get("sections", ())):
+            chosen[(int(run["major"]), section)] = run
+    rows: list[Mapping[str, Any]] = []
+    used: list[Mapping[str, Any]] = []
+    for key in sorted(chosen, key=lambda key: (key[0], _section_rank(key[1]))):
+        run = chosen[key]
+        rows += [row for row in run["rows"] if row["section"] == key[1]]
+        if all(run is not other for other in used):
+            used.append(run)
+    summaries = []
+    for run in used:
+        taken = sorted(section for (_, section), source in chosen.items() if source is run)
+        summary = {key: value for key, value in run.items() if key not in ("rows", "errors")}
+        summary["sections_used"] = taken
+        summary["errors"] = [e for e in run.get("errors", []) if e["what"].split("/")[0] in taken]
+        summaries.append(summary)
     return {
         "schema": 1,
         "command": command,
-        "runs": [{key: value for key, value in run.items() if key != "rows"} for run in ordered],
+        "runs": summaries,
         "rows": rows,
         "targets": evaluate_targets(rows),
     }
+
+
+def _section_rank(section: str) -> int:
+    order = ("overhead", "latency", "throughput", "capacity")
+    return order.index(section) if section in order else len(order)
 
 
 # --- targets ---------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class Profile:
     capacity_min_ttl_ms: int
     capacity_wait_s: float
     capacity_expiry_slack_s: float  # beyond the TTL, for the sweeper
+    capacity_stall_s: float  # stop waiting for all runs to start when the count stops growing
 
 
 PROFILES: dict[str, Profile] = {
@@ -78,6 +79,7 @@ PROFILES: dict[str, Profile] = {
         capacity_min_ttl_ms=200,
         capacity_wait_s=20.0,
         capacity_expiry_slack_s=3.0,
+        capacity_stall_s=3.0,
     ),
     "full": Profile(
         name="full",
@@ -99,9 +101,10 @@ PROFILES: dict[str, Profile] = {
         capacity_sizes=(1_000, 10_000),
         capacity_sessions=20,
         capacity_get_samples=200,
-        capacity_min_ttl_ms=10_000,
+        capacity_min_ttl_ms=60_000,
         capacity_wait_s=600.0,
         capacity_expiry_slack_s=15.0,
+        capacity_stall_s=20.0,
     ),
 }
 
@@ -117,6 +120,7 @@ class Bench:
     errors: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     only: frozenset[str] | None = None
+    checkpoint: Callable[[], None] | None = None
 
     def log(self, message: str) -> None:
         print(f"[bench mcp{self.major}] {message}", file=sys.stderr, flush=True)
@@ -146,6 +150,8 @@ class Bench:
             traceback.print_exc(file=sys.stderr)
         else:
             self.log(f"{what} done in {time.perf_counter() - started:.1f}s")
+        if self.checkpoint is not None:
+            self.checkpoint()
 
 
 # --- servers and connections ----------------------------------------------------------------------
@@ -456,10 +462,15 @@ async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str,
             row["task_poll_interval_ms"] = getattr(first, "poll_interval_ms", None)
 
             # Truly concurrent: every run is inside the tool at once (not queued behind a worker pool).
-            running = 0
+            # Polling another process's counters: there is no event to wait on across processes. A
+            # count that stops growing for capacity_stall_s ends the wait (queued or stopped runs).
+            running, best, best_at = 0, -1, time.perf_counter()
             with anyio.move_on_after(profile.capacity_wait_s):
-                # Polling another process's counters: there is no event to wait on across processes.
-                while (running := (await control.stats())["running"]) < size:  # noqa: ASYNC110
+                while (running := (await control.stats())["running"]) < size:
+                    if running > best:
+                        best, best_at = running, time.perf_counter()
+                    elif time.perf_counter() - best_at > profile.capacity_stall_s:
+                        break
                     await anyio.sleep(0.1)
             row["running_at_once"] = running
             in_flight = await control.stats(collect=True)
@@ -468,11 +479,16 @@ async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str,
 
             rng = random.Random(size)
             get_ms: list[float] = []
+            statuses: dict[str, int] = {}
             for handle in rng.sample(handles, min(profile.capacity_get_samples, len(handles))):
                 began = time.perf_counter()
-                await handle.status()
+                task = await handle.status()
                 get_ms.append((time.perf_counter() - began) * 1000)
+                status = getattr(task, "status", None)
+                name = str(getattr(status, "value", status))
+                statuses[name] = statuses.get(name, 0) + 1
             row["tasks_get_ms"] = summary(get_ms, digits=2)
+            row["sampled_statuses"] = statuses
 
             await control.raw("release")
             released = time.perf_counter()
@@ -549,13 +565,9 @@ async def run_all(bench: Bench) -> None:
     if wanted("capacity"):
         for kind in bench.task_kinds():
             sizes = profile.capacity_sizes
-            # TTL must outlast creating every task (a task past its TTL is stopped): a guess for the
-            # first size, then an estimate from the measured creation rate.
-            ttl_ms = (
-                max(profile.capacity_min_ttl_ms, sizes[0] * 10 + 5_000)
-                if sizes[0] >= 100
-                else profile.capacity_min_ttl_ms
-            )
+            # TTL must outlast creating every task (a task past its TTL is stopped): the profile's
+            # floor for the first size, then twice what the measured creation rate predicts.
+            ttl_ms = profile.capacity_min_ttl_ms
             for index, size in enumerate(sizes):
                 outcome: dict[str, Any] = {}
 
@@ -566,7 +578,7 @@ async def run_all(bench: Bench) -> None:
 
                 await bench.guarded(f"capacity/{kind}/{size}", one)
                 if outcome.get("create_per_s") and index + 1 < len(sizes):
-                    estimate = int(sizes[index + 1] / outcome["create_per_s"] * 2000) + 10_000
+                    estimate = int(sizes[index + 1] / outcome["create_per_s"] * 2000) + 30_000
                     ttl_ms = max(profile.capacity_min_ttl_ms, estimate)
 
 
