@@ -92,16 +92,22 @@ async def test_initialize_advertises_tasks_and_tools_list_declares_support() -> 
     }
 
 
-async def test_older_handshake_versions_get_no_tasks_capability() -> None:
-    _tasks, server, _gate, _seen = build()
+async def test_2025_06_18_connections_get_the_same_dialect() -> None:
+    """mcp 1.23.0 clients negotiate 2025-06-18 (their latest) and still use experimental tasks."""
+    _tasks, server, gate, _seen = build()
+    gate.release.set()
     async with raw_peer(server) as peer:
         init = (await peer.initialize("2025-06-18"))["result"]
         tools = (await peer.request("tools/list"))["result"]["tools"]
         required = await peer.request("tools/call", {"name": "must", "arguments": {}})
+        created = await create(peer, "work", {"x": 2})
+        task_id = created["result"]["task"]["taskId"]
+        payload = (await peer.request("tasks/result", {"taskId": task_id}))["result"]
     assert init["protocolVersion"] == "2025-06-18"
-    assert "tasks" not in init["capabilities"]
-    assert all("execution" not in tool for tool in tools)
+    assert init["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert {tool["name"]: tool.get("execution") for tool in tools}["must"] == {"taskSupport": "required"}
     assert required["error"]["code"] == -32601
+    assert payload["structuredContent"] == {"result": 20}
 
 
 async def test_task_lifecycle_get_result_list() -> None:

@@ -12,6 +12,10 @@ answers without calling ``call_next`` (sdk2-extensions.md §4), so this middlewa
   ``tools/list`` on those connections, by post-processing ``call_next``'s output;
 * enforces task support (-32601 for a required tool without a task or a forbidden one with it).
 
+It does so on every handshake-era connection, not only at 2025-11-25: mcp 1.23.0 clients use
+this dialect while negotiating 2025-06-18 (their latest version), and a client that does not
+know tasks never sends ``params.task`` or ``tasks/*``.
+
 This relies on ``ServerRunner`` composing ``Server.middleware`` around the handler chain and
 trusting short-circuit output: the probed private feature ``v2.server_middleware``.
 """
@@ -27,7 +31,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, model_serializer
 
 from ..core import codec_2025
@@ -90,13 +94,10 @@ class LegacyTasksMiddleware:
         method = ctx.method
         if method == "initialize":
             return self._advertise(await call_next(ctx))
-        version = ctx.protocol_version
-        if version in MODERN_PROTOCOL_VERSIONS:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await call_next(ctx)
         if method == "tools/call":
             return await self._tools_call(ctx, call_next)
-        if version != DIALECT_2025_11_25:
-            return await call_next(ctx)
         if method == "tools/list":
             return self._annotate_tools(await call_next(ctx))
         if method in TASK_METHODS and ctx.session.client_params is not None:
@@ -114,7 +115,7 @@ class LegacyTasksMiddleware:
 
     def _advertise(self, result: HandlerResult) -> HandlerResult:
         wire = _as_dict(result)
-        if wire.get("protocolVersion") != DIALECT_2025_11_25 or not self._any_task_tool():
+        if wire.get("protocolVersion") not in HANDSHAKE_PROTOCOL_VERSIONS or not self._any_task_tool():
             return result
         capabilities = dict(cast(Mapping[str, Any], wire.get("capabilities") or {}))
         capabilities["tasks"] = copy.deepcopy(dict(codec_2025.SERVER_TASKS_CAPABILITY))
@@ -155,8 +156,7 @@ class LegacyTasksMiddleware:
             return await call_next(ctx)  # the SDK's own validation answers
         support = self._runtime.tasks.support_for(name)
         raw_task = params.get("task")
-        # Only 2025-11-25 knows params.task; older handshake versions ignore it.
-        with_task = raw_task is not None and ctx.protocol_version == DIALECT_2025_11_25
+        with_task = raw_task is not None
         require_task_or_refuse(name, support, with_task=with_task)
         if not with_task or ctx.session.client_params is None:
             return await call_next(ctx)  # plain call, or the runner's initialization gate answers
