@@ -1,17 +1,13 @@
-"""The example tools served by this library on the installed SDK major, for the interop peers.
+"""The example tools served in-process by this library on the installed SDK major, for the peers.
 
 Built only through the public API (``ServerTasks`` with ``install`` on mcp 1.x ``FastMCP``,
-``mcpserver_kwargs`` on mcp 2.x ``MCPServer``), the way a user would. Use it in-process
-(:func:`build_example_server`, :func:`serve_http`) or as a process, so a TypeScript client can
-spawn it over stdio::
-
-    python tests/interop/example_server.py stdio
-    python tests/interop/example_server.py http [--port N]   # prints {"url": ...} when listening
+``mcpserver_kwargs`` on mcp 2.x ``MCPServer``), the way a user would, and served over streamable
+HTTP on 127.0.0.1 inside the test's event loop. Over stdio the tests spawn the real command-line
+server instead (:data:`CLI_STDIO_SERVER`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import socket
 import sys
@@ -26,9 +22,12 @@ from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from mcp_tasks_compat.server import ServerTasks
 
-__all__ = ["SERVER_NAME", "SeenRequest", "build_example_server", "serve_http", "stdio_command"]
+__all__ = ["CLI_STDIO_SERVER", "SERVER_NAME", "SeenRequest", "build_example_server", "serve_http"]
 
 SERVER_NAME = "mcp-tasks-compat-interop"
+
+CLI_STDIO_SERVER = [sys.executable, "-m", "mcp_tasks_compat", "example-server", "--transport", "stdio"]
+"""``mcp-tasks-compat example-server`` over stdio with this interpreter (same tools, same support)."""
 
 
 def build_example_server(**server_tasks_options: Any) -> Any:
@@ -137,36 +136,3 @@ async def serve_http(server: Any, *, seen: list[SeenRequest] | None = None) -> A
                 http_server.should_exit = True
     finally:
         sock.close()
-
-
-def stdio_command() -> list[str]:
-    """The command that serves the example tools over stdio with this interpreter."""
-    return [sys.executable, __file__, "stdio"]
-
-
-async def _serve_http_forever(port: int) -> None:
-    import uvicorn
-
-    server = build_example_server()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(128)
-    print(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"}), flush=True)
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve([sock])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("--port", type=int, default=0)
-    options = parser.parse_args()
-    if options.transport == "stdio":
-        build_example_server().run("stdio")
-    else:
-        anyio.run(_serve_http_forever, options.port)
-
-
-if __name__ == "__main__":
-    main()

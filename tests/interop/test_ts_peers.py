@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from example_server import SeenRequest, build_example_server, serve_http, stdio_command
+from example_server import CLI_STDIO_SERVER, SeenRequest, build_example_server, serve_http
 from peers import PeerRun, TsPeers, ts_peers
 
 from mcp_tasks_compat._detect import sdk_info
@@ -140,7 +140,8 @@ async def test_ext_tasks_client_runs_slow_echo_as_a_task(ts_peers: TsPeers, dial
 
 
 @pytest.mark.mcp2
-async def test_ext_tasks_client_over_stdio_in_2026_07_28(ts_peers: TsPeers) -> None:
+async def test_ext_tasks_client_against_the_cli_example_server_over_stdio(ts_peers: TsPeers) -> None:
+    """2026-07-28 over stdio, against ``mcp-tasks-compat example-server`` (the command-line server)."""
     run = await ts_peers.run_async(
         "ext_tasks_client.mjs",
         "--dialect",
@@ -150,10 +151,11 @@ async def test_ext_tasks_client_over_stdio_in_2026_07_28(ts_peers: TsPeers) -> N
         "--args",
         json.dumps({"text": "over stdio"}),
         "--",
-        *stdio_command(),
+        *CLI_STDIO_SERVER,
     )
     report = run.report
     assert report["crashed"] is None, run.explain()
+    assert report["server_info"]["name"] == "mcp-tasks-compat-example"
     assert report["dialect"] == "2026-07-28"
     # server/discover travelled on the session's own pipe (one server process, no sibling probe).
     assert report["wire"][0]["method"] == "server/discover", run.explain()
@@ -269,7 +271,8 @@ async def test_sdk1_client_runs_slow_echo_as_a_task(ts_peers: TsPeers) -> None:
         _assert_steps_in_order(report["notified"], 3, run)
 
 
-async def test_sdk1_client_over_stdio(ts_peers: TsPeers) -> None:
+async def test_sdk1_client_against_the_cli_example_server_over_stdio(ts_peers: TsPeers) -> None:
+    """2025-11-25 over stdio, against ``mcp-tasks-compat example-server`` (the command-line server)."""
     run = await ts_peers.run_async(
         "sdk1_client.mjs",
         "--tool",
@@ -277,11 +280,12 @@ async def test_sdk1_client_over_stdio(ts_peers: TsPeers) -> None:
         "--args",
         json.dumps({"text": "over stdio"}),
         "--",
-        *stdio_command(),
+        *CLI_STDIO_SERVER,
     )
     report = run.report
     assert report["crashed"] is None, run.explain()
-    assert report["tools"]["must_task"] == "required"
+    assert report["server_info"]["name"] == "mcp-tasks-compat-example"
+    assert report["tools"] == {"slow_echo": "optional", "fail": "optional", "must_task": "required"}
     assert report["result"]["content"] == [{"type": "text", "text": "over stdio"}], run.explain()
     assert report["final_task"]["status"] == "completed"
 
