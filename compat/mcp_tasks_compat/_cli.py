@@ -49,6 +49,7 @@ __all__ = [
     "Target",
     "describe_failure",
     "parse_arguments",
+    "render_probe",
     "run_call",
     "run_demo",
     "run_example_server",
@@ -703,33 +704,33 @@ def run_probe(options: ProbeOptions) -> int:
     if failed is not None:
         return failed
     assert found is not None
-    if options.as_json:
-        print(json.dumps(found, indent=2))
-        return EXIT_OK
+    print(json.dumps(found, indent=2) if options.as_json else render_probe(found))
+    return EXIT_OK
+
+
+def render_probe(found: Mapping[str, Any]) -> str:
+    """``probe``'s table for people: the server, its task dialects, each tool's task support."""
     server = found["server"]
-    rows = [
-        ("target", found["target"]),
+    rows: list[tuple[str, str]] = [
+        ("target", str(found["target"])),
         ("server", f"{server['name'] or '?'} {server['version'] or ''}".strip()),
-        ("protocol", found["protocol_version"] or "?"),
+        ("protocol", str(found["protocol_version"] or "?")),
         ("task dialects", ", ".join(found["dialects"]) or "none"),
     ]
     unchecked = [d for d in (DIALECT_2025_11_25, DIALECT_2026_07_28) if d not in found["checked_dialects"]]
     if unchecked:
-        rows.append(
-            ("not checked", f"{', '.join(unchecked)} (mcp {sdk_info().mcp_version} clients cannot speak it)")
-        )
+        rows.append(("not checked", f"{', '.join(unchecked)} (this install's mcp client cannot speak it)"))
     for connection in found["connections"]:
         if connection["dialect"] is None and connection["reason"]:
             rows.append(("note", f"{connection['handshake']}: {connection['reason']}"))
     width = max(len(key) for key, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    print("tools")
+    lines = [f"{key:<{width}}  {value}" for key, value in rows]
+    lines.append("tools")
     name_width = max((len(tool["name"]) for tool in found["tools"]), default=0)
     for tool in found["tools"]:
         support = tool["task_support"] or "not declared (the server decides per call)"
-        print(f"  {tool['name']:<{name_width}}  {support}")
-    return EXIT_OK
+        lines.append(f"  {tool['name']:<{name_width}}  {support}")
+    return "\n".join(lines)
 
 
 # --- demo -----------------------------------------------------------------------------------------

@@ -1,0 +1,120 @@
+"""Run ``python -m mcp_tasks_compat`` as subprocesses, many at once.
+
+Every command pays for a fresh interpreter and an ``mcp`` import, so the suite starts all its
+command lines together (:class:`Batch`) and each test waits only for its own. The HTTP example
+server is one subprocess for the whole module; its URL is read from the line it prints to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+CLI = [sys.executable, "-m", "mcp_tasks_compat"]
+STDIO_SERVER = [*CLI, "example-server"]
+"""The stdio server a ``call`` / ``probe`` spawns after ``--``."""
+PROCESS_TIMEOUT_S = 120.0
+"""A bound, not a wait: generous because every subprocess imports ``mcp`` on a possibly busy machine."""
+
+
+@dataclass
+class Finished:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        assert self.stdout.strip(), f"no JSON on stdout; stderr: {self.stderr!r}"
+        data: dict[str, Any] = json.loads(self.stdout)
+        return data
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if line.strip()]
+
+    def describe(self) -> str:
+        command = " ".join(self.args)
+        return f"$ {command}\nexit {self.returncode}\nstdout: {self.stdout!r}\nstderr: {self.stderr!r}"
+
+
+@dataclass
+class Batch:
+    """Command lines started at once; :meth:`result` waits for one of them."""
+
+    running: dict[str, tuple[list[str], subprocess.Popen[str]]] = field(
+        default_factory=lambda: dict[str, tuple[list[str], subprocess.Popen[str]]]()
+    )
+    done: dict[str, Finished] = field(default_factory=lambda: dict[str, Finished]())
+
+    def start(self, name: str, *args: str) -> None:
+        command = [*CLI, *args]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.running[name] = (command, process)
+
+    def result(self, name: str) -> Finished:
+        if name not in self.done:
+            command, process = self.running.pop(name)
+            try:
+                stdout, stderr = process.communicate(timeout=PROCESS_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                stdout, stderr = process.communicate()
+                raise AssertionError(f"{name} did not finish in {PROCESS_TIMEOUT_S} s: {stderr!r}") from None
+            self.done[name] = Finished(command, process.returncode, stdout, stderr)
+        return self.done[name]
+
+    def close(self) -> None:
+        for _command, process in self.running.values():
+            process.kill()
+            process.communicate()
+        self.running.clear()
+
+
+class HttpServer:
+    """``example-server --transport http --port 0`` as a subprocess; ``url`` is what it printed."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [*CLI, "example-server", "--transport", "http", "--port", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def wait_for_url(self) -> str:
+        while True:
+            try:
+                line = self.lines.get(timeout=PROCESS_TIMEOUT_S)
+            except queue.Empty:
+                self.stop()
+                raise AssertionError("example-server printed no URL") from None
+            if line is None:
+                raise AssertionError(f"example-server exited early: {''.join(self.stderr)!r}")
+            if line.startswith("listening on "):
+                return line.removeprefix("listening on ").strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._reader.join(timeout=10)
