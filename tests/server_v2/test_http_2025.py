@@ -91,3 +91,25 @@ async def test_2025_tasks_over_http_belong_to_their_session(json_response: bool)
     assert result["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
     assert [t["taskId"] for t in alice_list["tasks"]] == [task_id]
     assert alice_list["tasks"][0]["status"] == "completed"
+
+
+async def test_a_stateless_server_refuses_2025_tasks_instead_of_running_them_plainly() -> None:
+    tasks = ServerTasks(tools={"work": "optional"})
+    server = MCPServer("http-2025-stateless", **tasks.mcpserver_kwargs())
+
+    @server.tool()
+    async def work(x: int) -> int:
+        return x
+
+    app = server.streamable_http_app(json_response=True, stateless_http=True)
+    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as http:
+        client = LegacyHttpClient(http, url)
+        await client.initialize()
+        with_task = await client.request("tools/call", {"name": "work", "arguments": {"x": 1}, "task": {}})
+        get = await client.request("tasks/get", {"taskId": "x"})
+        plain = await client.request("tools/call", {"name": "work", "arguments": {"x": 1}})
+    assert with_task["error"]["code"] == -32600
+    assert "stateless" in with_task["error"]["message"]
+    assert get["error"]["code"] == -32600
+    assert plain["result"]["structuredContent"] == {"result": 1}
+    assert await tasks.engine.owned_by(None) == []

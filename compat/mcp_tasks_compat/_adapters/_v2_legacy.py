@@ -30,7 +30,7 @@ from typing import Any, Final, cast
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, model_serializer
 
@@ -82,6 +82,17 @@ def require_task_or_refuse(tool_name: str, support: str, *, with_task: bool) -> 
         )
 
 
+def _require_session(ctx: ServerRequestContext[Any, Any]) -> None:
+    """2025-11-25 tasks belong to a session: -32600 without one (before ``initialize``, or on a
+    stateless HTTP server, where every request is a connection of its own)."""
+    if ctx.session.client_params is None:
+        raise MCPError(
+            code=INVALID_REQUEST,
+            message="task-augmented requests need an initialized session; a stateless server cannot keep "
+            "a 2025-11-25 task (use the 2026-07-28 Tasks extension, or a stateful server)",
+        )
+
+
 class LegacyTasksMiddleware:
     """The ``Server.middleware`` entry that speaks 2025-11-25 tasks on handshake-era connections."""
 
@@ -100,7 +111,8 @@ class LegacyTasksMiddleware:
             return await self._tools_call(ctx, call_next)
         if method == "tools/list":
             return self._annotate_tools(await call_next(ctx))
-        if method in TASK_METHODS and ctx.session.client_params is not None:
+        if method in TASK_METHODS:
+            _require_session(ctx)
             try:
                 return await self._serve_tasks_method(method, ctx)
             except PeerProtocolError as exc:
@@ -158,8 +170,9 @@ class LegacyTasksMiddleware:
         raw_task = params.get("task")
         with_task = raw_task is not None
         require_task_or_refuse(name, support, with_task=with_task)
-        if not with_task or ctx.session.client_params is None:
-            return await call_next(ctx)  # plain call, or the runner's initialization gate answers
+        if not with_task:
+            return await call_next(ctx)
+        _require_session(ctx)
         try:
             requested = codec_2025.decode_task_params(params)
         except PeerProtocolError as exc:
