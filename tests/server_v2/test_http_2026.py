@@ -209,3 +209,26 @@ async def test_tasks_belong_to_the_authenticated_user() -> None:
     assert bob_cancel["error"]["code"] == -32602
     assert alice_get["result"]["status"] == "working"  # bob's cancel did not touch it
     assert anonymous.status_code == 401
+
+
+async def test_tasks_work_on_a_stateless_server() -> None:
+    tasks, server, gate = build()
+    app = server.streamable_http_app(json_response=True, stateless_http=True)
+    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as client:
+        _, created = await post(
+            client,
+            url,
+            "tools/call",
+            {"name": "work", "arguments": {"x": 5}, "_meta": modern_meta()},
+            headers=http_headers("tools/call", name="work"),
+        )
+        task_id = created["result"]["taskId"]
+        gate.release.set()
+        with anyio.fail_after(5):
+            await tasks.engine.wait_terminal(task_id, None)
+        params = {"taskId": task_id, "_meta": modern_meta()}
+        _, done = await post(
+            client, url, "tasks/get", params, headers=http_headers("tasks/get", name=task_id)
+        )
+    assert done["result"]["status"] == "completed"
+    assert done["result"]["result"]["structuredContent"] == {"result": 5}
