@@ -303,7 +303,14 @@ async def connect(
 
 
 class StatusLine:
-    """Shows each task status as it changes: one line updated in place on a terminal, else a line each."""
+    """Shows each task status as it changes: one line updated in place on a terminal, else a line each.
+
+    On a terminal, :meth:`keep_ticking` (run next to the call) also redraws the open line a few
+    times a second, so the clock and the spinner show the call is alive between status changes.
+    """
+
+    SPINNER: Final = "|/-\\"
+    TICK_SECONDS: Final = 0.2
 
     def __init__(self, stream: TextIO, *, live: bool, indent: str = "") -> None:
         self.stream = stream
@@ -311,6 +318,8 @@ class StatusLine:
         self.indent = indent
         self.started = time.monotonic()
         self._open = False
+        self._current: Task | None = None
+        self._ticks = 0
 
     @classmethod
     def for_stream(cls, stream: TextIO, *, indent: str = "") -> StatusLine:
@@ -321,18 +330,35 @@ class StatusLine:
         """Count elapsed time from now (the call starts after connecting)."""
         self.started = time.monotonic()
 
-    def show(self, task: Task) -> None:
+    def _text(self, task: Task) -> str:
         elapsed = time.monotonic() - self.started
         message = f" {task.status_message}" if task.status_message else ""
-        text = f"{self.indent}[{task.status.value}]{message}  ({elapsed:.1f} s)"
+        spin = (
+            f"{self.SPINNER[self._ticks % len(self.SPINNER)]} " if self.live and not task.is_terminal else ""
+        )
+        return f"{self.indent}{spin}[{task.status.value}]{message}  ({elapsed:.1f} s)"
+
+    def show(self, task: Task) -> None:
+        self._current = task
         if self.live:
-            self.stream.write("\r\x1b[2K" + text)
+            self.stream.write("\r\x1b[2K" + self._text(task))
             self._open = not task.is_terminal
             if task.is_terminal:
                 self.stream.write("\n")
         else:
-            self.stream.write(text + "\n")
+            self.stream.write(self._text(task) + "\n")
         self.stream.flush()
+
+    async def keep_ticking(self) -> None:
+        """Redraw the open line until cancelled (a terminal only; elsewhere returns at once)."""
+        if not self.live:
+            return
+        while True:
+            await anyio.sleep(self.TICK_SECONDS)
+            if self._open and self._current is not None:
+                self._ticks += 1
+                self.stream.write("\r\x1b[2K" + self._text(self._current))
+                self.stream.flush()
 
     def done(self) -> None:
         """End an in-place line that is still open (the call ended without a terminal status)."""
@@ -509,9 +535,15 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
             offered = ", ".join(names) or "no tools"
             raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
         started = time.monotonic()
-        if display is not None:
-            display.restart()
-        result, failure, cancelled = await _call_once(connected, options, recorder)
+        result: Any = None
+        failure: BaseException | None = None
+        cancelled = False
+        async with anyio.create_task_group() as ticker:
+            if display is not None:
+                display.restart()
+                ticker.start_soon(display.keep_ticking)
+            result, failure, cancelled = await _call_once(connected, options, recorder)
+            ticker.cancel_scope.cancel()
         if cancelled or isinstance(failure, (TaskTimeoutError, TaskCancelledError)):
             await _final_state(connected, recorder)
         report.elapsed_s = time.monotonic() - started
@@ -774,11 +806,15 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
 
         arguments = {"text": "hello from a task", "seconds": options.seconds, "steps": options.steps}
         say(f"1) slow_echo as a task ({options.seconds:g} s, {options.steps} steps), dialect {dialect}")
-        recorder = StatusRecorder(display=StatusLine.for_stream(out, indent="   "))
+        display = StatusLine.for_stream(out, indent="   ")
+        recorder = StatusRecorder(display=display)
         started = time.monotonic()
-        result = await call_tool(session, "slow_echo", arguments, mode="task", on_status=recorder.observe)
-        assert recorder.display is not None
-        recorder.display.done()
+        result: Any = None
+        async with anyio.create_task_group() as ticker:
+            ticker.start_soon(display.keep_ticking)
+            result = await call_tool(session, "slow_echo", arguments, mode="task", on_status=recorder.observe)
+            ticker.cancel_scope.cancel()
+        display.done()
         text = _result_text(cli_client.result_wire(result))
         say(
             f"   result: {text!r} after {time.monotonic() - started:.1f} s "
@@ -789,7 +825,8 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
         long_seconds = max(options.seconds * 4, 2.0)
         long_steps = max(options.steps * 4, 2)
         say(f"2) slow_echo again ({long_seconds:g} s), cancelled once it reports progress, dialect {dialect}")
-        second = StatusRecorder(display=StatusLine.for_stream(out, indent="   "))
+        second_display = StatusLine.for_stream(out, indent="   ")
+        second = StatusRecorder(display=second_display)
         progressed = anyio.Event()
 
         def on_status(task: Task) -> None:
@@ -802,6 +839,7 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
         final: Task | None = None
         with anyio.fail_after(long_seconds):
             run = await start_tool(session, "slow_echo", arguments, on_status=on_status)
+            followed = anyio.Event()
             async with anyio.create_task_group() as group:
 
                 async def follow() -> None:
@@ -810,12 +848,16 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
                         await run.result()
                     except TaskError as error:
                         ended = error
+                    finally:
+                        followed.set()
 
+                group.start_soon(second_display.keep_ticking)
                 group.start_soon(follow)
                 await progressed.wait()
                 final = await run.cancel()
-        assert second.display is not None
-        second.display.done()
+                await followed.wait()  # the waiting call ends the way the server reports it
+                group.cancel_scope.cancel()
+        second_display.done()
         state = final.status.value if final is not None else "unknown"
         why = f"; the waiting call ended with {type(ended).__name__}" if ended is not None else ""
         say(f"   cancel sent: task {run.task_id} is {state} (dialect {dialect}){why}")

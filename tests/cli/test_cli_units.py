@@ -8,6 +8,7 @@ import io
 from datetime import datetime, timezone
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_tasks_compat._cli import (
@@ -180,3 +181,25 @@ def test_probe_table_for_a_server_that_decides_per_call() -> None:
     assert "task dialects  2026-07-28" in table
     assert "note           initialize: refused" in table
     assert table[-2:] == ["tools", "  long  not declared (the server decides per call)"]
+
+
+@pytest.mark.anyio
+async def test_status_line_on_a_terminal_keeps_the_clock_running_between_statuses() -> None:
+    out = io.StringIO()
+    line = StatusLine(out, live=True)
+    line.show(task(TaskStatus.WORKING, "step 1/2"))
+    with anyio.move_on_after(StatusLine.TICK_SECONDS * 3.5):
+        await line.keep_ticking()
+    redraws = out.getvalue().split("\r\x1b[2K")[1:]
+    assert len(redraws) >= 3  # the status itself, then at least two ticks
+    assert all("[working] step 1/2" in redraw for redraw in redraws)
+    assert len({redraw[:4] for redraw in redraws}) > 1  # the spinner turns
+
+
+@pytest.mark.anyio
+async def test_status_line_elsewhere_does_not_tick() -> None:
+    out = io.StringIO()
+    line = StatusLine(out, live=False)
+    with anyio.fail_after(1):
+        await line.keep_ticking()  # returns at once
+    assert out.getvalue() == ""
