@@ -21,13 +21,14 @@ from typing import Any
 
 import anyio
 import pytest
-from example_server import CLI_STDIO_SERVER, SeenRequest, build_example_server, serve_http
-from peers import PeerRun, TsPeers, ts_peers
 
 from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task
 from mcp_tasks_compat.errors import TaskCancelledError
+
+from .example_server import CLI_STDIO_SERVER, SeenRequest, build_example_server, serve_http
+from .peers import PeerRun, TsPeers, ts_peers
 
 __all__ = ["ts_peers"]  # the fixture, imported so pytest finds it here
 

@@ -1,0 +1,1 @@
+"""Interoperability: this library against peers it does not control (TypeScript packages from npm)."""
