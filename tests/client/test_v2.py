@@ -53,6 +53,24 @@ async def test_a_missing_poll_hint_polls_once_a_second() -> None:
         assert 0.9 <= anyio.current_time() - started < 2.0
 
 
+async def test_plain_mode_on_2026_still_follows_a_task_the_server_chose() -> None:
+    # The session declares the extension for every request, so the server may answer with a task.
+    seen: list[str] = []
+    async with open_harness("ext") as harness, harness.session() as session:
+        harness.script.release.set()
+        with anyio.fail_after(BOUND):
+            result = await call_tool(
+                session,
+                "gated",
+                {"label": "chosen"},
+                mode="plain",
+                on_status=lambda t: seen.append(t.status.value),
+            )
+        assert text_of(result) == "done chosen"
+        assert len(harness.script.created) == 1
+        assert seen[-1] == "completed"
+
+
 async def test_a_huge_poll_hint_does_not_delay_a_2025_result() -> None:
     # The tasks/result wait delivers the result; the 30 s (clamped) poll interval is never waited out.
     async with open_harness("legacy", Knobs(poll_hints=(10**12,))) as harness, harness.session() as session:
