@@ -1,0 +1,517 @@
+"""The testing kit without pytest: tool sets, task servers and connected sessions on the installed major.
+
+:mod:`mcp_tasks_compat.testing` re-exports everything public here and adds the pytest fixtures;
+this module imports neither ``pytest`` nor ``mcp`` (the SDK-specific parts are in
+``_adapters/v1_testing.py`` / ``_adapters/v2_testing.py``, the transports and the serving are the
+command line's own ``_adapters/cli_client.py`` / ``_adapters/example_server.py``), so a noxfile
+can read :func:`nox_sdk_versions` and a server subprocess starts without pytest.
+
+A server subprocess is ``python -m mcp_tasks_compat.testing serve [MODULE:ATTRIBUTE]``
+(:func:`server_command` builds the line): the tool set named there, or :data:`EXAMPLE_TOOLSET`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import logging
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final, Literal, TextIO
+
+import anyio
+
+from ._detect import sdk_info
+from .client import negotiate, session_kwargs
+from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
+from .examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+
+__all__ = [
+    "APPLICATION_ERROR",
+    "DEFAULT_SERVER_NAME",
+    "EXAMPLE_TOOLSET",
+    "SDK_VERSIONS",
+    "HttpServerProcess",
+    "SessionSetupError",
+    "ToolSet",
+    "build_task_server",
+    "child_environment",
+    "connect_http",
+    "connect_in_memory",
+    "connect_stdio",
+    "dialects",
+    "echo",
+    "http_server_process",
+    "load_toolset",
+    "main",
+    "nox_sdk_versions",
+    "rpc_error",
+    "server_command",
+]
+
+SDK_VERSIONS: Final[tuple[str, ...]] = ("1.23.0", "1.30.0", "2.0.0", "2.3.0")
+"""The mcp releases this library is tested on: the 1.x floor (the first with the tasks API), the
+newest 1.x, the first 2.x and the newest 2.x. ``noxfile.py`` runs the suite once on each."""
+
+DEFAULT_SERVER_NAME: Final = "mcp-tasks-compat-testing"
+CONNECT_TIMEOUT_S: Final = 60.0
+"""Bound on opening and negotiating a session (a subprocess server first imports ``mcp``)."""
+SERVE_MODULE: Final = "mcp_tasks_compat.testing"
+LISTENING_PREFIX: Final = "listening on "
+
+ToolFunction = Callable[..., Awaitable[Any]]
+Transport = Literal["stdio", "http"]
+
+
+class SessionSetupError(RuntimeError):
+    """A kit session could not be opened as asked (e.g. the pinned dialect was not negotiated)."""
+
+
+# --- versions ------------------------------------------------------------------------------------
+
+
+def nox_sdk_versions(*, majors: Iterable[int] = (1, 2), floors: bool = True) -> list[str]:
+    """:data:`SDK_VERSIONS` for ``@nox.parametrize("mcp", nox_sdk_versions())``.
+
+    ``majors`` keeps only those majors; ``floors=False`` keeps only the newest release of each.
+    """
+    wanted = set(majors)
+    chosen = [version for version in SDK_VERSIONS if int(version.split(".")[0]) in wanted]
+    if floors:
+        return chosen
+    newest: dict[str, str] = {}
+    for version in chosen:
+        newest[version.split(".")[0]] = version  # SDK_VERSIONS is in ascending order
+    return list(newest.values())
+
+
+def dialects() -> tuple[Dialect, ...]:
+    """The task dialects the installed mcp speaks as client and as server (for parametrizing)."""
+    info = sdk_info()
+    return tuple(d for d in ALL_DIALECTS if d in info.client_dialects and d in info.server_dialects)
+
+
+# --- tool sets -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """Tools for a test server, and how each may run as a task.
+
+    ``support`` maps tool names to ``"optional" | "required" | "forbidden"``; a tool it leaves out
+    is ``"forbidden"`` (a plain tool). To serve it from a subprocess (stdio, HTTP), put it at
+    module level and name it ``"package.module:ATTRIBUTE"``.
+    """
+
+    tools: Mapping[str, ToolFunction]
+    support: Mapping[str, TaskSupport] = field(default_factory=lambda: dict[str, TaskSupport]())
+    name: str = DEFAULT_SERVER_NAME
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.support) - set(self.tools))
+        if unknown:
+            raise ValueError(f"task support given for tools the set does not have: {unknown}")
+        bad = {tool: value for tool, value in self.support.items() if value not in _SUPPORT_VALUES}
+        if bad:
+            raise ValueError(f"task support must be one of {_SUPPORT_VALUES}; got {bad}")
+
+
+_SUPPORT_VALUES: Final = ("forbidden", "optional", "required")
+
+
+APPLICATION_ERROR: Final = -32050
+"""The JSON-RPC code :func:`rpc_error` answers by default (in the implementation-defined range)."""
+
+
+async def echo(text: str) -> str:
+    """Return ``text`` at once; the example tool set declares it ``forbidden`` (never a task)."""
+    return text
+
+
+async def rpc_error(message: str, code: int = APPLICATION_ERROR) -> str:
+    """Answer a JSON-RPC error instead of a result.
+
+    As a task it ends ``failed`` with that error on mcp 2.x servers. mcp 1.x ``FastMCP`` turns
+    every exception of a tool into an ``isError`` result, so there it behaves like ``fail``.
+    """
+    raise _server_adapter().jsonrpc_error(code, message)
+
+
+EXAMPLE_TOOLSET: Final = ToolSet(
+    tools={**EXAMPLE_TOOLS, "echo": echo, "rpc_error": rpc_error},
+    support={**EXAMPLE_TASK_SUPPORT, "echo": "forbidden", "rpc_error": "optional"},
+)
+"""The command line's example tools (``slow_echo`` and ``fail`` optional, ``must_task`` required)
+plus ``echo`` (forbidden: one tool of each kind of task support) and ``rpc_error`` (optional)."""
+
+
+def load_toolset(spec: str) -> ToolSet:
+    """The :class:`ToolSet` named by ``"package.module:ATTRIBUTE"`` (or a function returning one)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"a tool set is named 'package.module:ATTRIBUTE', not {spec!r}")
+    found: object = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    if not isinstance(found, ToolSet) and callable(found):
+        found = found()
+    if not isinstance(found, ToolSet):
+        raise TypeError(f"{spec} is a {type(found).__name__}, not a mcp_tasks_compat.testing.ToolSet")
+    return found
+
+
+# --- servers -------------------------------------------------------------------------------------
+
+
+def _server_adapter() -> ModuleType:
+    if sdk_info().major == 1:
+        from ._adapters import v1_testing
+
+        return v1_testing
+    from ._adapters import v2_testing
+
+    return v2_testing
+
+
+def build_task_server(
+    toolset: ToolSet = EXAMPLE_TOOLSET, *, host: str = "127.0.0.1", **server_tasks_options: Any
+) -> Any:
+    """A server of the installed major serving ``toolset`` with tasks enabled, built the documented way.
+
+    mcp 1.x: ``FastMCP`` plus ``ServerTasks(...).install(server)`` (2025-11-25); mcp 2.x:
+    ``MCPServer(**ServerTasks(...).mcpserver_kwargs())`` (both dialects). ``server_tasks_options``
+    go to :class:`~mcp_tasks_compat.server.ServerTasks` (``poll_policy``, ``dialects``...).
+    """
+    return _server_adapter().build_server(
+        toolset.name,
+        toolset.tools,
+        toolset.support,
+        host=host,
+        server_tasks_options=server_tasks_options,
+    )
+
+
+# --- sessions ------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _session_on(
+    streams: tuple[Any, Any],
+    *,
+    dialect: Dialect | None,
+    session_options: Mapping[str, Any] | None,
+    describe: Callable[[], str],
+) -> AsyncGenerator[Any, None]:
+    """A ``ClientSession`` on ``streams``, opened and negotiated, the pinned ``dialect`` checked."""
+    from ._adapters import cli_client
+
+    kwargs = session_kwargs(dialect=dialect) if session_options is None else dict(session_options)
+    async with cli_client.open_session(streams, kwargs) as session:
+        try:
+            with anyio.fail_after(CONNECT_TIMEOUT_S):
+                # mcp 2.x reaches 2025-11-25 on a server that also speaks 2026-07-28 by
+                # initializing first; negotiate keeps a connection that is already open.
+                await cli_client.handshake(session, legacy=dialect == DIALECT_2025_11_25)
+                negotiated = await negotiate(session)
+        except TimeoutError:
+            raise SessionSetupError(f"no session within {CONNECT_TIMEOUT_S:g} s{describe()}") from None
+        if dialect is not None and negotiated.dialect != dialect:
+            raise SessionSetupError(
+                f"asked for the {dialect} task dialect, the connection negotiated "
+                f"{negotiated.dialect or 'none'} ({negotiated.reason or 'no reason given'}){describe()}"
+            )
+        yield session
+
+
+def _no_detail() -> str:
+    return ""
+
+
+@asynccontextmanager
+async def connect_in_memory(
+    server: Any, *, dialect: Dialect | None = None, session_options: Mapping[str, Any] | None = None
+) -> AsyncGenerator[Any, None]:
+    """A negotiated ``ClientSession`` to ``server`` running in this event loop (real JSON-RPC streams).
+
+    ``dialect`` pins the task dialect (``None``: the newest the connection offers);
+    ``session_options`` replaces ``session_kwargs(dialect=dialect)`` as the ``ClientSession``
+    keywords (``{}`` gives a session without the library's task plumbing).
+    """
+    from ._adapters import example_server
+
+    async with (
+        example_server.in_memory_streams(server) as streams,
+        _session_on(
+            streams, dialect=dialect, session_options=session_options, describe=_no_detail
+        ) as session,
+    ):
+        yield session
+
+
+def _tail(log: TextIO) -> str:
+    try:
+        log.flush()
+        log.seek(0)
+        lines = [line.rstrip() for line in log.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return "\n".join(lines[-20:])
+
+
+@asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str] | None = None,
+    *,
+    toolset_spec: str | None = None,
+    dialect: Dialect | None = None,
+    session_options: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> AsyncGenerator[Any, None]:
+    """A negotiated ``ClientSession`` to a server subprocess over stdio.
+
+    ``command`` defaults to :func:`server_command` with ``toolset_spec`` (this interpreter). ``env``
+    is added to the SDK's minimal default environment. The server's stderr is kept and its last
+    lines are added to any :class:`SessionSetupError`.
+    """
+    argv = list(command) if command is not None else server_command(toolset_spec)
+    if not argv:
+        raise ValueError("the server command is empty")
+    adapter = _server_adapter()
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+
+        def describe() -> str:
+            tail = _tail(log)
+            return f"; server {' '.join(argv)}" + (f", its stderr:\n{tail}" if tail else "")
+
+        async with (
+            adapter.stdio_streams(
+                argv[0], argv[1:], errlog=log, env=env, cwd=None if cwd is None else os.fspath(cwd)
+            ) as streams,
+            _session_on(
+                streams, dialect=dialect, session_options=session_options, describe=describe
+            ) as session,
+        ):
+            yield session
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str, *, dialect: Dialect | None = None, session_options: Mapping[str, Any] | None = None
+) -> AsyncGenerator[Any, None]:
+    """A negotiated ``ClientSession`` to a streamable HTTP server at ``url``."""
+    from ._adapters import cli_client
+
+    async with (
+        cli_client.http_streams(url) as streams,
+        _session_on(
+            streams, dialect=dialect, session_options=session_options, describe=lambda: f"; server {url}"
+        ) as session,
+    ):
+        yield session
+
+
+# --- server subprocesses -------------------------------------------------------------------------
+
+
+def server_command(
+    toolset_spec: str | None = None,
+    *,
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    python: str | os.PathLike[str] | None = None,
+) -> list[str]:
+    """The command line of a kit server: ``python -m mcp_tasks_compat.testing serve [SPEC] ...``.
+
+    ``python`` is the interpreter (default: this one); another virtual environment's python runs
+    the server on that environment's mcp. Over HTTP, ``port=0`` picks a free port and the server
+    prints ``listening on <url>`` on stderr (:class:`HttpServerProcess` reads it).
+    """
+    argv = [os.fspath(python) if python is not None else sys.executable, "-m", SERVE_MODULE, "serve"]
+    if toolset_spec is not None:
+        argv.append(toolset_spec)
+    argv += ["--transport", transport]
+    if transport == "http":
+        argv += ["--host", host, "--port", str(port)]
+    return argv
+
+
+class HttpServerProcess:
+    """A server subprocess over streamable HTTP; a context manager whose value is its URL.
+
+    ``command`` is usually ``server_command(..., transport="http")``; it must print
+    ``listening on <url>`` on stderr once it accepts connections. Stopped with SIGTERM on exit.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        start_timeout: float = CONNECT_TIMEOUT_S,
+    ) -> None:
+        self.command = list(command)
+        self.env = None if env is None else dict(env)
+        self.cwd = cwd
+        self.start_timeout = start_timeout
+        self.stderr_lines: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._process: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+        self.url: str | None = None
+
+    def start(self) -> str:
+        """Start the process and wait until it is listening; returns the URL."""
+        self._process = subprocess.Popen(
+            self.command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+            cwd=self.cwd,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        try:
+            self.url = self._wait_for_url()
+        except BaseException:
+            self.stop()
+            raise
+        return self.url
+
+    def _read(self) -> None:
+        process = self._process
+        assert process is not None
+        assert process.stderr is not None
+        for line in process.stderr:
+            self.stderr_lines.append(line.rstrip("\n"))
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _wait_for_url(self) -> str:
+        while True:
+            try:
+                line = self._lines.get(timeout=self.start_timeout)
+            except queue.Empty:
+                raise SessionSetupError(
+                    f"{' '.join(self.command)} printed no URL within {self.start_timeout:g} s"
+                ) from None
+            if line is None:
+                tail = "\n".join(self.stderr_lines[-20:])
+                raise SessionSetupError(f"{' '.join(self.command)} exited before listening:\n{tail}")
+            if line.startswith(LISTENING_PREFIX):
+                return line.removeprefix(LISTENING_PREFIX).strip()
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 10 s; idempotent."""
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@contextmanager
+def http_server_process(
+    toolset_spec: str | None = None,
+    *,
+    python: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Generator[str, None, None]:
+    """A kit server subprocess over streamable HTTP on a free port, for the block; yields its URL."""
+    command = server_command(toolset_spec, transport="http", python=python)
+    with HttpServerProcess(command, env=env, cwd=cwd) as url:
+        yield url
+
+
+# --- the serve command ---------------------------------------------------------------------------
+
+
+def _quiet_sdk_logs(verbose: bool) -> None:
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+        return
+    for name in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.error"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m mcp_tasks_compat.testing serve [MODULE:ATTRIBUTE] [--transport stdio|http] ...``."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {SERVE_MODULE}", description="Serve a tool set with tasks, for tests."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser("serve", help="serve a ToolSet (default: the example tool set)")
+    serve.add_argument("toolset", nargs="?", metavar="MODULE:ATTRIBUTE", help="a ToolSet (or a function)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one (default)")
+    serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's logs")
+    args = parser.parse_args(argv)
+    _quiet_sdk_logs(args.verbose)
+    toolset = EXAMPLE_TOOLSET if args.toolset is None else load_toolset(args.toolset)
+    from ._adapters import example_server
+
+    server = build_task_server(toolset, host=args.host)
+
+    def listening(url: str) -> None:
+        print(f"{LISTENING_PREFIX}{url}", file=sys.stderr, flush=True)
+
+    async def run() -> None:
+        if args.transport == "stdio":
+            await example_server.serve_stdio(server)
+        else:
+            await example_server.serve_http(server, host=args.host, port=args.port, on_listening=listening)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(run)
+    return 0
+
+
+def child_environment(extra_paths: Iterable[str | os.PathLike[str]] = ()) -> dict[str, str]:
+    """``PYTHONPATH`` for a server subprocess on this interpreter: ``extra_paths`` and this ``sys.path``.
+
+    Entries inside the interpreter's own prefixes are left out (the child finds them itself), so
+    a tool set importable here (e.g. from a test folder pytest put on ``sys.path``) is importable there.
+    """
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    paths: list[str] = []
+    for entry in [*(os.fspath(path) for path in extra_paths), *sys.path]:
+        if not entry or not Path(entry).is_dir():
+            continue
+        resolved = Path(entry).resolve()
+        if any(resolved == prefix or prefix in resolved.parents for prefix in prefixes):
+            continue
+        if str(resolved) not in paths:
+            paths.append(str(resolved))
+    existing = os.environ.get("PYTHONPATH")
+    if existing:
+        paths.append(existing)
+    return {"PYTHONPATH": os.pathsep.join(paths)} if paths else {}
