@@ -9,6 +9,10 @@ the same way and none of them touches the 1.x SDK's task runtime and its crash p
 * any number of waiters can wait for a task to end (one ``anyio.Event`` per change, never reused);
 * TTL expiry is swept from a heap ordered by expiry time, never by scanning every task; a task
   that expires while still running is failed and kept for a grace period, not silently dropped;
+* work can ask the client for input (:meth:`TaskEngine.request_input`): the task goes
+  ``input_required`` with a key never used before in its life, waits for the answer (by
+  ``tasks/update`` in 2026-07-28, by the adapter relaying it on a ``tasks/result`` stream in
+  2025-11-25) and returns to ``working``; a cancelled or expired task releases its waiter;
 * the task group a run lives in is chosen by the adapter (a session's for 2025-11-25 on 1.x, the
   server lifespan's for the Tasks extension).
 """
@@ -29,6 +33,7 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from .core.lifecycle import TaskEvent, next_status
 from .core.model import JsonRpcError, Task, TaskStatus
@@ -38,12 +43,14 @@ from .errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskState
 __all__ = [
     "DEFAULT_TTL_FLOOR_MS",
     "InMemoryTaskStore",
+    "InputRefused",
     "PollPolicy",
     "TaskEngine",
     "TaskRecord",
     "TaskStore",
     "ToolCallFailure",
     "current_run",
+    "input_key_prefix",
     "new_task_id",
 ]
 
@@ -71,6 +78,18 @@ class ToolCallFailure(Exception):
     def __init__(self, error: JsonRpcError) -> None:
         self.error = error
         super().__init__(error.message)
+
+
+class InputRefused(Exception):
+    """Raised by a relay's ``send`` when the client answered an input request with a JSON-RPC error."""
+
+    def __init__(self, error: JsonRpcError) -> None:
+        self.error = error
+        super().__init__(error.message)
+
+
+InputSender = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""``send(key, request) -> answer``: one input request to the client and its result (wire JSON)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +125,11 @@ class TaskRecord:
     input_responses: dict[str, Mapping[str, Any]] = field(
         default_factory=lambda: dict[str, Mapping[str, Any]]()
     )
-    """Answers to outstanding ``input_requests`` (by key), delivered by ``tasks/update``."""
+    """Answers to ``input_requests`` (by key) not yet picked up by the work that asked."""
+    input_serial: int = 0
+    """How many input requests this task has made: keys carry it, so none is ever reused."""
+    input_claims: set[str] = field(default_factory=lambda: set[str]())
+    """Keys an adapter is relaying to the client right now (2025-11-25), so no other relays them."""
 
 
 class TaskStore(Protocol):
@@ -179,6 +202,18 @@ _current: contextvars.ContextVar[tuple[TaskEngine, TaskRecord] | None] = context
 def current_run() -> tuple[TaskEngine, TaskRecord] | None:
     """The engine and record of the task whose work is running in this context, if any."""
     return _current.get()
+
+
+_KEY_PREFIXES: Mapping[str, str] = {
+    "elicitation/create": "elicit",
+    "sampling/createMessage": "sample",
+    "roots/list": "roots",
+}
+
+
+def input_key_prefix(method: str) -> str:
+    """The readable part of an input request key (``elicit-3``): what kind of input it asks for."""
+    return _KEY_PREFIXES.get(method, "input")
 
 
 class TaskEngine:
@@ -286,8 +321,14 @@ class TaskEngine:
         result: Mapping[str, Any] | None = None,
         error: JsonRpcError | None = None,
         message: str | None = None,
+        stop_work: bool = False,
     ) -> None:
-        """Apply a terminal event; a task that is already terminal keeps its status (sticky)."""
+        """Apply a terminal event; a task that is already terminal keeps its status (sticky).
+
+        ``stop_work`` cancels the run's scope once the status is set and before anyone hears of
+        it, so work waiting on the task (for input, say) is cancelled rather than woken to find
+        its task ended.
+        """
         if record.task.is_terminal:
             return
         status = next_status(record.task.status, event)
@@ -299,13 +340,22 @@ class TaskEngine:
             changes["status_message"] = message or error.message
         elif message is not None:
             changes["status_message"] = message
-        await self._update(record, changes, force_notify=True)
+        await self._update(record, changes, force_notify=True, stop=record.scope if stop_work else None)
 
-    async def _update(self, record: TaskRecord, changes: dict[str, Any], *, force_notify: bool) -> None:
+    async def _update(
+        self,
+        record: TaskRecord,
+        changes: dict[str, Any],
+        *,
+        force_notify: bool,
+        stop: anyio.CancelScope | None = None,
+    ) -> None:
         now = _now()
         age_ms = (now - record.task.created_at) / timedelta(milliseconds=1)
         changes.setdefault("poll_interval_ms", self.poll_policy.hint_ms(age_ms))
         record.task = record.task.evolve(last_updated_at=now, **changes)
+        if stop is not None:
+            stop.cancel()
         if record.task.is_terminal and record.task.ttl_ms is not None:
             # Retention restarts at the terminal transition, so a result is never lost to a run
             # that used up most of its TTL.
@@ -359,29 +409,139 @@ class TaskEngine:
                 except TaskStateError as exc:
                     raise PeerProtocolError(exc.message, jsonrpc_code=exc.jsonrpc_code) from None
             return record.task
-        await self._finish(record, TaskEvent.CANCEL, message=reason)
-        if record.scope is not None:
-            record.scope.cancel()
+        await self._finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
         return record.task
+
+    async def request_input(self, record: TaskRecord, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask the client for input on behalf of the task's work and wait for the answer.
+
+        ``request`` is the wire request (``{"method": ..., "params": ...}``). The task goes
+        ``input_required`` with the request under a new key (unique over the task's life) next to
+        any still outstanding, and returns to ``working`` once nothing is outstanding. Returns the
+        answer (the result object, e.g. an ``ElicitResult`` as wire JSON). A task that ends while
+        waiting (cancelled, expired) releases the waiter: its run's cancel scope is cancelled, and
+        a waiter outside that scope gets :class:`TaskStateError`. A waiter cancelled by its own
+        work (a timeout around the call) withdraws its request.
+        """
+        if record.task.is_terminal:
+            raise TaskStateError(
+                f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
+            )
+        method = str(request.get("method", ""))
+        record.input_serial += 1
+        key = f"{input_key_prefix(method)}-{record.input_serial}"
+        outstanding = {**record.task.input_requests, key: dict(request)}
+        status = next_status(record.task.status, TaskEvent.NEED_INPUT)
+        await self._update(record, {"status": status, "input_requests": outstanding}, force_notify=True)
+        answered = False
+        try:
+            while key not in record.input_responses:
+                if record.task.is_terminal:
+                    if record.scope is not None and record.scope.cancel_called:
+                        await anyio.lowlevel.checkpoint()  # the run is being stopped: end here
+                    raise TaskStateError(
+                        f"task {record.task.task_id} ended ({record.task.status.value}) while waiting "
+                        f"for input {key!r}"
+                    )
+                await record.changed.wait()
+            answered = True
+            return dict(record.input_responses.pop(key))
+        finally:
+            record.input_claims.discard(key)
+            if not answered and key in record.task.input_requests and not record.task.is_terminal:
+                with anyio.CancelScope(shield=True):
+                    await self._settle_input(record, withdrawn=[key])
+
+    async def _settle_input(self, record: TaskRecord, *, withdrawn: list[str]) -> None:
+        """Drop answered or withdrawn keys; back to ``working`` once nothing is outstanding."""
+        remaining = {k: v for k, v in record.task.input_requests.items() if k not in withdrawn}
+        changes: dict[str, Any] = {"input_requests": remaining}
+        if not remaining and record.task.status is TaskStatus.INPUT_REQUIRED:
+            changes["status"] = next_status(record.task.status, TaskEvent.INPUT_RECEIVED)
+        await self._update(record, changes, force_notify=True)
 
     async def submit_input_responses(
         self, task_id: str, owner: str | None, responses: Mapping[str, Mapping[str, Any]]
     ) -> list[str]:
-        """Deliver ``tasks/update`` input responses; returns the keys taken.
+        """Deliver answers to input requests (``tasks/update``); returns the keys taken.
 
         Only keys the task currently has outstanding are taken (the first answer wins); anything
-        else is ignored, as SEP-2663 asks. Waiters on the record wake up, so work blocked on an
-        input request (the input feature) sees its answer. Unknown ids raise -32602.
+        else is ignored, as SEP-2663 asks. A partial answer keeps the task ``input_required``
+        with the rest; once nothing is outstanding it is ``working`` again before this returns,
+        so a ``tasks/get`` right after the acknowledgement never shows an answered request.
+        Unknown ids raise -32602.
         """
         record = await self.lookup(task_id, owner)
+        return await self.deliver_input(record, responses)
+
+    async def deliver_input(
+        self, record: TaskRecord, responses: Mapping[str, Mapping[str, Any]]
+    ) -> list[str]:
+        """:meth:`submit_input_responses` for a record the caller already holds."""
+        if record.task.is_terminal:
+            return []
         outstanding = record.task.input_requests
         taken = [key for key in responses if key in outstanding and key not in record.input_responses]
         for key in taken:
             record.input_responses[key] = dict(responses[key])
         if taken:
+            await self._settle_input(record, withdrawn=taken)
+        return taken
+
+    def claim_input_requests(self, record: TaskRecord) -> list[tuple[str, Mapping[str, Any]]]:
+        """Outstanding requests no one is relaying yet, now claimed by the caller (2025-11-25).
+
+        The caller sends each to the client and answers it with :meth:`deliver_input`; if it
+        cannot (its stream closed), it calls :meth:`release_input_claim` so another relay can.
+        """
+        claimed = [
+            (key, request)
+            for key, request in record.task.input_requests.items()
+            if key not in record.input_claims and key not in record.input_responses
+        ]
+        record.input_claims.update(key for key, _request in claimed)
+        return claimed
+
+    def release_input_claim(self, record: TaskRecord, key: str) -> None:
+        """Give a claimed request back (its relay failed); waiters on the record look again."""
+        if key in record.input_claims:
+            record.input_claims.discard(key)
             event, record.changed = record.changed, anyio.Event()
             event.set()
-        return taken
+
+    async def relay_input_until_terminal(self, record: TaskRecord, send: InputSender) -> Task:
+        """2025-11-25 ``tasks/result``: relay the task's input requests on this stream until it ends.
+
+        Each outstanding request no other stream is relaying is sent with ``send`` (which adds the
+        related-task ``_meta`` and waits for the client's answer); the answer goes to the waiting
+        work. A client that answers with an error cannot give the input: the task is cancelled,
+        saying why, as a 2026-07-28 client cancels a task whose input it cannot give. A relay that
+        fails otherwise (the stream closed) gives its request back for the next ``tasks/result``.
+        Any number of streams may relay one task; each request goes to one of them.
+        """
+
+        async def relay(key: str, request: Mapping[str, Any]) -> None:
+            try:
+                answer = await send(key, request)
+            except InputRefused as refused:
+                error = refused.error
+                method = request.get("method", "input")
+                reason = f"the client could not answer {method}: {error.message} (code {error.code})"
+                await self._finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
+                return
+            except BaseException:
+                self.release_input_claim(record, key)
+                raise
+            if not await self.deliver_input(record, {key: answer}):
+                self.release_input_claim(record, key)
+
+        async with anyio.create_task_group() as relays:
+            while not record.task.is_terminal:
+                for key, request in self.claim_input_requests(record):
+                    relays.start_soon(relay, key, request, name=f"mcp-task input {key}")
+                await record.changed.wait()
+            relays.cancel_scope.cancel()  # answers still owed to an ended task are no longer wanted
+        return record.task
 
     async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
         """Wait until the task is terminal (any number of concurrent waiters)."""
@@ -408,9 +568,7 @@ class TaskEngine:
                 continue
             ttl = record.task.ttl_ms
             error = JsonRpcError(INTERNAL_ERROR, f"Task exceeded its TTL of {ttl} ms and was stopped")
-            await self._finish(record, TaskEvent.FAIL, error=error)
-            if record.scope is not None:
-                record.scope.cancel()
+            await self._finish(record, TaskEvent.FAIL, error=error, stop_work=True)
             record.expires_at = self._clock() + min(ttl or EXPIRED_GRACE_MS, EXPIRED_GRACE_MS) / 1000
             await self.store.reschedule(record)
         return removed

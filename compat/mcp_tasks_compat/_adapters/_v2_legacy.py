@@ -8,6 +8,8 @@ answers without calling ``call_next`` (sdk2-extensions.md §4), so this middlewa
   and runs the rest of the chain, without ``params.task``, as the task's work;
 * serves ``tasks/get|result|list|cancel`` (not spec methods on 2.x; -32601 stays the answer on
   2026-07-28 for ``tasks/result`` and ``tasks/list`` because nothing else serves them);
+  ``tasks/result`` relays the task's input requests (elicitation, sampling, roots from the tool
+  body) on its own stream, tagged with the related-task ``_meta``, and their answers back;
 * adds ``capabilities.tasks`` to the ``initialize`` result and ``execution.taskSupport`` to
   ``tools/list`` on those connections, by post-processing ``call_next``'s output;
 * enforces task support (-32601 for a required tool without a task or a forbidden one with it).
@@ -34,11 +36,12 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, model_serializer
 
+from .._engine import InputRefused
 from ..core import codec_2025
-from ..core.model import Task, TaskStatus
+from ..core.model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import PeerProtocolError
-from ._v2_runtime import TasksRuntime, mcp_error, tool_work
+from ._v2_runtime import TasksRuntime, mcp_error, send_input, tool_work, with_request
 
 __all__ = ["LegacyTasksMiddleware", "require_task_or_refuse"]
 
@@ -93,6 +96,27 @@ def _require_session(ctx: ServerRequestContext[Any, Any]) -> None:
         )
 
 
+def _relay_on(
+    ctx: ServerRequestContext[Any, Any], task_id: str
+) -> Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]:
+    """Send a task's input request on this ``tasks/result`` stream, tagged with the task."""
+
+    async def send(key: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        del key  # 2025-11-25 matches the answer by JSON-RPC id
+        params = dict(cast(Mapping[str, Any], request.get("params") or {}))
+        meta = dict(cast(Mapping[str, Any], params.get("_meta") or {}))
+        meta.update(codec_2025.related_task_meta(task_id))
+        params["_meta"] = meta
+        try:
+            return await send_input(
+                ctx.session, {"method": request["method"], "params": params}, ctx.request_id
+            )
+        except MCPError as exc:
+            raise InputRefused(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
+
+    return send
+
+
 class LegacyTasksMiddleware:
     """The ``Server.middleware`` entry that speaks 2025-11-25 tasks on handshake-era connections."""
 
@@ -103,12 +127,13 @@ class LegacyTasksMiddleware:
         if ctx.request_id is None:  # a notification
             return await call_next(ctx)
         method = ctx.method
+        if method == "tools/call":
+            # The tool body may ask for input; it needs to know its request (plain or task).
+            return await with_request(ctx, lambda: self._any_tools_call(ctx, call_next))
         if method == "initialize":
             return self._advertise(await call_next(ctx))
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await call_next(ctx)
-        if method == "tools/call":
-            return await self._tools_call(ctx, call_next)
         if method == "tools/list":
             return self._annotate_tools(await call_next(ctx))
         if method in TASK_METHODS:
@@ -118,6 +143,13 @@ class LegacyTasksMiddleware:
             except PeerProtocolError as exc:
                 raise mcp_error(exc) from None
         return await call_next(ctx)
+
+    async def _any_tools_call(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await call_next(ctx)
+        return await self._tools_call(ctx, call_next)
 
     # --- what the handshake and tools/list say ---------------------------------------------------
 
@@ -188,7 +220,7 @@ class LegacyTasksMiddleware:
             owner=self._runtime.owner_2025(ctx),
             tool_name=name,
             ttl_ms=ttl_ms,
-            work=tool_work(lambda: call_next(plain)),
+            work=tool_work(lambda: with_request(plain, lambda: call_next(plain))),
             listener=self._status_listener(ctx.session),
         )
         return codec_2025.encode_create_task_result(task)
@@ -218,10 +250,9 @@ class LegacyTasksMiddleware:
             return codec_2025.encode_task(runtime.with_poll_hint(record.task))
         if method == "tasks/cancel":
             return codec_2025.encode_task(await engine.cancel(task_id, owner, strict=True))
-        # tasks/result blocks until the task is terminal; any number of callers may wait.
-        while not record.task.is_terminal:
-            await engine.wait_change(record)
-        task = record.task
+        # tasks/result blocks until the task is terminal (any number of callers may wait) and
+        # carries the task's input requests to the client meanwhile.
+        task = await engine.relay_input_until_terminal(record, _relay_on(ctx, task_id))
         if task.status is TaskStatus.FAILED and task.result is None and task.error is not None:
             raise mcp_error(task.error)
         return codec_2025.encode_task_payload(task)

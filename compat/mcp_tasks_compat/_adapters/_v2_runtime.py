@@ -13,17 +13,21 @@ import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio.abc
+import mcp_types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
-from .._engine import TaskRecord, ToolCallFailure
+from .._engine import InputRefused, TaskRecord, ToolCallFailure
 from ..core.model import JsonRpcError, Task, utc_now
 from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ..errors import PeerProtocolError
@@ -31,7 +35,19 @@ from ..errors import PeerProtocolError
 if TYPE_CHECKING:
     from ..server import ServerTasks
 
-__all__ = ["Lifespan", "TasksRuntime", "mcp_error", "tool_result_wire"]
+__all__ = [
+    "INPUT_CAPABILITIES",
+    "INPUT_RESULT_TYPES",
+    "Lifespan",
+    "TasksRuntime",
+    "current_request",
+    "mcp_error",
+    "send_input",
+    "tool_result_wire",
+    "with_request",
+]
+
+T = TypeVar("T")
 
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
@@ -82,6 +98,80 @@ def tool_work(call: Callable[[], Awaitable[HandlerResult]]) -> Work:
         return tool_result_wire(result)
 
     return work
+
+
+# --- input requests (elicitation, sampling, roots) --------------------------------------------------
+
+INPUT_RESULT_TYPES: Mapping[str, type[mcp_types.Result]] = {
+    "elicitation/create": mcp_types.ElicitResult,
+    "sampling/createMessage": mcp_types.CreateMessageResult,
+    "roots/list": mcp_types.ListRootsResult,
+}
+"""The SDK's result type for each kind of input request."""
+
+INPUT_CAPABILITIES: Mapping[str, str] = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+"""The client capability each kind of input request needs."""
+
+_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
+    "mcp_tasks_compat_v2_request", default=None
+)
+
+
+async def with_request(ctx: ServerRequestContext[Any, Any], call: Callable[[], Awaitable[T]]) -> T:
+    """Run ``call`` (the rest of a ``tools/call`` chain) knowing its request: input requests need it."""
+    token = _request.set(ctx)
+    try:
+        return await call()
+    finally:
+        _request.reset(token)
+
+
+def current_request() -> ServerRequestContext[Any, Any] | None:
+    """The ``tools/call`` request whose tool body runs in this context (set by :func:`with_request`)."""
+    return _request.get()
+
+
+class _RawRequest(BaseModel):
+    """A server-to-client request sent exactly as built (params and ``_meta`` untouched)."""
+
+    method: str
+    params: dict[str, Any] | None = None
+
+    @model_serializer
+    def _serialize(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"method": self.method}
+        if self.params is not None:
+            wire["params"] = self.params
+        return wire
+
+
+class _RawAnswer(mcp_types.Result):
+    """Any result object the client answers; the SDK's own type is given to it later."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+async def send_input(
+    session: ServerSession, request: Mapping[str, Any], related_request_id: Any
+) -> dict[str, Any]:
+    """One input request on the stream of ``related_request_id``; the client's answer as wire JSON.
+
+    A JSON-RPC error answer raises the SDK's ``MCPError``; an answer the SDK's result check rejects
+    raises :class:`InputRefused` with -32602 (asking again would get the same answer).
+    """
+    raw = _RawRequest(method=str(request["method"]), params=request.get("params"))
+    try:
+        answer = await session.send_request(
+            cast(Any, raw), _RawAnswer, metadata=ServerMessageMetadata(related_request_id=related_request_id)
+        )
+    except ValidationError as exc:
+        message = f"the answer to {raw.method} is not a valid result: {exc.error_count()} validation error(s)"
+        raise InputRefused(JsonRpcError(INVALID_PARAMS, message)) from exc
+    return answer.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
 def auth_principal() -> str | None:

@@ -12,7 +12,13 @@ classes):
   When the session ends, its runs are cancelled with a status message that says so;
 * the ``tools/list`` and ``tools/call`` request handlers (``execution.taskSupport`` declared and
   enforced; task-augmented calls run the original handler in the background);
-* the ``tasks/get|result|list|cancel`` request handlers.
+* the ``tasks/get|result|list|cancel`` request handlers. ``tasks/result`` also relays the
+  task's input requests (``elicit`` / ``create_message`` / ``list_roots`` from the tool body) to
+  the client on its own stream, tagged with the related-task ``_meta``, and the answers back.
+
+The public input functions of :mod:`..server` come here for the 1.x pieces: the ordinary
+server-to-client request of a plain call (:func:`plain_input`), the client's declared
+capabilities (:func:`undeclared_capability`) and the SDK's result types (:func:`input_result`).
 
 Our results are sent as the exact wire JSON the codec builds (``_WireResult``): the SDK serializes
 with ``exclude_none``, which would drop the required ``"ttl": null`` of an unlimited task.
@@ -39,16 +45,17 @@ from mcp.server.lowlevel.server import Server, request_ctx
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import McpError
-from mcp.shared.message import SessionMessage
-from pydantic import PrivateAttr
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from .._detect import sdk_info
-from .._engine import TaskRecord, ToolCallFailure
+from .._engine import InputRefused, TaskRecord, ToolCallFailure
 from ..core import codec_2025 as codec
 from ..core.model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PeerProtocolError,
@@ -58,7 +65,7 @@ from ..errors import (
 if TYPE_CHECKING:
     from ..server import ServerTasks
 
-__all__ = ["install"]
+__all__ = ["input_result", "install", "plain_input", "undeclared_capability"]
 
 SESSION_ENDED = "the client session ended"
 """Status message of a task whose session ended while it ran."""
@@ -99,6 +106,94 @@ class _WireNotification(types.ServerNotification):
 
     def model_dump(self, **_: Any) -> dict[str, Any]:
         return dict(self._wire)
+
+
+class _WireRequest(types.ServerRequest):
+    """A server-to-client request whose wire JSON is ours (params and ``_meta`` exactly as built)."""
+
+    _wire: dict[str, Any] = PrivateAttr(default_factory=lambda: dict[str, Any]())
+
+    @classmethod
+    def of(cls, wire: Mapping[str, Any]) -> _WireRequest:
+        request = cls(types.PingRequest(method="ping"))
+        request._wire = dict(wire)
+        return request
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return dict(self._wire)
+
+
+class _RawAnswer(types.Result):
+    """Any result object the client answers; :func:`input_result` gives it the SDK's type."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+_RESULT_TYPES: Mapping[str, type[types.Result]] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
+
+_CAPABILITIES: Mapping[str, str] = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+async def _send_input(
+    sdk_session: ServerSession, request: Mapping[str, Any], related_request_id: types.RequestId
+) -> dict[str, Any]:
+    """One input request on the stream of ``related_request_id``; the client's answer as wire JSON."""
+    answer = await sdk_session.send_request(
+        _WireRequest.of(request),
+        _RawAnswer,
+        metadata=ServerMessageMetadata(related_request_id=related_request_id),
+    )
+    return answer.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+async def plain_input(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain call's input: the ordinary request, on the stream of the current ``tools/call``."""
+    try:
+        context = request_ctx.get()
+    except LookupError:
+        raise RuntimeError(
+            f"mcp_tasks_compat.server: {method} can only be asked from inside a tool call"
+        ) from None
+    request: dict[str, Any] = {"method": method}
+    if params:
+        request["params"] = dict(params)
+    return await _send_input(context.session, request, context.request_id)
+
+
+def undeclared_capability(method: str) -> str | None:
+    """The client capability ``method`` needs when the session's client did not declare it."""
+    try:
+        context = request_ctx.get()
+    except LookupError:
+        return None
+    client = context.session.client_params
+    if client is None:
+        return None
+    name = _CAPABILITIES.get(method)
+    if name is None:
+        return None
+    return name if getattr(client.capabilities, name, None) is None else None
+
+
+def input_result(method: str, answer: Mapping[str, Any]) -> Any:
+    """The client's answer as the SDK's result type (``ElicitResult``, ...)."""
+    model = _RESULT_TYPES.get(method)
+    if model is None:
+        return dict(answer)
+    try:
+        return model.model_validate(dict(answer))
+    except ValidationError as exc:
+        raise _jsonrpc_error(
+            INVALID_PARAMS, f"the client's answer to {method} is not a valid {model.__name__}: {exc}"
+        ) from None
 
 
 @dataclass(eq=False)
@@ -391,10 +486,11 @@ class _Installation:
         session.waiters.add(waiter)
         if session.closed.is_set():
             waiter.cancel()
+        context = request_ctx.get()
+        send = _relay_on(context.session, context.request_id, task_id)
         try:
             with waiter:
-                while not record.task.is_terminal:
-                    await self.engine.wait_change(record)
+                await self.engine.relay_input_until_terminal(record, send)
         finally:
             session.waiters.discard(waiter)
         if waiter.cancelled_caught:
@@ -429,6 +525,26 @@ async def _call_original(original: RequestHandler, req: types.CallToolRequest) -
             JsonRpcError(INTERNAL_ERROR, f"the tool handler answered {kind}, not CallToolResult")
         )
     return result.root.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _relay_on(
+    sdk_session: ServerSession, request_id: types.RequestId, task_id: str
+) -> Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]:
+    """Send a task's input request on the ``tasks/result`` stream ``request_id``, tagged with the task."""
+
+    async def send(key: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        del key  # 2025-11-25 matches the answer by JSON-RPC id
+        params = dict(cast("Mapping[str, Any]", request.get("params") or {}))
+        meta = dict(cast("Mapping[str, Any]", params.get("_meta") or {}))
+        meta.update(codec.related_task_meta(task_id))
+        params["_meta"] = meta
+        try:
+            return await _send_input(sdk_session, {"method": request["method"], "params": params}, request_id)
+        except McpError as exc:
+            error = exc.error
+            raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
+
+    return send
 
 
 def _status_notifier(sdk_session: ServerSession, session: _SessionTasks) -> Callable[[Task], Awaitable[None]]:

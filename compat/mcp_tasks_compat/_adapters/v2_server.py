@@ -8,6 +8,10 @@
 * 2025-11-25 connections of the same server (e.g. an mcp 1.x client): the middleware in
   ``_v2_legacy``, offered only when the SDK still has the seam it needs.
 * The work runs in a task group owned by the server lifespan, composed with the user's.
+* Input from inside a tool body (:mod:`..server`'s ``elicit`` / ``create_message`` /
+  ``list_roots``): in a task the engine relays it (``inputRequests`` and ``tasks/update`` here;
+  the ``tasks/result`` stream in ``_v2_legacy``); in a plain call it is the ordinary request of the
+  current ``tools/call`` (:func:`plain_input`), which a 2026-07-28 plain call cannot make.
 
 ``MCPServer`` fixes its extensions, lifespan and middleware when it is built, so it is enabled
 with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with :func:`install`.
@@ -15,7 +19,7 @@ with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -24,8 +28,9 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import decode_header_value
-from mcp_types import METHOD_NOT_FOUND, CallToolRequestParams, RequestParams
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CallToolRequestParams, RequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from .._detect import SdkInfo, refuse_unsupported, sdk_info
 from .._engine import current_run
@@ -33,12 +38,29 @@ from ..core import codec_2026
 from ..dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ..errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from ._v2_legacy import LegacyTasksMiddleware, require_task_or_refuse
-from ._v2_runtime import TasksRuntime, mcp_error, tool_work
+from ._v2_runtime import (
+    INPUT_CAPABILITIES,
+    INPUT_RESULT_TYPES,
+    TasksRuntime,
+    current_request,
+    mcp_error,
+    send_input,
+    tool_work,
+    with_request,
+)
 
 if TYPE_CHECKING:
     from ..server import ServerTasks
 
-__all__ = ["TasksExtension", "install", "mcpserver_kwargs", "served_dialects"]
+__all__ = [
+    "TasksExtension",
+    "input_result",
+    "install",
+    "mcpserver_kwargs",
+    "plain_input",
+    "served_dialects",
+    "undeclared_capability",
+]
 
 TASKS_PROTOCOL_VERSIONS: Final = frozenset({DIALECT_2026_07_28})
 MCP_NAME_HEADER: Final = "mcp-name"
@@ -114,6 +136,11 @@ class TasksExtension(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        return await with_request(ctx, lambda: self._tool_call(params, ctx, call_next))
+
+    async def _tool_call(
+        self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         runtime = self._runtime
         support = runtime.tasks.support_for(params.name)
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
@@ -135,7 +162,7 @@ class TasksExtension(Extension):
             owner=runtime.owner_2026(),
             tool_name=params.name,
             ttl_ms=engine.effective_ttl(None, requested=False),
-            work=tool_work(lambda: call_next(ctx)),
+            work=tool_work(lambda: with_request(ctx, lambda: call_next(ctx))),
         )
         # A dict, not a model: the runner dumps models with exclude_none, which would drop a
         # "ttlMs": null (required, nullable).
@@ -176,9 +203,96 @@ class TasksExtension(Extension):
             raise mcp_error(exc) from None
         _check_mcp_name(ctx, task_id)
         owner = runtime.owner_2026()
-        await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+        record = await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+        for key, response in responses.items():
+            request = record.task.input_requests.get(key)
+            if request is not None:
+                _check_input_response(key, str(request.get("method")), response)
         await runtime.tasks.engine.submit_input_responses(task_id, owner, responses)
         return {}
+
+
+def _check_input_response(key: str, method: str, response: Any) -> None:
+    """-32602 for an answer to an outstanding request that is not that request's result type."""
+    model = INPUT_RESULT_TYPES.get(method)
+    if model is None:
+        return
+    try:
+        model.model_validate(response, by_name=False)
+    except ValidationError as exc:
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message=f"inputResponses[{key!r}] is not a valid {model.__name__} (the answer to {method}): "
+            f"{exc.error_count()} validation error(s)",
+        ) from None
+
+
+# --- input from inside a tool body ----------------------------------------------------------------
+
+
+def _required_request(method: str) -> ServerRequestContext[Any, Any]:
+    ctx = current_request()
+    if ctx is None:
+        raise RuntimeError(
+            f"mcp_tasks_compat.server: {method} can only be asked from inside a tool call of a server "
+            "whose tasks were enabled with ServerTasks (mcpserver_kwargs or install)"
+        )
+    return ctx
+
+
+async def plain_input(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain call's input: the ordinary request on the current ``tools/call``'s stream.
+
+    A 2026-07-28 request has no channel for server-to-client requests (the SDK raises
+    ``NoBackChannelError``); the input must then come through a task, and the error says so.
+    """
+    ctx = _required_request(method)
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if _declares_tasks(ctx):
+            raise MCPError(
+                code=INTERNAL_ERROR,
+                message=f"the tool asked for input ({method}) in a plain 2026-07-28 call, which has no "
+                "channel for it, and the tool does not run as a task; declare it 'optional' or 'required' "
+                "in ServerTasks(tools=...)",
+            )
+        error = codec_2026.missing_capability_error()
+        raise MCPError(
+            code=error.code,
+            message=f"{error.message}: the tool asks for input ({method}), which a 2026-07-28 call can "
+            f"only give as a task; declare the {TASKS_EXTENSION_ID} extension",
+            data=error.data,
+        )
+    request: dict[str, Any] = {"method": method}
+    if params:
+        request["params"] = dict(params)
+    return await send_input(ctx.session, request, ctx.request_id)
+
+
+def undeclared_capability(method: str) -> str | None:
+    """The client capability ``method`` needs when the task's session did not declare it."""
+    ctx = current_request()
+    name = INPUT_CAPABILITIES.get(method)
+    if ctx is None or name is None:
+        return None
+    capabilities = ctx.session.client_capabilities
+    if capabilities is None:
+        return name
+    return name if getattr(capabilities, name, None) is None else None
+
+
+def input_result(method: str, answer: Mapping[str, Any]) -> Any:
+    """The client's answer as the SDK's result type (``ElicitResult``, ...)."""
+    model = INPUT_RESULT_TYPES.get(method)
+    if model is None:
+        return dict(answer)
+    try:
+        return model.model_validate(dict(answer), by_name=False)
+    except ValidationError as exc:
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message=f"the client's answer to {method} is not a valid {model.__name__}: "
+            f"{exc.error_count()} validation error(s)",
+        ) from None
 
 
 def _version_gated(binding: MethodBinding) -> RequestHandler:
