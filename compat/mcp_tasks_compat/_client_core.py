@@ -12,7 +12,12 @@ one ``ClientSession`` as a :class:`ClientConnection` and each dialect's ``tasks/
 * the TTL backstop (a task past ``createdAt + ttl`` is reported expired, never polled forever),
   the overall timeout, and the shielded, time-bounded, best-effort ``tasks/cancel`` sent when
   the caller is cancelled or anything else ends the call early;
-* the outcome mapping to the ``Task*Error`` family and the ``on_status`` de-duplication.
+* the outcome mapping to the ``Task*Error`` family and the ``on_status`` de-duplication;
+* 2026-07-28 input requests (``inputRequests`` on ``tasks/get``): each key answered once, through
+  the session's own callbacks, and sent back with ``tasks/update``; a request the session cannot
+  answer cancels the task with an error that says why. (2025-11-25 input requests arrive as
+  ordinary server-to-client requests on the open ``tasks/result``, and the SDK session answers
+  them itself.)
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from types import TracebackType
 from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
 import anyio
+import anyio.abc
 
 from .core.model import Task, TaskStatus, utc_now
 from .dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect, TaskSupport
@@ -150,6 +156,18 @@ class TaskWire(Protocol[ResultT_co]):
 
     def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
         """Register ``listener`` for pushed status notifications; returns the unregister call."""
+        ...
+
+    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """2026-07-28: one input request through the session's own callback; the answer as wire JSON.
+
+        Raises :class:`RemoteError` when the callback refuses (an ``ErrorData``; a session without
+        the callback refuses every request of that kind) or the request cannot be read.
+        """
+        ...
+
+    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
+        """2026-07-28 ``tasks/update`` with ``inputResponses``; raises :class:`RemoteError`."""
         ...
 
 
@@ -337,6 +355,83 @@ def _is_tool_result(payload: Mapping[str, Any]) -> bool:
     return isinstance(payload.get("content"), list)
 
 
+# --- input requests (2026-07-28) ----------------------------------------------------------------
+
+
+def _describe_request(key: str, request: Mapping[str, Any]) -> str:
+    """``elicitation/create 'What is your name?' (key elicit-1)``: what was asked, for error messages."""
+    method = str(request.get("method", "?"))
+    params = request.get("params")
+    message = params.get("message") if isinstance(params, Mapping) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    asked = f" {message!r}" if isinstance(message, str) else ""
+    return f"{method}{asked} (key {key!r})"
+
+
+_CALLBACK_FOR: Final[Mapping[str, str]] = {
+    "elicitation/create": "elicitation_callback",
+    "sampling/createMessage": "sampling_callback",
+    "roots/list": "list_roots_callback",
+}
+
+
+class _InputAnswers:
+    """Answers a 2026-07-28 task's ``inputRequests``, each key once across polls.
+
+    Keys are unique over a task's life, so a key seen again (the server's snapshot of what is
+    outstanding may lag an update) is never answered twice. Each answer is sent by itself as soon
+    as it is ready, so a slow answer (a person typing) does not hold back the others.
+    """
+
+    def __init__(self, wire: TaskWire[Any], task_id: str, stop: Callable[[], None]) -> None:
+        self.wire = wire
+        self.task_id = task_id
+        self.stop = stop
+        self.group: anyio.abc.TaskGroup | None = None
+        self.seen: set[str] = set()
+        self.refused: tuple[str, Mapping[str, Any], RemoteError] | None = None
+        self.failure: BaseException | None = None
+
+    def observe(self, task: Task) -> None:
+        """Start answering each request of ``task`` not seen before (while this follower answers)."""
+        group = self.group
+        if group is None or task.status is not TaskStatus.INPUT_REQUIRED:
+            return
+        if self.refused is not None or self.failure is not None:
+            return
+        for key, request in task.input_requests.items():
+            if key not in self.seen:
+                self.seen.add(key)
+                group.start_soon(self._answer, key, request, name=f"mcp-task input {key}")
+
+    async def _answer(self, key: str, request: Mapping[str, Any]) -> None:
+        try:
+            try:
+                answer = await self.wire.answer_input(key, request)
+            except RemoteError as error:
+                if self.refused is None:
+                    self.refused = (key, request, error)
+                self.stop()
+                return
+            await self.wire.update(self.task_id, {key: answer})
+        except Exception as error:  # a callback that raised, a tasks/update the server refused
+            if self.failure is None:
+                self.failure = error
+            self.stop()
+
+    def refusal_error(self) -> TaskCancelledError | None:
+        if self.refused is None:
+            return None
+        key, request, error = self.refused
+        callback = _CALLBACK_FOR.get(str(request.get("method")), "callback")
+        return TaskCancelledError(
+            f"task {self.task_id} asked for input this session cannot give, so it was cancelled: "
+            f"{_describe_request(key, request)} was refused by the session's {callback} "
+            f"({error.message}, code {error.code}); a ClientSession built without {callback}= "
+            "refuses every such request",
+            task_id=self.task_id,
+        )
+
+
 # --- following a task to its end ---------------------------------------------------------------
 
 
@@ -353,6 +448,7 @@ class _Follower(Generic[ResultT]):
         self.resumed = resumed
         self.first = task
         self.stopped = False
+        self.inputs: _InputAnswers | None = None
 
     @property
     def latest(self) -> Task:
@@ -375,6 +471,8 @@ class _Follower(Generic[ResultT]):
             ) from None
         self.expiry.update(task)
         await self.reporter.report(task)
+        if self.inputs is not None:
+            self.inputs.observe(task)
         return task
 
     async def _sleep_or_expire(self) -> bool:
@@ -425,14 +523,45 @@ class _Follower(Generic[ResultT]):
 
     async def _run_2026(self) -> ResultT:
         task: Task | None = self.first
-        if self.first.status is TaskStatus.COMPLETED and self.first.result is None:
-            # A born-terminal creation answer carries no payload; read it once.
-            task = await self._get()
-            if task is None or not task.is_terminal:
-                task = await self._poll_until_terminal()
-        elif not self.first.is_terminal:
-            task = await self._poll_until_terminal()
-        assert task is not None  # only the 2025-11-25 race stops the poll loop early
+        inputs = self.inputs = _InputAnswers(self.wire, self.task_id, self._stop_polling)
+        polling_error: Exception | None = None
+        async with anyio.create_task_group() as answers:
+            inputs.group = answers
+            try:
+                inputs.observe(self.first)
+                if self.first.status is TaskStatus.COMPLETED and self.first.result is None:
+                    # A born-terminal creation answer carries no payload; read it once.
+                    task = await self._get()
+                    if task is None or not task.is_terminal:
+                        task = await self._poll_until_terminal()
+                elif not self.first.is_terminal:
+                    task = await self._poll_until_terminal()
+            except Exception as error:  # raised below, as itself rather than in an exception group
+                polling_error = error
+            answers.cancel_scope.cancel()  # answers still under way are not wanted by an ended task
+        inputs.group = None
+        if polling_error is not None:
+            raise polling_error
+        refusal = inputs.refusal_error()
+        if refusal is not None or inputs.failure is not None:
+            # The task cannot go on without the input: end it rather than leave it waiting for
+            # its TTL, then say why.
+            await _best_effort_cancel(self.wire, self.task_id, grace=CANCEL_GRACE_SECONDS)
+            with anyio.move_on_after(CANCEL_GRACE_SECONDS):
+                await self._get()
+            await self.reporter.flush()
+            if refusal is not None:
+                raise refusal
+            assert inputs.failure is not None
+            if isinstance(inputs.failure, RemoteError):
+                raise PeerProtocolError(
+                    f"tasks/update for task {self.task_id} failed: {inputs.failure.message} "
+                    f"(code {inputs.failure.code}); the task was cancelled",
+                    jsonrpc_code=inputs.failure.code,
+                    data=inputs.failure.data,
+                ) from None
+            raise inputs.failure
+        assert task is not None  # only an input refusal or the 2025-11-25 race stops the poll loop early
         await self.reporter.flush()
         if task.status is TaskStatus.COMPLETED:
             if task.result is None:

@@ -31,7 +31,7 @@ from .._detect import sdk_info
 from ..core import codec_2025
 from ..core.model import Task
 from ..dialects import DIALECT_2025_11_25, Dialect, TaskSupport
-from ..errors import INTERNAL_ERROR, UnsupportedOptIn
+from ..errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
 
 __all__ = ["connection", "session_kwargs"]
 
@@ -147,6 +147,17 @@ class _Wire:
         if self._config is None:
             return lambda: None
         return self._config.listen(task_id, listener)
+
+    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Never asked: 2025-11-25 input requests reach the session's callbacks as ordinary requests."""
+        raise core.RemoteError(
+            METHOD_NOT_FOUND, "inputRequests exist only in the Tasks extension (2026-07-28)"
+        )
+
+    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
+        raise core.RemoteError(
+            METHOD_NOT_FOUND, "tasks/update exists only in the Tasks extension (2026-07-28)"
+        )
 
 
 class _Connection:

@@ -5,6 +5,9 @@
   (version-scoped to 2026-07-28), ``call_tool(allow_claimed=True)`` hands back
   :class:`TaskHandle`, and ``tasks/get`` / ``tasks/cancel`` are typed requests whose
   ``name_param = "taskId"`` makes the SDK send ``Mcp-Name`` over streamable HTTP.
+* 2026-07-28 input requests (``inputRequests`` on ``tasks/get``) are answered through the
+  session's own callbacks (``ClientSession.dispatch_input_request``, the table a plain call's
+  server-to-client requests go through) and sent back with ``tasks/update``.
 * 2025-11-25 (a handshake-era server, e.g. an mcp 1.x one): the public ``ClientSession`` rejects
   the nested ``{"task": {...}}`` answer to ``tools/call`` in its result sieve, so that one request
   goes through the narrowest private seam, ``session._dispatcher.send_raw_request`` (feature
@@ -26,11 +29,11 @@ from typing import Any, Literal, cast
 import anyio
 import mcp_types
 from mcp.client.extension import ClaimContext, NotificationBinding, ResultClaim
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from .. import _client_core as core
 from .._detect import sdk_info
@@ -91,6 +94,20 @@ class _CancelTaskRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/cancel"
     method: Literal["tasks/cancel"] = "tasks/cancel"
     params: _TaskIdParams
     name_param = "taskId"
+
+
+class _UpdateParams(mcp_types.RequestParams):
+    task_id: str
+    input_responses: dict[str, Any]
+
+
+class _UpdateTaskRequest(mcp_types.Request[_UpdateParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: _UpdateParams
+    name_param = "taskId"
+
+
+_INPUT_REQUEST: TypeAdapter[mcp_types.InputRequest] = TypeAdapter(mcp_types.InputRequest)
 
 
 class _TaskResultRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/result"]]):
@@ -296,6 +313,26 @@ class _WireBase:
         if self._config is None:
             return lambda: None
         return self._config.listen(task_id, listener)
+
+    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            parsed = _INPUT_REQUEST.validate_python(dict(request), by_name=False)
+        except ValidationError as error:
+            raise core.RemoteError(
+                INVALID_PARAMS, f"unreadable input request ({error.error_count()} validation error(s))"
+            ) from None
+        params = parsed.params
+        context = ClientRequestContext(
+            session=self._session, request_id=key, meta=params.meta if params is not None else None
+        )
+        answer = await self._session.dispatch_input_request(context, parsed)
+        if isinstance(answer, mcp_types.ErrorData):
+            raise core.RemoteError(answer.code, answer.message, answer.data)
+        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
+        params = _UpdateParams(task_id=task_id, input_responses={k: dict(v) for k, v in responses.items()})
+        await self._send(_UpdateTaskRequest(params=params))
 
 
 class _Wire2026(_WireBase):
