@@ -92,14 +92,55 @@ def typecheck(session: nox.Session, mcp: str) -> None:
     )
 
 
+# Cross-major pairs: every `tests` session also builds ONE peer environment (the project and the
+# other major's counterpart release) and names its python in MCP_TASKS_COMPAT_PEER_PYTHON, so
+# tests/interop/test_cross_major.py runs this session's client against a server on the other major
+# (stdio and streamable HTTP). The pairing makes the four sessions together run 1.x -> 1.x,
+# 1.x -> 2.x, 2.x -> 1.x and 2.x -> 2.x, on the floors (1.23.0 / 2.0.0) and the newest releases.
+PEER_OF = {"1.23.0": "2.0.0", "1.30.0": "2.3.0", "2.0.0": "1.23.0", "2.3.0": "1.30.0"}
+PEER_ENV = "MCP_TASKS_COMPAT_PEER_PYTHON"
+
+
+def session_python(session: nox.Session) -> str:
+    return str(Path(session.bin) / ("python.exe" if os.name == "nt" else "python"))
+
+
+def peer_python(session: nox.Session, mcp: str) -> str:
+    """A second virtual environment (uv) with this checkout (editable), ``mcp==<mcp>`` and the test group.
+
+    It lives in the session's tmp folder, so ``nox -r`` reuses it; ``--no-install`` skips the
+    install when it already exists.
+    """
+    folder = Path(session.create_tmp()) / f"peer-mcp{mcp}"
+    python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    run = session.run_install if python.exists() else session.run
+    base = session_python(session)
+    run("uv", "venv", "--quiet", "--allow-existing", "--python", base, str(folder), external=True)
+    requirements = ["-e", str(ROOT), f"mcp=={mcp}", *dependency_group("test")]
+    run("uv", "pip", "install", "--quiet", "--python", str(python), *requirements, external=True)
+    return str(python)
+
+
 @nox.session
 @nox.parametrize("mcp", MCP_VERSIONS)
 def tests(session: nox.Session, mcp: str) -> None:
-    """The test suite against one SDK version; prints what it is testing first."""
+    """The test suite against one SDK version, cross-major pairs included; prints what it tests first."""
     install_with_sdk(session, mcp, "test")
+    peer = peer_python(session, PEER_OF[mcp])
     session.run("python", "-m", "mcp_tasks_compat", "info")
     profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-    session.run("python", "-m", "pytest", *session.posargs, env={"HYPOTHESIS_PROFILE": profile})
+    env = {"HYPOTHESIS_PROFILE": profile, PEER_ENV: peer}
+    session.run("python", "-m", "pytest", *session.posargs, env=env)
+
+
+# The generated part of docs/interop.md (opt-in): every client x server of the newest 1.x and 2.x.
+@nox.session(name="interop_docs")
+def interop_docs(session: nox.Session) -> None:
+    """Run the cross-major matrix (mcp 1.30.0 and 2.3.0, each as client and server) into docs/interop.md."""
+    install_with_sdk(session, "2.3.0", "test")
+    peer = peer_python(session, "1.30.0")
+    pythons = ["--python", peer, "--python", session_python(session)]
+    session.run("python", "-m", "tests.interop.crossmajor", "docs", *pythons, "--write", *session.posargs)
 
 
 # Benchmarks: opt-in (`nox -s bench`, not in nox.options.sessions). One environment per SDK major,
