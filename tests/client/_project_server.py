@@ -1,7 +1,9 @@
-"""The project's own server (``ServerTasks``), built through its public API, for client interop tests.
+"""The project's own server (``ServerTasks``) for client interop tests, built with the testing kit.
 
-mcp 1.x: ``FastMCP`` with ``tasks.install(server)``; mcp 2.x: ``MCPServer(**tasks.mcpserver_kwargs())``,
-which serves both dialects. The tools mirror the client tests' script.
+:func:`project_toolset` is the client tests' script as a :class:`~mcp_tasks_compat.testing.ToolSet`;
+the kit serves it the documented way (mcp 1.x: ``FastMCP`` with ``tasks.install(server)``; mcp 2.x:
+``MCPServer(**tasks.mcpserver_kwargs())``, which serves both dialects). ``test_project_server.py``
+gets it through the kit's fixtures; :mod:`._harness` through :func:`build_project_server`.
 """
 
 from __future__ import annotations
@@ -11,14 +13,23 @@ from typing import Any
 import anyio
 
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.server import ServerTasks, report_status
+from mcp_tasks_compat.dialects import TaskSupport
+from mcp_tasks_compat.server import report_status
+from mcp_tasks_compat.testing import ToolSet, build_task_server
 
 from ._script import Script
 
-TOOLS = {"gated": "optional", "tool_error": "optional", "hang": "optional", "echo": "forbidden"}
+TOOLS: dict[str, TaskSupport] = {
+    "gated": "optional",
+    "tool_error": "optional",
+    "hang": "optional",
+    "echo": "forbidden",
+}
+SERVER_NAME = "client-tests-project-server"
 
 
-def build_project_server(script: Script) -> Any:
+def project_toolset(script: Script) -> ToolSet:
+    """The script's tools: ``gated`` waits for ``script.release``; ``tool_error`` raises a ToolError."""
     if sdk_info().major == 1:
         from mcp.server.fastmcp.exceptions import ToolError
     else:
@@ -39,18 +50,9 @@ def build_project_server(script: Script) -> Any:
     async def echo(text: str) -> str:
         return text
 
-    tasks = ServerTasks(tools=dict(TOOLS))  # type: ignore[arg-type]
-    if sdk_info().major == 1:
-        from mcp.server.fastmcp import FastMCP
+    tools = {"gated": gated, "tool_error": tool_error, "hang": hang, "echo": echo}
+    return ToolSet(tools=tools, support=TOOLS, name=SERVER_NAME)
 
-        server: Any = FastMCP("client-tests-project-server")
-        for tool in (gated, tool_error, hang, echo):
-            server.tool(name=tool.__name__)(tool)
-        tasks.install(server)
-        return server
-    from mcp.server.mcpserver import MCPServer  # pyright: ignore[reportMissingImports]
 
-    server = MCPServer("client-tests-project-server", **tasks.mcpserver_kwargs())
-    for tool in (gated, tool_error, hang, echo):
-        server.tool(name=tool.__name__)(tool)
-    return server
+def build_project_server(script: Script) -> Any:
+    return build_task_server(project_toolset(script))

@@ -1,8 +1,11 @@
 """The client against the project's own server (``ServerTasks``): both halves of the library together.
 
-On mcp 1.x the server is ``FastMCP`` with ``ServerTasks.install``; on mcp 2.x it is
-``MCPServer(**ServerTasks.mcpserver_kwargs())``, reached once over 2026-07-28 and once over a
-transport that refuses ``server/discover`` (2025-11-25).
+Set up with the testing kit's fixtures, as a downstream project would: ``mcp_tasks_toolset`` is
+overridden with the client tests' script, ``mcp_tasks_server`` builds it (mcp 1.x ``FastMCP`` with
+``ServerTasks.install``; mcp 2.x ``MCPServer(**ServerTasks.mcpserver_kwargs())``) and
+``mcp_tasks_session`` connects in memory, once per task dialect the installed mcp speaks (2.x
+reaches 2025-11-25 by initializing first). The fallback after a refused ``server/discover`` is
+checked through the client tests' harness.
 """
 
 from __future__ import annotations
@@ -15,31 +18,43 @@ import pytest
 from mcp_tasks_compat import TaskCancelledError, TaskTimeoutError
 from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.testing import ToolSet, connect_in_memory, dialects
 
-from ._harness import PROJECT_KINDS, open_harness
+from ._harness import open_harness
 from ._helpers import is_error, text_of
+from ._project_server import project_toolset
+from ._script import Script
 
 pytestmark = pytest.mark.anyio
 
 BOUND = 5.0
 
 
-@pytest.fixture(params=PROJECT_KINDS)
-def kind(request: pytest.FixtureRequest) -> str:
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def mcp_tasks_toolset(script: Script) -> ToolSet:
+    return project_toolset(script)
+
+
+@pytest.fixture(params=dialects())
+def mcp_tasks_dialect(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_negotiate_finds_the_dialect(kind: str) -> None:
-    async with open_harness(kind) as harness, harness.session() as session:
-        negotiated = await negotiate(session)
-        assert negotiated.dialect == harness.dialect
-        if harness.dialect == "2025-11-25":
-            assert negotiated.tool_task_support is not None
-            assert negotiated.tool_task_support["gated"] == "optional"
-            assert negotiated.tool_task_support["echo"] == "forbidden"
+async def test_negotiate_finds_the_dialect(mcp_tasks_session: Any, mcp_tasks_dialect: str) -> None:
+    negotiated = await negotiate(mcp_tasks_session)
+    assert negotiated.dialect == mcp_tasks_dialect
+    if mcp_tasks_dialect == "2025-11-25":
+        assert negotiated.tool_task_support is not None
+        assert negotiated.tool_task_support["gated"] == "optional"
+        assert negotiated.tool_task_support["echo"] == "forbidden"
 
 
-async def test_statuses_and_result(kind: str) -> None:
+async def test_statuses_and_result(mcp_tasks_session: Any, script: Script) -> None:
     seen: list[tuple[str, str | None]] = []
     started = anyio.Event()
     results: list[Any] = []
@@ -49,78 +64,86 @@ async def test_statuses_and_result(kind: str) -> None:
         if task.status_message == "started":
             started.set()
 
-    async with open_harness(kind) as harness, harness.session() as session:
+    async def caller() -> None:
+        results.append(
+            await call_tool(mcp_tasks_session, "gated", {"label": "p"}, mode="task", on_status=on_status)
+        )
 
-        async def caller() -> None:
-            results.append(
-                await call_tool(session, "gated", {"label": "p"}, mode="task", on_status=on_status)
-            )
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(caller)
-            with anyio.fail_after(BOUND):
-                await started.wait()
-            harness.script.release.set()
+    async with anyio.create_task_group() as group:
+        group.start_soon(caller)
+        with anyio.fail_after(BOUND):
+            await started.wait()
+        script.release.set()
     assert text_of(results[0]) == "done p"
     assert seen[0][0] == "working"
     assert ("working", "started") in seen
     assert seen[-1][0] == "completed"
 
 
-async def test_a_tool_error_comes_back_as_the_tools_result(kind: str) -> None:
-    async with open_harness(kind) as harness, harness.session() as session:
-        with anyio.fail_after(BOUND):
-            result = await call_tool(session, "tool_error", mode="task")
-        assert is_error(result)
-        assert "bad input" in text_of(result)
+async def test_a_tool_error_comes_back_as_the_tools_result(mcp_tasks_session: Any) -> None:
+    with anyio.fail_after(BOUND):
+        result = await call_tool(mcp_tasks_session, "tool_error", mode="task")
+    assert is_error(result)
+    assert "bad input" in text_of(result)
 
 
-async def test_plain_tool_stays_plain(kind: str) -> None:
-    async with open_harness(kind) as harness, harness.session() as session:
-        assert text_of(await call_tool(session, "echo", {"text": "e"})) == "e"
+async def test_plain_tool_stays_plain(mcp_tasks_session: Any) -> None:
+    assert text_of(await call_tool(mcp_tasks_session, "echo", {"text": "e"})) == "e"
 
 
-async def test_caller_cancellation_cancels_the_task(kind: str) -> None:
+async def test_caller_cancellation_cancels_the_task(mcp_tasks_session: Any) -> None:
     working = anyio.Event()
-    async with open_harness(kind) as harness, harness.session() as session:
-        ids: list[str] = []
+    ids: list[str] = []
 
-        def on_status(task: Task) -> None:
-            ids.append(task.task_id)
-            working.set()
+    def on_status(task: Task) -> None:
+        ids.append(task.task_id)
+        working.set()
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: call_tool(session, "hang", on_status=on_status))
-            with anyio.fail_after(BOUND):
-                await working.wait()
-            group.cancel_scope.cancel()
-        run = await resume(session, ids[0])
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: call_tool(mcp_tasks_session, "hang", on_status=on_status))
         with anyio.fail_after(BOUND):
-            state = await run.status()
-        assert state is not None
-        assert state.status is TaskStatus.CANCELLED
+            await working.wait()
+        group.cancel_scope.cancel()
+    run = await resume(mcp_tasks_session, ids[0])
+    with anyio.fail_after(BOUND):
+        state = await run.status()
+    assert state is not None
+    assert state.status is TaskStatus.CANCELLED
 
 
-async def test_explicit_cancel_and_timeout(kind: str) -> None:
-    async with open_harness(kind) as harness, harness.session() as session:
-        run = await start_tool(session, "hang")
+async def test_explicit_cancel_and_timeout(mcp_tasks_session: Any) -> None:
+    run = await start_tool(mcp_tasks_session, "hang")
+    with anyio.fail_after(BOUND):
+        state = await run.cancel()
+    assert state is not None
+    assert state.status is TaskStatus.CANCELLED
+    with pytest.raises(TaskCancelledError):
+        await run.result()
+    with anyio.fail_after(BOUND), pytest.raises(TaskTimeoutError):
+        await call_tool(mcp_tasks_session, "hang", timeout=0.3)
+
+
+@pytest.mark.mcp2
+@pytest.mark.parametrize("mcp_tasks_dialect", ["2026-07-28"])
+async def test_resume_from_a_second_session_on_2026(
+    mcp_tasks_session: Any, mcp_tasks_server: Any, script: Script
+) -> None:
+    run = await start_tool(mcp_tasks_session, "gated", {"label": "again"})
+    async with connect_in_memory(mcp_tasks_server, dialect="2026-07-28") as second:
+        other = await resume(second, str(run.task_id))
+        script.release.set()
         with anyio.fail_after(BOUND):
-            state = await run.cancel()
-        assert state is not None
-        assert state.status is TaskStatus.CANCELLED
-        with pytest.raises(TaskCancelledError):
-            await run.result()
-        with anyio.fail_after(BOUND), pytest.raises(TaskTimeoutError):
-            await call_tool(session, "hang", timeout=0.3)
+            assert text_of(await other.result()) == "done again"
 
 
-async def test_resume_from_a_second_session_on_2026() -> None:
-    if "project-ext" not in PROJECT_KINDS:
-        pytest.skip("the Tasks extension needs mcp 2.x")
-    async with open_harness("project-ext") as harness, harness.session() as first:
-        run = await start_tool(first, "gated", {"label": "again"})
-        async with harness.session() as second:
-            other = await resume(second, str(run.task_id))
-            harness.script.release.set()
-            with anyio.fail_after(BOUND):
-                assert text_of(await other.result()) == "done again"
+@pytest.mark.mcp2
+async def test_a_refused_discover_falls_back_to_2025() -> None:
+    """A transport that refuses ``server/discover`` (as an old server does) still reaches our 2.x server."""
+    async with open_harness("project-legacy") as harness, harness.session() as session:
+        negotiated = await negotiate(session)
+        assert negotiated.dialect == "2025-11-25"
+        assert text_of(await call_tool(session, "echo", {"text": "old"})) == "old"
+        harness.script.release.set()
+        with anyio.fail_after(BOUND):
+            result = await call_tool(session, "gated", {"label": "legacy"}, mode="task")
+        assert text_of(result) == "done legacy"
