@@ -11,7 +11,9 @@ anyio errors often arrive wrapped in exception groups, which are unwrapped here.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -189,17 +191,90 @@ def describe_failure(
     )
 
 
+class _Interrupted(Exception):
+    """Ctrl-C arrived and what was running was stopped."""
+
+
+@dataclass
+class Interrupt:
+    """Ctrl-C, as the running command wants it handled.
+
+    A command that can stop gracefully registers the scope to cancel in ``soft_targets`` (``call``
+    registers the tool call, so the session and its transport stay up while the library sends
+    ``tasks/cancel``, and the command still reports what happened). Without one, or on a second
+    Ctrl-C, everything is cancelled.
+    """
+
+    requested: bool = False
+    soft_targets: list[anyio.CancelScope] = field(default_factory=lambda: list[anyio.CancelScope]())
+    stopped_softly: bool = False
+
+
+_INTERRUPT: contextvars.ContextVar[Interrupt] = contextvars.ContextVar("mcp_tasks_compat_cli_interrupt")
+
+
+def current_interrupt() -> Interrupt:
+    """The running command's :class:`Interrupt` (a fresh, unwatched one outside :func:`_run_reporting`)."""
+    try:
+        return _INTERRUPT.get()
+    except LookupError:
+        return Interrupt()
+
+
+async def _interruptible(main: Callable[[], Awaitable[ResultT]]) -> ResultT:
+    """Run ``main`` with Ctrl-C turned into a cancellation we control (see :class:`Interrupt`).
+
+    Left to asyncio, Ctrl-C cancels everything at once, the transport included, so no
+    ``tasks/cancel`` could go out, and clean-up errors would hide that the user asked to stop.
+    """
+    interrupt = Interrupt()
+    _INTERRUPT.set(interrupt)
+    value: list[ResultT] = []
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            try:
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _signal in signals:
+                        if not interrupt.requested and interrupt.soft_targets:
+                            interrupt.requested = interrupt.stopped_softly = True
+                            for scope in interrupt.soft_targets:
+                                scope.cancel()
+                            continue
+                        interrupt.requested = True
+                        interrupt.stopped_softly = False
+                        group.cancel_scope.cancel()
+                        return
+            except (NotImplementedError, RuntimeError, ValueError):
+                return  # no signal handling here (Windows, or not the main thread): Ctrl-C as usual
+
+        group.start_soon(watch)
+        try:
+            value.append(await main())
+        except BaseException as error:
+            if interrupt.requested:
+                raise _Interrupted() from error
+            raise
+        group.cancel_scope.cancel()
+    if not value or (interrupt.requested and not interrupt.stopped_softly):
+        raise _Interrupted()
+    return value[0]
+
+
 def _run_reporting(
     main: Callable[[], Awaitable[ResultT]], *, verbose: bool, log: ServerLog | None = None
 ) -> tuple[ResultT | None, int | None]:
     """Run ``main`` on an event loop: (its value, None), or (None, exit code) after one line on stderr."""
     try:
-        return anyio.run(main), None
+        return anyio.run(_interruptible, main), None
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as error:
         if verbose:
             traceback.print_exception(error)
+        if any(isinstance(leaf, (_Interrupted, KeyboardInterrupt)) for leaf in _leaves(error) or [error]):
+            print("mcp-tasks-compat: interrupted", file=sys.stderr)
+            return None, EXIT_CANCELLED
         code, message = describe_failure(error, server_log=log.last_line if log is not None else None)
         print(f"mcp-tasks-compat: {message}", file=sys.stderr)
         return None, code
@@ -360,6 +435,12 @@ class StatusLine:
                 self.stream.write("\r\x1b[2K" + self._text(self._current))
                 self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """A line of its own (ends an open in-place line first)."""
+        self.done()
+        self.stream.write(self.indent + text + "\n")
+        self.stream.flush()
+
     def done(self) -> None:
         """End an in-place line that is still open (the call ended without a terminal status)."""
         if self._open:
@@ -376,6 +457,8 @@ class StatusRecorder:
     task_id: str | None = None
     statuses: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
     last: Task | None = None
+    heading: str | None = None
+    """Written on a line of its own before the first status, ``{task_id}`` filled in (human output)."""
 
     @property
     def terminal(self) -> bool:
@@ -384,6 +467,8 @@ class StatusRecorder:
     def observe(self, task: Task) -> None:
         if self.task_id is None:
             self.task_id = task.task_id
+            if self.display is not None and self.heading is not None:
+                self.display.note(self.heading.format(task_id=task.task_id))
         if task.task_id != self.task_id or self.terminal:
             return
         if self.last is not None and (self.last.status, self.last.status_message) == (
@@ -500,11 +585,13 @@ async def _call_once(
             if options.verbose:
                 print(f"mcp-tasks-compat: cancel failed: {error!r}", file=sys.stderr)
 
+    interrupt = current_interrupt()
     async with anyio.create_task_group() as group:
         if options.cancel_after is not None:
             group.start_soon(cancel_later, options.cancel_after)
-        with call_scope:
-            try:
+        interrupt.soft_targets.append(call_scope)  # Ctrl-C stops the call, not the session
+        try:
+            with call_scope:
                 result = await call_tool(
                     connected.session,
                     options.tool,
@@ -513,8 +600,10 @@ async def _call_once(
                     on_status=recorder.observe,
                     timeout=options.timeout,
                 )
-            except Exception as error:
-                failure = error
+        except Exception as error:
+            failure = error
+        finally:
+            interrupt.soft_targets.remove(call_scope)
         if not cancel_sent:
             group.cancel_scope.cancel()
     return result, failure, cancel_sent or call_scope.cancelled_caught
@@ -530,6 +619,7 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
         options.target, kwargs=kwargs, legacy=False, log=log, connect_timeout=options.connect_timeout
     ) as connected:
         report.protocol_version = connected.protocol_version
+        recorder.heading = f"task {{task_id}} (dialect {connected.negotiated.dialect})"
         names = [str(tool.get("name")) for tool in await cli_client.list_tools(connected.session)]
         if options.tool not in names:
             offered = ", ".join(names) or "no tools"
@@ -563,8 +653,11 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
         return EXIT_OK
     if cancelled and (failure is None or isinstance(failure, TaskCancelledError)):
         what = f"task {recorder.task_id}" if recorder.task_id else "the call (no task to cancel)"
-        after = options.cancel_after or 0.0
-        report.error = _error_json("cancelled", f"{what} cancelled after {after:g} s (--cancel-after)")
+        if current_interrupt().stopped_softly:
+            why = "by Ctrl-C"
+        else:
+            why = f"after {options.cancel_after or 0.0:g} s (--cancel-after)"
+        report.error = _error_json("cancelled", f"{what} cancelled {why}")
         return EXIT_CANCELLED
     if failure is None:
         raise CliError("the call ended without a result or an error", EXIT_USAGE)

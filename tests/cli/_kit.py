@@ -51,6 +51,8 @@ class Batch:
         default_factory=lambda: dict[str, tuple[list[str], subprocess.Popen[str]]]()
     )
     done: dict[str, Finished] = field(default_factory=lambda: dict[str, Finished]())
+    url: str = ""
+    """The HTTP example server's URL, once known."""
 
     def start(self, name: str, *args: str) -> None:
         command = [*CLI, *args]
@@ -74,6 +76,31 @@ class Batch:
             process.kill()
             process.communicate()
         self.running.clear()
+
+
+class Lines:
+    """A subprocess's stderr, line by line, with a bounded wait for the next one."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.seen.append(line)
+            self.queue.put(line)
+        self.queue.put(None)
+
+    def next(self) -> str | None:
+        """The next line, ``None`` at the end; fails the test after :data:`PROCESS_TIMEOUT_S`."""
+        try:
+            return self.queue.get(timeout=PROCESS_TIMEOUT_S)
+        except queue.Empty:
+            self.process.kill()
+            raise AssertionError(f"no output within {PROCESS_TIMEOUT_S} s: {''.join(self.seen)!r}") from None
 
 
 class HttpServer:

@@ -8,16 +8,23 @@ All command lines start at once in the module fixture (each pays for an interpre
 from __future__ import annotations
 
 import importlib.metadata
+import re
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from packaging.version import Version
 
+from mcp_tasks_compat._adapters import cli_client
 from mcp_tasks_compat._version import __version__
+from mcp_tasks_compat.client import negotiate, resume, session_kwargs
+from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 
-from ._kit import STDIO_SERVER, Batch, Finished, HttpServer
+from ._kit import CLI, PROCESS_TIMEOUT_S, STDIO_SERVER, Batch, Finished, HttpServer, Lines
 
 MCP_MAJOR = Version(importlib.metadata.version("mcp")).major
 TASK_DIALECT = "2025-11-25" if MCP_MAJOR == 1 else "2026-07-28"
@@ -46,7 +53,7 @@ def runs() -> Iterator[Batch]:
         batch.start("unreachable", "call", "slow_echo", "{}", "--json", "--url", UNREACHABLE_URL)
         batch.start("no_such_command", "probe", "--", "mcp-tasks-compat-no-such-command")
         batch.start("dies", "call", "slow_echo", LONG_ECHO, "--json", "--", *DYING_SERVER)
-        url = server.wait_for_url()
+        url = batch.url = server.wait_for_url()
         batch.start("http_call", "call", "slow_echo", ECHO, "--json", "--url", url)
         batch.start("http_plain", "call", "slow_echo", ECHO, "--mode", "plain", "--json", "--url", url)
         batch.start("http_fail", "call", "fail", '{"message": "boom"}', "--json", "--url", url)
@@ -162,8 +169,9 @@ def test_call_required_task_tool_in_auto_mode_runs_as_a_task_human_output(runs: 
     assert run.returncode == 0, run.describe()
     no_traceback(run)
     assert run.stdout == "x\n"  # the result on stdout ...
-    lines = run.stderr_lines  # ... the live status (plain lines: not a terminal) and a summary on stderr
-    assert lines[0].startswith("[working]"), run.describe()
+    lines = run.stderr_lines  # ... the task, its live status (plain lines: not a terminal) and a summary
+    assert re.fullmatch(rf"task \S+ \(dialect {TASK_DIALECT}\)", lines[0]), run.describe()
+    assert lines[1].startswith("[working]"), run.describe()
     assert any("running as a task" in line for line in lines), run.describe()  # working or completed
     assert any(line.startswith("[completed]") for line in lines), run.describe()
     assert lines[-1].startswith("done in "), run.describe()
@@ -194,12 +202,50 @@ def test_call_timeout_cancels_the_task_and_exits_3(runs: Batch) -> None:
     assert 1.4 <= report["elapsed_s"] < 30
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is a POSIX thing")
+def test_call_ctrl_c_cancels_the_task_and_exits_3(runs: Batch) -> None:
+    process = subprocess.Popen(
+        [*CLI, "call", "slow_echo", LONG_ECHO, "--url", runs.url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = Lines(process)
+    first = lines.next()  # the task exists and runs
+    assert first is not None
+    heading = re.fullmatch(rf"task (\S+) \(dialect {TASK_DIALECT}\)\n", first)
+    assert heading is not None, first
+    process.send_signal(signal.SIGINT)
+    rest = [line for line in iter(lines.next, None) if line.strip()]  # stderr up to its end
+    process.wait(timeout=PROCESS_TIMEOUT_S)
+    assert process.stdout is not None
+    assert process.stdout.read() == ""
+    assert process.returncode == 3, lines.seen
+    assert rest[-1] == f"mcp-tasks-compat: task {heading.group(1)} cancelled by Ctrl-C\n", lines.seen
+    assert rest[-2].startswith("[cancelled]"), lines.seen  # the task's own final status
+    assert not any("Traceback" in line for line in lines.seen), lines.seen
+    if MCP_MAJOR >= 2:
+        # 2026-07-28 task ids are handles: another connection sees that Ctrl-C cancelled the task.
+        # (2025-11-25 tasks belong to the session that made them, and it is gone.)
+        assert anyio.run(status_of, runs.url, heading.group(1)) == "cancelled"
+
+
+async def status_of(url: str, task_id: str) -> str:
+    async with (
+        cli_client.http_streams(url) as streams,
+        cli_client.open_session(streams, session_kwargs()) as session,
+    ):
+        await negotiate(session)
+        run = await resume(session, task_id)
+        return run.last_status.status.value if run.last_status is not None else "?"
+
+
 def test_call_unknown_tool_exits_2_naming_what_exists(runs: Batch) -> None:
     run = runs.result("http_unknown_tool")
     line = one_line_error(run, 2)
     assert run.stdout == ""
     assert "unknown tool 'no_such_tool'" in line
-    assert "slow_echo, fail, must_task" in line
+    assert f"the server offers: {', '.join(EXAMPLE_TOOLS)}" in line
 
 
 def test_call_invalid_args_json_exits_2(runs: Batch) -> None:
@@ -253,10 +299,11 @@ def assert_probe(run: Finished) -> None:
     assert found["dialects"] == SERVER_DIALECTS
     assert isinstance(found["protocol_version"], str)
     assert found["tools"] == [
-        {"name": "slow_echo", "task_support": "optional"},
-        {"name": "fail", "task_support": "optional"},
-        {"name": "must_task", "task_support": "required"},
+        {"name": name, "task_support": EXAMPLE_TASK_SUPPORT[name]} for name in EXAMPLE_TOOLS
     ]
+    assert {"slow_echo": "optional", "fail": "optional", "must_task": "required"}.items() <= {
+        tool["name"]: tool["task_support"] for tool in found["tools"]
+    }.items()
     handshakes = [connection["handshake"] for connection in found["connections"]]
     assert handshakes == (["initialize"] if MCP_MAJOR == 1 else ["server/discover", "initialize"])
 
