@@ -59,6 +59,9 @@ logger = logging.getLogger("mcp_tasks_compat.engine")
 DEFAULT_TTL_FLOOR_MS = 3_600_000
 """Real long runs need an hour; a client asking for less gets the floor."""
 
+DELIVERY_BOUND_S = 5.0
+"""Longest the status change of a relayed answer may take (its notification to a stuck peer)."""
+
 EXPIRED_GRACE_MS = 60_000
 """How long a task that expired while running stays readable (as failed) before it is dropped."""
 
@@ -532,8 +535,11 @@ class TaskEngine:
             except BaseException:
                 self.release_input_claim(record, key)
                 raise
-            if not await self.deliver_input(record, {key: answer}):
-                self.release_input_claim(record, key)
+            # Shielded: the answer is in; the status change it makes (and its notification) must
+            # not be lost when the task ends right after and the remaining relays are stopped.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(DELIVERY_BOUND_S):
+                if not await self.deliver_input(record, {key: answer}):
+                    self.release_input_claim(record, key)
 
         async with anyio.create_task_group() as relays:
             while not record.task.is_terminal:
