@@ -26,6 +26,7 @@ from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task
 from mcp_tasks_compat.errors import TaskCancelledError
+from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT
 
 from .example_server import CLI_STDIO_SERVER, SeenRequest, build_example_server, serve_http
 from .peers import PeerRun, TsPeers, ts_peers
@@ -260,7 +261,7 @@ async def test_sdk1_client_runs_slow_echo_as_a_task(ts_peers: TsPeers) -> None:
     assert report["crashed"] is None, run.explain()
     assert report["protocol_version"] == _handshake_version()
     assert report["server_capabilities"]["tasks"]["requests"] == {"tools": {"call": {}}}
-    assert report["tools"] == {"slow_echo": "optional", "fail": "optional", "must_task": "required"}
+    assert report["tools"] == dict(EXAMPLE_TASK_SUPPORT)
     assert report["created"]["status"] == "working", run.explain()
     assert report["error"] is None, run.explain()
     assert report["result"]["content"] == [{"type": "text", "text": "hello"}]
@@ -286,7 +287,7 @@ async def test_sdk1_client_against_the_cli_example_server_over_stdio(ts_peers: T
     report = run.report
     assert report["crashed"] is None, run.explain()
     assert report["server_info"]["name"] == "mcp-tasks-compat-example"
-    assert report["tools"] == {"slow_echo": "optional", "fail": "optional", "must_task": "required"}
+    assert report["tools"] == dict(EXAMPLE_TASK_SUPPORT)
     assert report["result"]["content"] == [{"type": "text", "text": "over stdio"}], run.explain()
     assert report["final_task"]["status"] == "completed"
 
