@@ -9,6 +9,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from packaging.version import Version
 
+# pytester: tests/kit runs downstream-style suites against the testing kit's plugin.
+pytest_plugins = ["pytester"]
+
 try:
     MCP_VERSION: Version | None = Version(importlib.metadata.version("mcp"))
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - the suite needs mcp

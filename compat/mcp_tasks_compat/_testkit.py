@@ -23,17 +23,18 @@ import sys
 import tempfile
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final, Literal, TextIO
+from typing import Any, Final, Literal, TextIO, cast
 
 import anyio
 
 from ._detect import sdk_info
 from .client import negotiate, session_kwargs
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
+from .errors import CompatError
 from .examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 
 __all__ = [
@@ -209,13 +210,13 @@ async def _session_on(
     streams: tuple[Any, Any],
     *,
     dialect: Dialect | None,
-    session_options: Mapping[str, Any] | None,
+    session_options: Mapping[str, Any],
     describe: Callable[[], str],
 ) -> AsyncGenerator[Any, None]:
     """A ``ClientSession`` on ``streams``, opened and negotiated, the pinned ``dialect`` checked."""
     from ._adapters import cli_client
 
-    kwargs = session_kwargs(dialect=dialect) if session_options is None else dict(session_options)
+    kwargs = dict(session_options)
     async with cli_client.open_session(streams, kwargs) as session:
         try:
             with anyio.fail_after(CONNECT_TIMEOUT_S):
@@ -225,6 +226,10 @@ async def _session_on(
                 negotiated = await negotiate(session)
         except TimeoutError:
             raise SessionSetupError(f"no session within {CONNECT_TIMEOUT_S:g} s{describe()}") from None
+        except CompatError:
+            raise  # the library's own refusals say what to do already
+        except Exception as error:  # e.g. the server process died: say what it printed
+            raise SessionSetupError(f"opening the session failed: {error!r}{describe()}") from error
         if dialect is not None and negotiated.dialect != dialect:
             raise SessionSetupError(
                 f"asked for the {dialect} task dialect, the connection negotiated "
@@ -235,6 +240,50 @@ async def _session_on(
 
 def _no_detail() -> str:
     return ""
+
+
+def _single_setup_error(error: BaseException) -> SessionSetupError | None:
+    """The one :class:`SessionSetupError` inside the transports' (nested) exception groups, if that is all."""
+    if isinstance(error, SessionSetupError):
+        return error
+    members: object = getattr(error, "exceptions", None)
+    if not isinstance(members, tuple):
+        return None
+    found = [
+        _single_setup_error(item)
+        for item in cast("tuple[object, ...]", members)
+        if isinstance(item, BaseException) and not isinstance(item, anyio.get_cancelled_exc_class())
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+@asynccontextmanager
+async def _connected(
+    streams: AbstractAsyncContextManager[tuple[Any, Any]],
+    *,
+    dialect: Dialect | None,
+    session_options: Mapping[str, Any] | None,
+    describe: Callable[[], str],
+) -> AsyncGenerator[Any, None]:
+    """A session on ``streams``; a setup failure comes out as the :class:`SessionSetupError` itself.
+
+    (The transports run task groups, which wrap it in exception groups on its way out.)
+    """
+    # Refusals of what the installed mcp cannot do come first, before any transport starts.
+    options = session_kwargs(dialect=dialect) if session_options is None else session_options
+    opened = False
+    try:
+        async with (
+            streams as pair,
+            _session_on(pair, dialect=dialect, session_options=options, describe=describe) as session,
+        ):
+            opened = True
+            yield session
+    except Exception as error:
+        failure = None if opened else _single_setup_error(error)
+        if failure is None or failure is error:
+            raise
+        raise failure from None
 
 
 @asynccontextmanager
@@ -249,12 +298,13 @@ async def connect_in_memory(
     """
     from ._adapters import example_server
 
-    async with (
-        example_server.in_memory_streams(server) as streams,
-        _session_on(
-            streams, dialect=dialect, session_options=session_options, describe=_no_detail
-        ) as session,
-    ):
+    opening = _connected(
+        example_server.in_memory_streams(server),
+        dialect=dialect,
+        session_options=session_options,
+        describe=_no_detail,
+    )
+    async with opening as session:
         yield session
 
 
@@ -294,14 +344,11 @@ async def connect_stdio(
             tail = _tail(log)
             return f"; server {' '.join(argv)}" + (f", its stderr:\n{tail}" if tail else "")
 
-        async with (
-            adapter.stdio_streams(
-                argv[0], argv[1:], errlog=log, env=env, cwd=None if cwd is None else os.fspath(cwd)
-            ) as streams,
-            _session_on(
-                streams, dialect=dialect, session_options=session_options, describe=describe
-            ) as session,
-        ):
+        streams = adapter.stdio_streams(
+            argv[0], argv[1:], errlog=log, env=env, cwd=None if cwd is None else os.fspath(cwd)
+        )
+        opening = _connected(streams, dialect=dialect, session_options=session_options, describe=describe)
+        async with opening as session:
             yield session
 
 
@@ -312,12 +359,13 @@ async def connect_http(
     """A negotiated ``ClientSession`` to a streamable HTTP server at ``url``."""
     from ._adapters import cli_client
 
-    async with (
-        cli_client.http_streams(url) as streams,
-        _session_on(
-            streams, dialect=dialect, session_options=session_options, describe=lambda: f"; server {url}"
-        ) as session,
-    ):
+    def describe() -> str:
+        return f"; server {url}"
+
+    opening = _connected(
+        cli_client.http_streams(url), dialect=dialect, session_options=session_options, describe=describe
+    )
+    async with opening as session:
         yield session
 
 

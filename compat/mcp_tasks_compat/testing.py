@@ -19,7 +19,6 @@ Importing this module loads no ``mcp``; without pytest (e.g. in a noxfile) the h
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 from ._testkit import (
@@ -68,8 +67,12 @@ __all__ = [
 
 # The fixtures, where pytest is importable and this is not the `serve` subprocess (which needs no
 # pytest). pytest finds fixtures by name in a plugin module, so they are imported here.
-if __name__ != "__main__" and importlib.util.find_spec("pytest") is not None:
-    from ._pytest_plugin import *  # noqa: F403
+if __name__ != "__main__":
+    try:
+        from ._pytest_plugin import *  # noqa: F403
+    except ModuleNotFoundError as missing:  # e.g. a noxfile's environment: the helpers still work
+        if missing.name not in ("pytest", "_pytest"):
+            raise
 
 if __name__ == "__main__":
     from mcp_tasks_compat._testkit import main

@@ -1,0 +1,1 @@
+"""The testing kit (``mcp_tasks_compat.testing``): helpers, fixtures, the plugin as downstream sees it."""

@@ -1,0 +1,231 @@
+"""The testing kit's helpers: versions for nox, tool sets, task servers and sessions on either major."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from packaging.version import Version
+
+from mcp_tasks_compat._detect import sdk_info
+from mcp_tasks_compat.client import call_tool, negotiate
+from mcp_tasks_compat.errors import UnsupportedOptInError
+from mcp_tasks_compat.testing import (
+    SDK_VERSIONS,
+    HttpServerProcess,
+    SessionSetupError,
+    ToolSet,
+    build_task_server,
+    child_environment,
+    connect_in_memory,
+    connect_stdio,
+    dialects,
+    echo,
+    load_toolset,
+    nox_sdk_versions,
+    server_command,
+)
+
+from .toolsets import TOOLS
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLSETS = f"{__package__}.toolsets"
+BOUND = 30.0
+MCP_MAJOR = sdk_info().major
+
+
+def _text(result: Any) -> str:
+    return "".join(block.text for block in result.content if getattr(block, "type", None) == "text")
+
+
+def _noxfile_constant(name: str) -> Any:
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"noxfile.py has no {name}")
+
+
+# --- versions -------------------------------------------------------------------------------------
+
+
+def test_sdk_versions_are_the_noxfile_matrix() -> None:
+    assert list(SDK_VERSIONS) == _noxfile_constant("MCP_VERSIONS")
+    peers: dict[str, str] = _noxfile_constant("PEER_OF")
+    assert set(peers) == set(SDK_VERSIONS)
+    for version, peer in peers.items():
+        assert peer in SDK_VERSIONS
+        assert Version(peer).major != Version(version).major, "a peer is the other major"
+        assert peers[peer] == version, "the pairing is symmetric, so each direction runs once"
+
+
+def test_nox_sdk_versions_select_by_major_and_floor() -> None:
+    assert nox_sdk_versions() == list(SDK_VERSIONS)
+    assert tuple(sorted(SDK_VERSIONS, key=Version)) == SDK_VERSIONS
+    newest = {Version(v).major: v for v in sorted(SDK_VERSIONS, key=Version)}
+    assert nox_sdk_versions(floors=False) == [newest[1], newest[2]]
+    assert nox_sdk_versions(majors=[2]) == [v for v in SDK_VERSIONS if v.startswith("2.")]
+    assert nox_sdk_versions(majors=[1], floors=False) == [newest[1]]
+    assert nox_sdk_versions(majors=[3]) == []
+
+
+def test_dialects_are_what_the_installed_mcp_speaks() -> None:
+    expected = ("2025-11-25",) if MCP_MAJOR == 1 else ("2025-11-25", "2026-07-28")
+    assert dialects() == expected
+
+
+# --- tool sets ------------------------------------------------------------------------------------
+
+
+def test_a_tool_set_refuses_support_for_missing_tools_and_bad_values() -> None:
+    with pytest.raises(ValueError, match=r"does not have: \['ghost'\]"):
+        ToolSet(tools={"echo": echo}, support={"ghost": "optional"})
+    with pytest.raises(ValueError, match="must be one of"):
+        ToolSet(tools={"echo": echo}, support={"echo": "sometimes"})  # type: ignore[dict-item]
+
+
+def test_load_toolset_by_name_or_factory() -> None:
+    assert load_toolset(f"{TOOLSETS}:TOOLS") is TOOLS
+    assert load_toolset(f"{TOOLSETS}:make_tools") is TOOLS
+    with pytest.raises(ValueError, match=r"package\.module:ATTRIBUTE"):
+        load_toolset(TOOLSETS)
+    with pytest.raises(TypeError, match=r"not a mcp_tasks_compat\.testing\.ToolSet"):
+        load_toolset(f"{TOOLSETS}:NOT_A_TOOLSET")
+    with pytest.raises(AttributeError):
+        load_toolset(f"{TOOLSETS}:MISSING")
+
+
+def test_server_command_lines() -> None:
+    assert server_command() == [
+        sys.executable,
+        "-m",
+        "mcp_tasks_compat.testing",
+        "serve",
+        "--transport",
+        "stdio",
+    ]
+    assert server_command("pkg.mod:TOOLS", transport="http", port=8123, python="/venv/bin/python") == [
+        "/venv/bin/python",
+        "-m",
+        "mcp_tasks_compat.testing",
+        "serve",
+        "pkg.mod:TOOLS",
+        "--transport",
+        "http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8123",
+    ]
+
+
+def test_child_environment_puts_extra_paths_first_and_leaves_out_the_interpreter(tmp_path: Path) -> None:
+    paths = child_environment([tmp_path])["PYTHONPATH"].split(os.pathsep)
+    assert paths[0] == str(tmp_path.resolve())
+    prefix = Path(sys.prefix).resolve()
+    assert not any(prefix == Path(p).resolve() or prefix in Path(p).resolve().parents for p in paths)
+
+
+# --- imports --------------------------------------------------------------------------------------
+
+BLOCK = """
+import importlib.abc, sys
+
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"blocked by the test: {{name}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Block())
+"""
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_plugin_module_loads_no_sdk() -> None:
+    done = _python(
+        """
+        import sys
+        import mcp_tasks_compat.testing as kit
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types")))
+        print(hasattr(kit, "mcp_tasks_session"))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "True"]
+
+
+def test_the_helpers_import_without_pytest_or_mcp() -> None:
+    """A noxfile's environment has neither: nox_sdk_versions still works, the fixtures are simply absent."""
+    done = _python(
+        BLOCK.format(blocked=("mcp", "mcp_types", "pytest", "_pytest"))
+        + textwrap.dedent(
+            """
+            from mcp_tasks_compat.testing import nox_sdk_versions
+            import mcp_tasks_compat.testing as kit
+            print(nox_sdk_versions(), hasattr(kit, "mcp_tasks_session"))
+            """
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{list(SDK_VERSIONS)} False"
+
+
+# --- servers and sessions -------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("dialect", dialects())
+async def test_connect_in_memory_pins_each_dialect(dialect: str) -> None:
+    server = build_task_server(TOOLS)
+    async with connect_in_memory(server, dialect=dialect) as session:  # type: ignore[arg-type]
+        negotiated = await negotiate(session)
+        assert negotiated.dialect == dialect
+        with anyio.fail_after(BOUND):
+            assert _text(await call_tool(session, "shout", {"text": "hi"})) == "HI (task)"
+            assert _text(await call_tool(session, "whisper", {"text": "HI"})) == "hi"
+
+
+@pytest.mark.anyio
+@pytest.mark.mcp2
+async def test_a_dialect_the_server_does_not_serve_is_a_setup_error() -> None:
+    server = build_task_server(TOOLS, dialects=["2025-11-25"])
+    with pytest.raises(SessionSetupError, match="asked for the 2026-07-28 task dialect"):
+        async with connect_in_memory(server, dialect="2026-07-28"):
+            pass
+
+
+@pytest.mark.anyio
+@pytest.mark.mcp1
+async def test_2026_on_mcp1_is_the_librarys_refusal() -> None:
+    with pytest.raises(UnsupportedOptInError, match="pip install 'mcp>=2,<3'"):
+        async with connect_in_memory(build_task_server(), dialect="2026-07-28"):
+            pass
+
+
+@pytest.mark.anyio
+async def test_a_server_that_dies_is_reported_with_its_stderr() -> None:
+    command = [sys.executable, "-c", "import sys; print('no server here', file=sys.stderr)"]
+    with pytest.raises(SessionSetupError, match="no server here"):
+        async with connect_stdio(command):
+            pass
+
+
+def test_an_http_server_that_exits_early_is_reported_with_its_stderr() -> None:
+    command = server_command(f"{TOOLSETS}:NOT_A_TOOLSET", transport="http")
+    env = {**os.environ, **child_environment()}
+    with pytest.raises(SessionSetupError, match=r"not a mcp_tasks_compat\.testing\.ToolSet"):  # noqa: SIM117
+        with HttpServerProcess(command, env=env, start_timeout=BOUND):
+            pass
