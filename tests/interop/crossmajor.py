@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from packaging.version import Version
 
 from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
@@ -152,6 +153,8 @@ class Cell:
     outcome: Outcome
     detail: str
     seconds: float = 0.0
+    noted: bool = False
+    """A pass worth a footnote: as documented, though not what the column's title suggests."""
 
 
 @dataclass
@@ -191,6 +194,12 @@ class ScenarioFailed(Exception):
 
 class NotApplicable(Exception):
     """The scenario does not apply to this row (and what was checked instead, if anything)."""
+
+
+class Noted(str):
+    """What a scenario returns for a pass that the generated page explains in a note."""
+
+    __slots__ = ()
 
 
 def expect(condition: bool, message: str) -> None:
@@ -297,15 +306,18 @@ async def plain(ctx: Context) -> str:
         expect(not seen.seen, f"mode='plain' made a task: {seen.describe()}")
         how = "mode='plain': the result, no task"
     else:
-        # The Tasks extension is declared per session, so the server decides (documented).
-        how = "mode='plain': the result" + (
-            f" (the server still chose a task, {seen.describe()}, followed)" if seen.seen else ", no task"
-        )
+        how = "mode='plain': the result, no task"
+        if seen.seen:  # the extension is declared per session, so the server decides (documented)
+            how = (
+                "2026-07-28 declares the Tasks extension per session, so under mode='plain' the server "
+                "still chose a task; the client followed it to the result"
+            )
     bare_seen = Statuses()
     result = await call_tool(ctx.bare, "slow_echo", args, mode="plain", on_status=bare_seen)
     expect(text_of(result) == "plain", f"a bare session got {result_wire(result)}")
     expect(not bare_seen.seen, f"a bare session's plain call made a task: {bare_seen.describe()}")
-    return how + "; a session without session_kwargs(): the result, no task"
+    detail = how + "; a session without session_kwargs(): the result, no task"
+    return Noted(detail) if seen.seen else detail
 
 
 async def task_statuses(ctx: Context) -> str:
@@ -345,7 +357,10 @@ async def failed(ctx: Context) -> str:
     )
     expect(is_error(result) and "rejected by the tool" in text_of(result), f"result {result_wire(result)}")
     expect(seen.last is TaskStatus.FAILED, f"statuses {seen.describe()}")
-    return "task failed; FastMCP (mcp 1.x) reports a tool's JSON-RPC error as an isError result, returned"
+    return Noted(
+        "the task failed; mcp 1.x FastMCP turns every exception of a tool, a JSON-RPC error included, into "
+        "an isError result, which the client returned"
+    )
 
 
 async def is_error_result(ctx: Context) -> str:
@@ -521,7 +536,7 @@ async def run_scenario(scenario: Scenario, ctx: Context) -> Cell:
         if isinstance(error, TimeoutError):
             return Cell("fail", f"no outcome within {SCENARIO_BOUND_S:g} s", took())
         return Cell("fail", _one_line(error), took())
-    return Cell("pass", detail, took())
+    return Cell("pass", str(detail), took(), noted=isinstance(detail, Noted))
 
 
 # --- rows -----------------------------------------------------------------------------------------
@@ -658,33 +673,48 @@ def _escape(text: str) -> str:
 
 def render_markdown(rows: Sequence[Row], command: str) -> str:
     """The "Cross-major (generated)" section: the legend, the matrix, the notes."""
+    transports = ("stdio", "http")
     ordered = sorted(
-        rows, key=lambda r: (r.client_mcp, r.server_mcp, r.transport, r.dialect != DIALECT_2026_07_28)
+        rows,
+        key=lambda r: (
+            Version(r.client_mcp),
+            Version(r.server_mcp),
+            transports.index(r.transport),
+            r.dialect != DIALECT_2026_07_28,
+        ),
     )
     notes: list[str] = []
 
     def cell(value: Cell) -> str:
-        if value.outcome == "pass":
+        if value.outcome == "pass" and not value.noted:
             return "pass"
         if value.detail not in notes:
             notes.append(value.detail)
         number = notes.index(value.detail) + 1
-        return f"**fail** [{number}]" if value.outcome == "fail" else f"n/a [{number}]"
+        label = {"pass": "pass", "n/a": "n/a", "fail": "**fail**"}[value.outcome]
+        return f"{label} [{number}]"
 
     lines = [
         "## Cross-major (generated)",
         "",
         "This library's client on one mcp major against its server on another, each in its own virtual",
         "environment (mcp 1.x and 2.x cannot share one). The server is `python -m mcp_tasks_compat.testing",
-        "serve` (the testing kit's example tool set: `slow_echo`, `fail`, `rpc_error` optional, `must_task`",
-        "required, `echo` forbidden) started with the server environment's python; the client is the public",
-        "API (`negotiate`, `call_tool`, `start_tool`, `resume`) under the client environment's python. stdio",
+        "serve`, the [testing kit](testing.md)'s example tool set built with `ServerTasks` the documented",
+        "way, started with the server environment's python; the scenarios call `slow_echo`, `fail` and",
+        "`rpc_error` (optional), `must_task` (required) and `echo` (forbidden). The client is the public API",
+        "(`negotiate`, `call_tool`, `start_tool`, `resume`) under the client environment's python. stdio",
         "spawns the server per connection; HTTP is streamable HTTP on 127.0.0.1, one server per environment.",
         "A 2.x client reaches a 2.x server in both dialects (2025-11-25 by sending `initialize` first).",
         "",
-        f"Generated by `{command}`; `nox` runs the same scenarios in every `tests` session",
-        "(`tests/interop/test_cross_major.py`, the peer environment built by the session: 1.23.0 with",
-        "2.0.0, 1.30.0 with 2.3.0, and the reverse).",
+        "Generated from a run by `nox -s interop_docs`, or by hand:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "Every `nox` `tests` session runs the same scenarios (`tests/interop/test_cross_major.py`): its",
+        "client against a server of its own version and one of a peer environment the session builds",
+        "(1.23.0 with 2.0.0, 1.30.0 with 2.3.0, each way), so the floors are paired too.",
         "",
         "| scenario | what is checked |",
         "|---|---|",

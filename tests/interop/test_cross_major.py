@@ -14,11 +14,25 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
-from .crossmajor import SCENARIOS, Row, mcp_version_of, row_dialects, run_matrix
+from .crossmajor import (
+    BEGIN_MARKER,
+    DOCS,
+    END_MARKER,
+    SCENARIOS,
+    Cell,
+    Row,
+    mcp_version_of,
+    render_markdown,
+    row_dialects,
+    run_matrix,
+    write_docs,
+)
 
 PEER_ENV = "MCP_TASKS_COMPAT_PEER_PYTHON"
 TRANSPORTS = ("stdio", "http")
@@ -90,3 +104,61 @@ else:
             f"no peer environment: set {PEER_ENV} to the python of a virtual environment with the other "
             "mcp major and this project installed (nox's tests session does)"
         )
+
+
+# --- the generated page ---------------------------------------------------------------------------
+
+
+def test_the_generated_page_has_every_scenario_every_kind_of_pair_and_no_failure() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    assert text.count(BEGIN_MARKER) == 1
+    assert text.count(END_MARKER) == 1
+    section = text.split(BEGIN_MARKER)[1].split(END_MARKER)[0]
+    lines = section.splitlines()
+    header = next(line for line in lines if line.startswith("| client |"))
+    titles = " | ".join(scenario.title for scenario in SCENARIOS)
+    assert header == f"| client | server | transport | dialect | {titles} |", (
+        "regenerate: nox -s interop_docs"
+    )
+    rows = [line.split(" | ") for line in lines if line.startswith("| mcp ")]
+    kinds = {(r[0][6], r[1][4], r[2], r[3]) for r in rows}  # majors of client and server, transport, dialect
+    for client, server in (("1", "1"), ("1", "2"), ("2", "1")):
+        assert {(client, server, t, "2025-11-25") for t in TRANSPORTS} <= kinds
+    assert {("2", "2", t, d) for t in TRANSPORTS for d in ("2025-11-25", "2026-07-28")} <= kinds
+    assert re.search(r"^\d+ rows: \d+ pass, \d+ n/a, 0 fail\.$", section, flags=re.MULTILINE)
+    assert "**fail**" not in section
+
+
+def test_render_numbers_each_reason_once_and_marks_failures() -> None:
+    def row(client: str, outcome: str, detail: str) -> Row:
+        cells = {s.id: Cell("pass", "ok") for s in SCENARIOS}
+        cells["resume_other"] = Cell(outcome, detail)  # type: ignore[arg-type]
+        return Row(client, "2.3.0", "stdio", "2025-11-25", cells)
+
+    section = render_markdown(
+        [
+            row("1.30.0", "n/a", "same reason"),
+            row("2.3.0", "n/a", "same reason"),
+            row("2.0.0", "fail", "broke"),
+        ],
+        "the command",
+    )
+    assert section.count("n/a [1]") == 2
+    assert "**fail** [2]" in section
+    assert "1. same reason" in section
+    assert "2. broke" in section
+    assert "3 rows: 27 pass, 2 n/a, 1 fail." in section
+    order = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| mcp ")]
+    assert order == ["| mcp 1.30.0", "| mcp 2.0.0", "| mcp 2.3.0"]
+
+
+def test_write_docs_replaces_only_the_marked_block(tmp_path: Path) -> None:
+    page = tmp_path / "interop.md"
+    page.write_text("# Interop\n\n## Cross-language\n\nkept\n", encoding="utf-8")
+    write_docs("## Cross-major (generated)\n\nfirst\n", page)
+    write_docs("## Cross-major (generated)\n\nsecond\n", page)
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("# Interop\n\n## Cross-language\n\nkept\n\n")
+    assert "second" in text
+    assert "first" not in text
+    assert text.count(BEGIN_MARKER) == 1

@@ -6,6 +6,10 @@ through the ``pytest11`` entry point of the installed library, on whichever mcp 
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 
 DOWNSTREAM_TOOLS = '''
@@ -135,3 +139,36 @@ def test_without_autoload_it_is_named_with_p(
         "-p", "no:cacheprovider", "-p", "mcp_tasks_compat.testing", timeout=120
     )
     result.assert_outcomes(passed=1)
+
+
+# --- docs/testing.md ------------------------------------------------------------------------------
+
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+
+
+def _doc_files() -> dict[str, str]:
+    """The page's Python blocks that start with ``# <file name>``, by file name."""
+    blocks = re.findall(r"```python\n(.*?)```", DOCS_PAGE.read_text(encoding="utf-8"), flags=re.DOTALL)
+    files: dict[str, str] = {}
+    for block in blocks:
+        first, _, rest = block.partition("\n")
+        if first.startswith("# ") and first.endswith(".py"):
+            files[first.removeprefix("# ")] = rest
+    return files
+
+
+def test_the_documented_example_runs(pytester: pytest.Pytester) -> None:
+    files = _doc_files()
+    assert {"mylib_tools.py", "conftest.py", "test_mylib.py", "noxfile.py"} <= set(files)
+    for name in ("mylib_tools.py", "conftest.py", "test_mylib.py"):
+        pytester.path.joinpath(name).write_text(files[name], encoding="utf-8")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", timeout=120)
+    result.assert_outcomes(passed=_installed_dialects() + 2)
+
+
+def test_the_documented_noxfile_parametrizes_with_our_versions() -> None:
+    tree = ast.parse(_doc_files()["noxfile.py"])
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    assert any(isinstance(call.func, ast.Name) and call.func.id == "nox_sdk_versions" for call in calls)
+    imports = [node for node in tree.body if isinstance(node, ast.ImportFrom)]
+    assert any(node.module == "mcp_tasks_compat.testing" for node in imports)
