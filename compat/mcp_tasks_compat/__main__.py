@@ -67,7 +67,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
-    from ._cli import CallOptions, Target, parse_arguments, run_call
+    from ._cli import CallOptions, Target, parse_answer, parse_arguments, run_call
 
     options = CallOptions(
         target=Target.of(args.url, args.server_command),
@@ -79,6 +79,7 @@ def _cmd_call(args: argparse.Namespace) -> int:
         as_json=args.json,
         connect_timeout=args.connect_timeout,
         verbose=args.verbose,
+        answer=parse_answer(args.answer),
     )
     return run_call(options)
 
@@ -121,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="run a long tool as a task against an in-process example server, then cancel another run",
+        help="run a long tool as a task against an in-process example server, cancel another run, "
+        "then one that asks a question",
         epilog=_EPILOG,
     )
     demo.add_argument(
@@ -137,7 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("-v", "--verbose", action="store_true", help="show SDK logs")
     demo.set_defaults(handler=_cmd_demo)
 
-    serve = commands.add_parser("example-server", help="serve the example tools (slow_echo, fail, must_task)")
+    serve = commands.add_parser(
+        "example-server", help="serve the example tools (slow_echo, fail, must_task, ask)"
+    )
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP host (default: 127.0.0.1)")
     serve.add_argument(
@@ -149,7 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     call = commands.add_parser(
         "call",
         help="call a tool, as a task where the server offers one",
-        usage="mcp-tasks-compat call TOOL [ARGS_JSON] [options] (--url URL | -- COMMAND ARGS...)",
+        usage=(
+            "mcp-tasks-compat call TOOL [ARGS_JSON] [--answer JSON] [options] "
+            "(--url URL | -- COMMAND ARGS...)"
+        ),
         epilog=_EPILOG,
     )
     call.add_argument("tool", metavar="TOOL", help="the tool's name")
@@ -167,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--cancel-after", type=_positive_float, metavar="S", help="cancel the task after S seconds"
     )
     call.add_argument("--json", action="store_true", help="print one JSON object instead of status lines")
+    call.add_argument(
+        "--answer",
+        metavar="JSON",
+        help='answer the tool\'s questions (elicitation) with this form content, e.g. \'{"answer": "Ada"}\'; '
+        "without it they are asked on the terminal, or refused (exit 2) when stdin is not one",
+    )
     _add_target(call)
     call.set_defaults(handler=_cmd_call)
 

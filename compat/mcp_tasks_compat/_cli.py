@@ -395,6 +395,7 @@ class StatusLine:
         self._open = False
         self._current: Task | None = None
         self._ticks = 0
+        self._held = False
 
     @classmethod
     def for_stream(cls, stream: TextIO, *, indent: str = "") -> StatusLine:
@@ -415,6 +416,8 @@ class StatusLine:
 
     def show(self, task: Task) -> None:
         self._current = task
+        if self._held:
+            return  # a question is being asked on this terminal; the status waits
         if self.live:
             self.stream.write("\r\x1b[2K" + self._text(task))
             self._open = not task.is_terminal
@@ -430,7 +433,7 @@ class StatusLine:
             return
         while True:
             await anyio.sleep(self.TICK_SECONDS)
-            if self._open and self._current is not None:
+            if self._open and self._current is not None and not self._held:
                 self._ticks += 1
                 self.stream.write("\r\x1b[2K" + self._text(self._current))
                 self.stream.flush()
@@ -440,6 +443,16 @@ class StatusLine:
         self.done()
         self.stream.write(self.indent + text + "\n")
         self.stream.flush()
+
+    def hold(self) -> None:
+        """Stop drawing (a question is asked on the same terminal); :meth:`release` resumes."""
+        self.done()
+        self._held = True
+
+    def release(self) -> None:
+        self._held = False
+        if self._current is not None:
+            self.show(self._current)
 
     def done(self) -> None:
         """End an in-place line that is still open (the call ended without a terminal status)."""
@@ -480,6 +493,123 @@ class StatusRecorder:
         self.statuses.append({"status": task.status.value, "message": task.status_message})
         if self.display is not None:
             self.display.show(task)
+
+
+# --- answering the tool's questions (elicitation) -----------------------------------------------
+
+DEMO_ANSWER: Final[Mapping[str, Any]] = {"answer": "Ada"}
+"""What ``demo`` answers the ``ask`` tool with when stdin is not a terminal."""
+NO_ANSWER_HINT: Final = (
+    'pass --answer JSON (the form\'s content, e.g. \'{"answer": "Ada"}\'), or run on a terminal'
+)
+
+
+def _read_line(prompt: str) -> str | None:
+    """One line from stdin after ``prompt`` on stderr; ``None`` at end of input."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return None if line == "" else line.rstrip("\r\n")
+
+
+def _field_value(text: str, kind: object) -> object:
+    """A typed form value from what was typed (ValueError when it does not fit the field's type)."""
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "boolean":
+        lowered = text.strip().lower()
+        if lowered in ("y", "yes", "true", "1"):
+            return True
+        if lowered in ("n", "no", "false", "0"):
+            return False
+        raise ValueError("answer yes or no")
+    return text
+
+
+@dataclass
+class Answers:
+    """How ``call`` and ``demo`` answer a tool's questions: a fixed answer, the terminal, or not at all.
+
+    A question that gets no answer is refused (the SDK's session then answers the server with an
+    error and the task is cancelled); ``refused`` keeps the questions, so the command can say why.
+    """
+
+    fixed: Mapping[str, Any] | None = None
+    interactive: bool = False
+    display: StatusLine | None = None
+    announce: Callable[[str], None] | None = None
+    asked: list[str] = field(default_factory=lambda: list[str]())
+    refused: list[str] = field(default_factory=lambda: list[str]())
+    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    async def __call__(self, message: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        self.asked.append(message)
+        if self.fixed is not None:
+            if self.announce is not None:
+                self.announce(f"the tool asks {message!r}; answering {json.dumps(dict(self.fixed))}")
+            return dict(self.fixed)
+        if self.interactive:
+            async with self._lock:  # one question at a time on the terminal
+                return await self._prompt(message, schema)
+        self.refused.append(message)
+        return f"no answer to {message!r}: {NO_ANSWER_HINT}"
+
+    async def _prompt(self, message: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        if self.display is not None:
+            self.display.hold()
+        try:
+            sys.stderr.write(f"the tool asks: {message}\n")
+            properties: object = schema.get("properties")
+            empty: Mapping[str, Any] = {}
+            fields = cast("Mapping[str, Any]", properties) if isinstance(properties, Mapping) else empty
+            required: object = schema.get("required")
+            needed = set(cast("list[str]", required)) if isinstance(required, list) else set[str]()
+            content: dict[str, Any] = {}
+            for name, spec in fields.items():
+                info = cast("Mapping[str, Any]", spec) if isinstance(spec, Mapping) else empty
+                kind: object = info.get("type", "string")
+                label = str(info.get("title") or name)
+                while True:
+                    text = await anyio.to_thread.run_sync(_read_line, f"  {label} ({kind}): ")
+                    if text is None:
+                        self.refused.append(message)
+                        return f"no answer to {message!r}: the terminal's input ended"
+                    if text == "" and name not in needed:
+                        break
+                    try:
+                        content[name] = _field_value(text, kind)
+                    except ValueError as error:
+                        sys.stderr.write(f"  not a valid {kind}: {error}\n")
+                        continue
+                    break
+            return content
+        finally:
+            if self.display is not None:
+                self.display.release()
+
+
+def parse_answer(text: str | None) -> dict[str, Any] | None:
+    """``--answer JSON``: the elicitation result's content, a JSON object."""
+    if text is None:
+        return None
+    try:
+        value: object = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"--answer is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+    if not isinstance(value, dict):
+        raise CliError(
+            f"--answer must be a JSON object (the form's content), not {type(value).__name__}: {text!r}"
+        )
+    return cast("dict[str, Any]", value)
+
+
+def _stdin_is_a_terminal() -> bool:
+    isatty: Callable[[], bool] | None = getattr(sys.stdin, "isatty", None)
+    return bool(isatty and isatty())
 
 
 # --- call -----------------------------------------------------------------------------------------
@@ -537,6 +667,7 @@ class CallOptions:
     as_json: bool
     connect_timeout: float
     verbose: bool
+    answer: dict[str, Any] | None = None
 
 
 def _error_json(kind: str, message: str, code: int | None = None) -> dict[str, Any]:
@@ -614,7 +745,11 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
 
     display = None if options.as_json else StatusLine.for_stream(sys.stderr)
     recorder = StatusRecorder(display=display)
+    answers = Answers(
+        fixed=options.answer, interactive=options.answer is None and _stdin_is_a_terminal(), display=display
+    )
     kwargs: dict[str, Any] = {} if options.mode == "plain" else session_kwargs()
+    kwargs["elicitation_callback"] = cli_client.elicitation_callback(answers)
     async with connect(
         options.target, kwargs=kwargs, legacy=False, log=log, connect_timeout=options.connect_timeout
     ) as connected:
@@ -642,6 +777,19 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
     report.task_id = recorder.task_id
     report.statuses = recorder.statuses
     report.dialect = connected.negotiated.dialect if recorder.task_id is not None else None
+    if answers.refused and not (failure is None and result is not None and not _is_error_result(result)):
+        # The tool asked and nobody could answer: a usage problem, whatever the server made of it.
+        last = recorder.last
+        ended = (
+            f"; task {recorder.task_id} ended {last.status.value}"
+            if last is not None and last.is_terminal
+            else ""
+        )
+        report.error = _error_json(
+            "no-answer",
+            f"the tool asked {answers.refused[0]!r} and there is no answer{ended}: {NO_ANSWER_HINT}",
+        )
+        return EXIT_USAGE
     if failure is None and result is not None:
         # Completed, even if a --cancel-after went out too late to stop it.
         report.result = cli_client.result_wire(result)
@@ -662,6 +810,12 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
     if failure is None:
         raise CliError("the call ended without a result or an error", EXIT_USAGE)
     return _classify_call_failure(failure, report)
+
+
+def _is_error_result(result: Any) -> bool:
+    from ._adapters import cli_client
+
+    return cli_client.result_wire(result).get("isError") is True
 
 
 def _classify_call_failure(failure: BaseException, report: CallReport) -> int:
@@ -880,6 +1034,20 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
         out.write(text + "\n")
         out.flush()
 
+    # The third run's question is asked on the terminal; elsewhere it is answered for the reader.
+    interactive = _stdin_is_a_terminal()
+    answers = Answers(fixed=None if interactive else DEMO_ANSWER, interactive=interactive)
+
+    def announce(line: str) -> None:
+        text = f"{line} (not a terminal: answered automatically)"
+        if answers.display is not None:
+            answers.display.note(text)  # ends the status line that may be open on stdout
+        else:
+            say(f"   {text}")
+
+    answers.announce = announce
+    kwargs["elicitation_callback"] = cli_client.elicitation_callback(answers)
+
     server = example_server.build_example_server()
     say(f"mcp-tasks-compat demo on mcp {info.mcp_version} (major {info.major})")
     say("example server in-process; client over in-memory JSON-RPC streams")
@@ -957,12 +1125,30 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
         say()
         if final is None or final.status is not TaskStatus.CANCELLED:
             raise CliError(f"the cancelled task ended {state}, not cancelled", EXIT_TOOL_ERROR)
-    say(f"done: both runs used the {dialect} dialect ({DIALECT_NAMES[dialect]}).")
+
+        say(f"3) ask as a task: the tool asks a question (input_required), dialect {dialect}")
+        third_display = StatusLine.for_stream(out, indent="   ")
+        answers.display = third_display
+        third = StatusRecorder(display=third_display)
+        asked: Any = None
+        async with anyio.create_task_group() as ticker:
+            ticker.start_soon(third_display.keep_ticking)
+            asked = await call_tool(
+                session, "ask", {"question": "What is your name?"}, mode="task", on_status=third.observe
+            )
+            ticker.cancel_scope.cancel()
+        third_display.done()
+        reply = _result_text(cli_client.result_wire(asked))
+        if TaskStatus.INPUT_REQUIRED.value not in [seen["status"] for seen in third.statuses]:
+            raise CliError("the ask task never reported input_required", EXIT_TOOL_ERROR)
+        say(f"   result: {reply!r} (task {third.task_id}, dialect {dialect})")
+        say()
+    say(f"done: all three runs used the {dialect} dialect ({DIALECT_NAMES[dialect]}).")
     return EXIT_OK
 
 
 def run_demo(options: DemoOptions) -> int:
-    """``demo``: the example server in-process, one task run to its result and one cancelled."""
+    """``demo``: the example server in-process: a task run to its result, one cancelled, one that asks."""
     code, failed = _run_reporting(lambda: _demo(options, sys.stdout), verbose=options.verbose)
     return failed if failed is not None else (code if code is not None else EXIT_OK)
 

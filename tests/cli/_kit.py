@@ -56,7 +56,11 @@ class Batch:
 
     def start(self, name: str, *args: str) -> None:
         command = [*CLI, *args]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # stdin is never a terminal here (even under ``pytest -s``): questions are answered by
+        # --answer or refused, never waited for.
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.running[name] = (command, process)
 
     def result(self, name: str) -> Finished:

@@ -329,7 +329,12 @@ def test_demo_runs_a_task_and_cancels_another(runs: Batch) -> None:
     assert "[working] step 1/2" in out  # plain lines: stdout is not a terminal here
     assert "\r" not in out
     assert f"is cancelled (dialect {TASK_DIALECT})" in out
-    assert f"done: both runs used the {TASK_DIALECT} dialect" in out
+    # The third run asks a question; stdout is not a terminal, so the demo answers it itself.
+    assert "3) ask as a task" in out
+    assert "[input_required] waiting for an answer" in out
+    assert 'the tool asks \'What is your name?\'; answering {"answer": "Ada"}' in out
+    assert "result: 'Ada' (task " in out
+    assert f"done: all three runs used the {TASK_DIALECT} dialect" in out
 
 
 def test_demo_other_dialect_refused_on_1x_run_on_2x(runs: Batch) -> None:
@@ -342,4 +347,4 @@ def test_demo_other_dialect_refused_on_1x_run_on_2x(runs: Batch) -> None:
     else:
         assert run.returncode == 0, run.describe()
         assert "protocol 2025-11-25 (initialize); task dialect 2025-11-25" in run.stdout
-        assert "done: both runs used the 2025-11-25 dialect" in run.stdout
+        assert "done: all three runs used the 2025-11-25 dialect" in run.stdout

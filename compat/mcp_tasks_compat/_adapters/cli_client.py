@@ -7,15 +7,20 @@ This module imports no ``mcp``; each function hands the SDK-specific part to :mo
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from types import ModuleType
 from typing import Any, TextIO
 
 from .._detect import sdk_info
 
+Answerer = Callable[[str, Mapping[str, Any]], Awaitable["Mapping[str, Any] | str"]]
+"""``answer(message, requested_schema)``: the form's content, or a reason why there is no answer."""
+
 __all__ = [
+    "Answerer",
     "connection_closed",
+    "elicitation_callback",
     "handshake",
     "http_streams",
     "is_modern",
@@ -99,6 +104,15 @@ def jsonrpc_error(error: BaseException) -> tuple[int, str] | None:
     """(code, message) when ``error`` is the SDK's exception for a JSON-RPC error answer."""
     found: tuple[int, str] | None = _impl().jsonrpc_error(error)
     return found
+
+
+def elicitation_callback(answer: Answerer) -> Any:
+    """An elicitation callback for ``ClientSession`` on the installed major, answering with ``answer``.
+
+    Form elicitations get ``answer``'s content (accepted) or, when it gives a reason instead, a
+    JSON-RPC error with that reason (the session cannot answer); URL elicitations are refused.
+    """
+    return _impl().elicitation_callback(answer)
 
 
 def connection_closed(error: BaseException) -> bool:

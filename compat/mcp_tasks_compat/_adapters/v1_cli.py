@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TextIO, cast
 
@@ -31,6 +31,7 @@ from ..server import ServerTasks
 __all__ = [
     "build_example_server",
     "connection_closed",
+    "elicitation_callback",
     "handshake",
     "http_app",
     "http_streams",
@@ -188,3 +189,25 @@ def jsonrpc_error(error: BaseException) -> tuple[int, str] | None:
 
 def connection_closed(error: BaseException) -> bool:
     return isinstance(error, McpError) and error.error.code == types.CONNECTION_CLOSED
+
+
+def elicitation_callback(
+    answer: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]],
+) -> Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]:
+    """A 1.x elicitation callback: ``answer``'s content accepted, or its reason as a JSON-RPC error."""
+
+    async def callback(
+        context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        del context
+        schema: object = getattr(params, "requestedSchema", None)
+        if not isinstance(schema, Mapping):
+            return types.ErrorData(
+                code=types.INVALID_REQUEST, message="only form elicitations can be answered here"
+            )
+        given = await answer(params.message, cast("Mapping[str, Any]", schema))
+        if isinstance(given, str):
+            return types.ErrorData(code=types.INVALID_REQUEST, message=given)
+        return types.ElicitResult(action="accept", content=dict(given))
+
+    return callback

@@ -7,16 +7,24 @@ Used only through :mod:`.example_server` and :mod:`.cli_client`, which pick this
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    CallToolResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    PaginatedRequestParams,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._detect import sdk_info
@@ -28,6 +36,7 @@ from ..server import ServerTasks
 __all__ = [
     "build_example_server",
     "connection_closed",
+    "elicitation_callback",
     "handshake",
     "http_app",
     "http_streams",
@@ -161,3 +170,21 @@ def jsonrpc_error(error: BaseException) -> tuple[int, str] | None:
 
 def connection_closed(error: BaseException) -> bool:
     return isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+
+
+def elicitation_callback(
+    answer: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]],
+) -> Callable[[Any, ElicitRequestParams], Awaitable[ElicitResult | ErrorData]]:
+    """A 2.x elicitation callback: ``answer``'s content accepted, or its reason as a JSON-RPC error."""
+
+    async def callback(context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        del context
+        schema: object = getattr(params, "requested_schema", None)
+        if not isinstance(schema, Mapping):
+            return ErrorData(code=INVALID_REQUEST, message="only form elicitations can be answered here")
+        given = await answer(params.message, cast("Mapping[str, Any]", schema))
+        if isinstance(given, str):
+            return ErrorData(code=INVALID_REQUEST, message=given)
+        return ElicitResult(action="accept", content=dict(given))
+
+    return callback
