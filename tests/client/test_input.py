@@ -135,7 +135,10 @@ async def test_the_sessions_own_callbacks_answer_and_the_result_comes_back(diale
     assert text_of(result) == "Ada in ['file:///work']"
     assert callbacks.elicited == ["Your name?"]
     assert statuses.seen[0] is TaskStatus.WORKING
-    assert TaskStatus.INPUT_REQUIRED in statuses.seen
+    if dialect == DIALECT_2026_07_28:
+        # The client answers what a poll showed, so input_required was seen. (In 2025-11-25 the
+        # question may be answered on tasks/result before any report of the status arrives.)
+        assert TaskStatus.INPUT_REQUIRED in statuses.seen
     assert statuses.seen[-1] is TaskStatus.COMPLETED
 
 
