@@ -176,10 +176,10 @@ class Conn:
 
         return await start_tool(self.session, name, dict(arguments or {}), ttl=ttl_s)
 
-    async def stats(self, *, collect: bool = False) -> dict[str, Any]:
+    async def stats(self, *, collect: bool = False, trim: bool = False) -> dict[str, Any]:
         import json
 
-        result = await self.raw("stats", {"collect": collect})
+        result = await self.raw("stats", {"collect": collect, "trim": trim} if trim else {"collect": collect})
         return json.loads(text_of(result))
 
 

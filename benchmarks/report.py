@@ -336,6 +336,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 "RSS/task KiB",
                 "tasks/get p50 / p99 ms",
                 "RSS after expiry ÷ base",
+                "after sessions closed / + malloc_trim ÷ base",
+                "live objects base → after",
             ],
             (
                 (
@@ -351,6 +353,9 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                     if r.get("tasks_get_ms")
                     else None,
                     r.get("rss_after_expiry_vs_baseline", r.get("expiry_note")),
+                    f"{r.get('rss_after_sessions_closed_vs_baseline')} / "
+                    f"{r.get('rss_after_trim_vs_baseline')}",
+                    f"{r.get('gc_objects_baseline')} → {r.get('gc_objects_after_sessions_closed')}",
                 )
                 for r in _find(rows, section="capacity")
             ),

@@ -142,10 +142,16 @@ async def echo(text: str = "") -> str:
     return text
 
 
-async def stats(collect: bool = False) -> str:
-    """Bench control: RSS, runs in flight, tasks still stored."""
-    if collect:
+async def stats(collect: bool = False, trim: bool = False) -> str:
+    """Bench control: RSS, runs in flight, tasks still stored (and live objects after a collect).
+
+    ``trim`` also hands free heap pages back to the OS (glibc ``malloc_trim``), which separates
+    memory still in use from memory the allocator merely keeps.
+    """
+    if collect or trim:
         gc.collect()
+    if trim:
+        _malloc_trim()
     stored = STATE.store_size() if STATE.store_size is not None else None
     return json.dumps(
         {
@@ -154,8 +160,16 @@ async def stats(collect: bool = False) -> str:
             "peak": STATE.peak,
             "finished": STATE.finished,
             "stored": stored,
+            "gc_objects": len(gc.get_objects()) if collect or trim else None,
         }
     )
+
+
+def _malloc_trim() -> None:
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 async def release() -> str:

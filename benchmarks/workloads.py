@@ -138,20 +138,37 @@ class Bench:
     def task_kinds(self) -> list[str]:
         return (["ours"] if self.ours else []) + self.peers()
 
-    async def guarded(self, what: str, body: Callable[[], Awaitable[None]]) -> None:
-        """Run one measurement; a failure is recorded (and shown) rather than ending the run."""
-        self.log(f"{what} ...")
-        started = time.perf_counter()
-        try:
-            await body()
-        except Exception as exc:
-            self.errors.append({"what": what, "error": f"{type(exc).__name__}: {exc}"})
-            self.log(f"{what} FAILED: {type(exc).__name__}: {exc}")
-            traceback.print_exc(file=sys.stderr)
-        else:
-            self.log(f"{what} done in {time.perf_counter() - started:.1f}s")
+    async def guarded(self, what: str, body: Callable[[], Awaitable[None]], *, attempts: int = 2) -> None:
+        """Run one measurement; a failure is retried once, then recorded rather than ending the run.
+
+        A retried failure stays visible in ``notes`` (a dropped connection under load, say).
+        """
+        for attempt in range(1, attempts + 1):
+            self.log(f"{what} ..." if attempt == 1 else f"{what} (attempt {attempt}) ...")
+            started = time.perf_counter()
+            rows_before = len(self.rows)
+            try:
+                await body()
+            except Exception as exc:  # one broken measurement must not hide the others
+                del self.rows[rows_before:]
+                self.log(f"{what} FAILED: {_leaf_message(exc)}")
+                traceback.print_exc(file=sys.stderr)
+                if attempt < attempts:
+                    self.notes.append(f"{what}: attempt {attempt} failed ({_leaf_message(exc)}); retried")
+                    continue
+                self.errors.append({"what": what, "error": _leaf_message(exc)})
+            else:
+                self.log(f"{what} done in {time.perf_counter() - started:.1f}s")
+            break
         if self.checkpoint is not None:
             self.checkpoint()
+
+
+def _leaf_message(exc: BaseException) -> str:
+    """The first leaf of an exception group, which says what actually went wrong."""
+    while getattr(exc, "exceptions", None):  # BaseExceptionGroup (Python 3.11+, or the backport)
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return f"{type(exc).__name__}: {exc}"
 
 
 # --- servers and connections ----------------------------------------------------------------------
@@ -440,6 +457,7 @@ async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str,
                 await control.raw("job", {})
             baseline = await control.stats(collect=True)
             row["rss_baseline_kib"] = baseline["rss_kib"]
+            row["gc_objects_baseline"] = baseline.get("gc_objects")
 
             handles: list[Any] = []
             started = time.perf_counter()
@@ -475,6 +493,7 @@ async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str,
             row["running_at_once"] = running
             in_flight = await control.stats(collect=True)
             row["rss_in_flight_kib"] = in_flight["rss_kib"]
+            row["gc_objects_in_flight"] = in_flight.get("gc_objects")
             row["rss_per_task_kib"] = round((in_flight["rss_kib"] - baseline["rss_kib"]) / size, 3)
 
             rng = random.Random(size)
@@ -514,15 +533,21 @@ async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str,
                 row["stored_after_expiry"] = after["stored"]
                 row["rss_after_expiry_kib"] = after["rss_kib"]
                 row["rss_after_expiry_vs_baseline"] = round(after["rss_kib"] / baseline["rss_kib"], 4)
+                row["gc_objects_after_expiry"] = after.get("gc_objects")
             else:
                 row["expired"] = None
                 row["expiry_note"] = peer_expiry_note(kind)
             handles.clear()
         # The task sessions are closed now (a 2025-11-25 server may keep tasks until then).
         closed = await control.stats(collect=True)
+        row["gc_objects_after_sessions_closed"] = closed.get("gc_objects")
         row["stored_after_sessions_closed"] = closed["stored"]
         row["rss_after_sessions_closed_kib"] = closed["rss_kib"]
         row["rss_after_sessions_closed_vs_baseline"] = round(closed["rss_kib"] / baseline["rss_kib"], 4)
+        # What the allocator keeps but nothing uses: RSS once free heap pages go back to the OS.
+        trimmed = await control.stats(trim=True)
+        row["rss_after_trim_kib"] = trimmed["rss_kib"]
+        row["rss_after_trim_vs_baseline"] = round(trimmed["rss_kib"] / baseline["rss_kib"], 4)
     bench.add("capacity", **row)
     return row
 
