@@ -37,6 +37,8 @@ from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import (
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     TaskCancelledError,
     TaskFailedError,
     TaskNotFoundError,
@@ -71,8 +73,6 @@ BEGIN_MARKER = (
 END_MARKER = "<!-- crossmajor:end -->"
 SCENARIO_BOUND_S = 30.0
 """Bound on one scenario (the longest waits about 1.5 s; the rest is slack for a loaded machine)."""
-METHOD_NOT_FOUND = -32601
-MISSING_CLIENT_CAPABILITY = -32021
 
 Outcome = Literal["pass", "fail", "n/a"]
 Transport = Literal["stdio", "http"]
@@ -471,7 +471,7 @@ async def refusals(ctx: Context) -> str:
         pass
     else:
         raise ScenarioFailed("an unknown task id was not refused")
-    wanted = METHOD_NOT_FOUND if ctx.dialect == DIALECT_2025_11_25 else MISSING_CLIENT_CAPABILITY
+    wanted = METHOD_NOT_FOUND if ctx.dialect == DIALECT_2025_11_25 else MISSING_REQUIRED_CLIENT_CAPABILITY
     bare = ctx.bare
     try:
         result = await call_tool(bare, "must_task", {"text": "plain"}, mode="plain")
@@ -743,13 +743,13 @@ def render_markdown(rows: Sequence[Row], command: str) -> str:
 def write_docs(section: str, path: Path = DOCS) -> None:
     """Put ``section`` between the markers in ``path`` (appended at the end the first time)."""
     text = path.read_text(encoding="utf-8")
-    block = f"{BEGIN_MARKER}\n{section}{END_MARKER}\n"
+    block = f"{BEGIN_MARKER}\n{section}{END_MARKER}"
     if BEGIN_MARKER in text and END_MARKER in text:
         head, rest = text.split(BEGIN_MARKER, 1)
         _old, tail = rest.split(END_MARKER, 1)
-        text = head + block + tail.lstrip("\n")
+        text = head + block + tail  # whatever follows the block stays as it was
     else:
-        text = text.rstrip("\n") + "\n\n" + block
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text, encoding="utf-8")
 
 

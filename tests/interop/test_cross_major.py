@@ -156,9 +156,11 @@ def test_write_docs_replaces_only_the_marked_block(tmp_path: Path) -> None:
     page = tmp_path / "interop.md"
     page.write_text("# Interop\n\n## Cross-language\n\nkept\n", encoding="utf-8")
     write_docs("## Cross-major (generated)\n\nfirst\n", page)
+    page.write_text(page.read_text(encoding="utf-8") + "\n### Added after the block\n\nalso kept\n")
     write_docs("## Cross-major (generated)\n\nsecond\n", page)
     text = page.read_text(encoding="utf-8")
     assert text.startswith("# Interop\n\n## Cross-language\n\nkept\n\n")
+    assert text.endswith(f"second\n{END_MARKER}\n\n### Added after the block\n\nalso kept\n")
     assert "second" in text
     assert "first" not in text
     assert text.count(BEGIN_MARKER) == 1
