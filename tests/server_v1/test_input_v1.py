@@ -17,17 +17,20 @@ from datetime import timedelta
 from typing import Any
 
 import anyio
-import mcp.types as types
 import pytest
-from mcp.client.session import ClientSession
-from mcp.server.fastmcp import FastMCP
-from mcp.shared.message import SessionMessage
 
 from mcp_tasks_compat.server import ServerTasks, create_message, current_task, elicit, list_roots
 
-from ._harness import ServerOutcome, StatusWatch, Wire, experimental, run_server, wire_of
-
 pytestmark = [pytest.mark.mcp1, pytest.mark.anyio]
+
+pytest.importorskip("mcp.server.fastmcp", reason="needs mcp 1.x (FastMCP)")
+
+import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.server.fastmcp import FastMCP  # noqa: E402
+from mcp.shared.message import SessionMessage  # noqa: E402
+
+from ._harness import ServerOutcome, StatusWatch, Wire, experimental, run_server, wire_of  # noqa: E402
 
 BOUND_S = 5
 RELATED = "io.modelcontextprotocol/related-task"

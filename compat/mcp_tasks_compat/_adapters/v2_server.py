@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from .._detect import SdkInfo, refuse_unsupported, sdk_info
-from .._engine import current_run
+from .._engine import InputRefused, current_run
 from ..core import codec_2026
 from ..dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ..errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
@@ -265,7 +265,10 @@ async def plain_input(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     request: dict[str, Any] = {"method": method}
     if params:
         request["params"] = dict(params)
-    return await send_input(ctx.session, request, ctx.request_id)
+    try:
+        return await send_input(ctx.session, request, ctx.request_id)
+    except InputRefused as refused:  # an answer of the wrong shape: the SDK's error, as the SDK would
+        raise mcp_error(refused.error) from None
 
 
 def undeclared_capability(method: str) -> str | None:
