@@ -273,6 +273,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 "p99",
                 "n",
                 "callers",
+                "plain round trip p50 ms",
                 "poll hint (server default)",
             ],
             (
@@ -286,6 +287,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                     r["completion_to_result_ms"]["p99"],
                     r["completion_to_result_ms"]["n"],
                     r["concurrency"],
+                    (r.get("plain_round_trip_ms") or {}).get("median"),
                     r["poll_hint"],
                 )
                 for r in _find(rows, section="latency")

@@ -62,18 +62,18 @@ PROFILES: dict[str, Profile] = {
         overhead_calls=5,
         overhead_rounds=2,
         latency_transport="memory",
-        latency_samples=4,
+        latency_samples=3,
         latency_samples_peer=2,
         latency_peer_concurrency=2,
         latency_delay_ms=(1.0, 5.0),
         throughput_transports=("memory",),
-        throughput_seq_calls=4,
+        throughput_seq_calls=3,
         throughput_rounds=2,
         throughput_clients=3,
-        throughput_calls_per_client=2,
+        throughput_calls_per_client=1,
         throughput_peer_cap_s=2.0,
         capacity_transport="memory",
-        capacity_sizes=(20,),
+        capacity_sizes=(10,),
         capacity_sessions=2,
         capacity_get_samples=5,
         capacity_min_ttl_ms=200,
@@ -302,6 +302,12 @@ async def latency(bench: Bench, kind: str, dialect: str | None) -> None:
         async with anyio.create_task_group() as group:
             for index in range(concurrency):
                 group.start_soon(worker, delays[index::concurrency])
+        # One plain round trip on the same session, for scale (the floor any result delivery pays).
+        round_trips_ms: list[float] = []
+        for _ in range(20):
+            began = time.perf_counter()
+            await conn.raw("echo", {"text": "x"})
+            round_trips_ms.append((time.perf_counter() - began) * 1000)
         bench.add(
             "latency",
             kind=kind,
@@ -310,6 +316,7 @@ async def latency(bench: Bench, kind: str, dialect: str | None) -> None:
             protocol_version=conn.protocol_version,
             variant="task",
             completion_to_result_ms=summary(latencies_ms, digits=2),
+            plain_round_trip_ms=summary(round_trips_ms, digits=2),
             call_total_ms=summary(totals_ms, digits=1),
             tool_delay_ms=[low, high],
             concurrency=concurrency,
