@@ -544,18 +544,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def child_environment(extra_paths: Iterable[str | os.PathLike[str]] = ()) -> dict[str, str]:
-    """``PYTHONPATH`` for a server subprocess on this interpreter: ``extra_paths`` and this ``sys.path``.
+    """``PYTHONPATH`` for a server subprocess on this interpreter: ``extra_paths``, then this ``sys.path``.
 
-    Entries inside the interpreter's own prefixes are left out (the child finds them itself), so
-    a tool set importable here (e.g. from a test folder pytest put on ``sys.path``) is importable there.
+    ``sys.path`` entries inside the interpreter's own prefixes are left out (the child finds them
+    itself), so a tool set importable here (e.g. from a test folder pytest put on ``sys.path``) is
+    importable there. ``extra_paths`` are always kept, wherever they are.
     """
     prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+
+    def inside_interpreter(path: Path) -> bool:
+        return any(path == prefix or prefix in path.parents for prefix in prefixes)
+
     paths: list[str] = []
-    for entry in [*(os.fspath(path) for path in extra_paths), *sys.path]:
+    candidates = [(os.fspath(path), True) for path in extra_paths] + [(entry, False) for entry in sys.path]
+    for entry, explicit in candidates:
         if not entry or not Path(entry).is_dir():
             continue
         resolved = Path(entry).resolve()
-        if any(resolved == prefix or prefix in resolved.parents for prefix in prefixes):
+        if not explicit and inside_interpreter(resolved):
             continue
         if str(resolved) not in paths:
             paths.append(str(resolved))

@@ -128,9 +128,12 @@ def test_server_command_lines() -> None:
 
 def test_child_environment_puts_extra_paths_first_and_leaves_out_the_interpreter(tmp_path: Path) -> None:
     paths = child_environment([tmp_path])["PYTHONPATH"].split(os.pathsep)
-    assert paths[0] == str(tmp_path.resolve())
+    assert paths[0] == str(tmp_path.resolve())  # kept even where it lies inside the venv (nox's TMPDIR)
     prefix = Path(sys.prefix).resolve()
-    assert not any(prefix == Path(p).resolve() or prefix in Path(p).resolve().parents for p in paths)
+    inside = [p for p in paths[1:] if prefix == Path(p).resolve() or prefix in Path(p).resolve().parents]
+    assert inside == [], f"sys.path: {sys.path}; PYTHONPATH: {os.environ.get('PYTHONPATH')}"
+    site_packages = next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
+    assert str(Path(site_packages).resolve()) not in paths
 
 
 # --- imports --------------------------------------------------------------------------------------
