@@ -111,7 +111,7 @@ def peer_python(session: nox.Session, mcp: str) -> str:
     It lives in the session's tmp folder, so ``nox -r`` reuses it; ``--no-install`` skips the
     install when it already exists.
     """
-    folder = Path(session.create_tmp()) / f"peer-mcp{mcp}"
+    folder = Path(session.create_tmp()).resolve() / f"peer-mcp{mcp}"
     python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     run = session.run_install if python.exists() else session.run
     base = session_python(session)
