@@ -111,8 +111,12 @@ def assert_echo_task(run: Finished) -> None:
     assert statuses[-1]["status"] == "completed"
     assert {entry["status"] for entry in statuses} <= {"working", "completed"}
     seen = [message for message in messages(report) if message in STEPS]
-    assert sorted(set(seen)) == STEPS, statuses  # every step, ...
-    assert seen == sorted(seen), statuses  # ... in order
+    assert seen == sorted(seen), statuses  # in order
+    assert seen[-1] == STEPS[-1], statuses  # the final status carries the last step
+    if TASK_DIALECT == "2025-11-25":
+        # Pushed as notifications/tasks/status: every step arrives. On 2026-07-28 statuses are
+        # polled, so a poll may fall between two steps on a loaded machine.
+        assert sorted(set(seen)) == STEPS, statuses
     assert report["result"]["content"] == [{"type": "text", "text": "hello cli"}]
     assert report["result"].get("isError") is not True
     assert report["error"] is None
