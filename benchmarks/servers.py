@@ -322,6 +322,7 @@ async def serve(kind: str, transport: str, port: int, *, ttl_ms: int | None, con
         log_level="warning",
         access_log=False,
         lifespan="on",
+        timeout_graceful_shutdown=2,  # the bench is stopping it: do not wait on open sessions
     )
     await uvicorn.Server(config).serve()
 
