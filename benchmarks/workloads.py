@@ -579,7 +579,7 @@ async def run_all(bench: Bench) -> None:
             await bench.guarded(f"overhead/{transport}", lambda t=transport: overhead(bench, t))
     if not bench.ours:
         bench.notes.append(
-            "mcp_tasks_compat client or server not installed: task sections ran for peers only"
+            "ours not measured (not installed, or not in --kinds): task sections ran for peers only"
         )
     if wanted("latency"):
         for kind in bench.task_kinds():
