@@ -609,16 +609,29 @@ class _Follower(Generic[ResultT]):
                         if error.code == INVALID_PARAMS:
                             if self.expiry.passed():
                                 fail(_expired_error(self.task_id, self.latest.ttl_ms))
-                            else:
-                                fail(
-                                    _lookup_error(
-                                        error,
-                                        self.task_id,
-                                        DIALECT_2025_11_25,
-                                        method="tasks/result",
-                                        resumed=self.resumed,
-                                    )
+                                return
+                            # Some servers (FastMCP 3) answer -32602 "not completed yet" instead
+                            # of waiting on a working task: only a tasks/get that fails as well
+                            # means the task is really unknown.
+                            known = await self._get()  # raises TaskNotFoundError when it is
+                            if known is not None and known.is_terminal and not asked_again:
+                                asked_again = True
+                                continue
+                            if known is None or not known.is_terminal:
+                                logger.debug(
+                                    "tasks/result for %s refused a working task; polling", self.task_id
                                 )
+                                result_refused = True
+                                return
+                            fail(
+                                _lookup_error(
+                                    error,
+                                    self.task_id,
+                                    DIALECT_2025_11_25,
+                                    method="tasks/result",
+                                    resumed=self.resumed,
+                                )
+                            )
                             return
                         # Either the task's own JSON-RPC error (it failed) or, from a deviating
                         # server, a refusal to wait on a working task: one tasks/get tells which.

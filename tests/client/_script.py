@@ -35,6 +35,8 @@ class Knobs:
     """2025-11-25 on mcp 2.x: a task is readable only from the session that created it (as mcp 1.27.2+)."""
     result_refuses_working: bool = False
     """2025-11-25 on mcp 2.x: tasks/result answers an error while the task works (a deviating server)."""
+    result_refusal_code: int = -32600
+    """The code of that refusal (FastMCP 3 answers -32602 "not completed yet")."""
     discover: Literal["answer", "refuse", "silent", "late"] = "answer"
     """How the transport meets ``server/discover`` (mcp 2.x): answer, -32601 like an old server, never,
     or late (held back until the client's next frame, which it then precedes)."""

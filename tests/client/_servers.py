@@ -271,7 +271,7 @@ class DualDialectServer:
                 raise MCPError(code=-32601, message="Method not found", data="tasks/result")
             record = self.lookup(ctx, params.task_id)
             if knobs.result_refuses_working and record.status not in TERMINAL:
-                raise MCPError(code=-32600, message="task is not terminal yet; poll tasks/get")
+                raise MCPError(code=knobs.result_refusal_code, message="not terminal yet; poll tasks/get")
             await record.done.wait()
             related = {RELATED_TASK: {"taskId": record.task_id}}
             if record.status == "failed" and record.result is None and record.error is not None:

@@ -79,7 +79,8 @@ async def test_a_huge_poll_hint_does_not_delay_a_2025_result() -> None:
             assert text_of(await call_tool(session, "gated", {"label": "quick"})) == "done quick"
 
 
-async def test_a_tasks_result_that_refuses_a_working_task_falls_back_to_polling() -> None:
+@pytest.mark.parametrize("refusal_code", [-32600, -32602])
+async def test_a_tasks_result_that_refuses_a_working_task_falls_back_to_polling(refusal_code: int) -> None:
     seen: list[tuple[str, str | None]] = []
     started = anyio.Event()
 
@@ -88,7 +89,8 @@ async def test_a_tasks_result_that_refuses_a_working_task_falls_back_to_polling(
         if task.status_message == "started":
             started.set()
 
-    async with open_harness("legacy", Knobs(result_refuses_working=True)) as harness:
+    knobs = Knobs(result_refuses_working=True, result_refusal_code=refusal_code)
+    async with open_harness("legacy", knobs) as harness:
         async with harness.session() as session, anyio.create_task_group() as group:
             results: list[Any] = []
 
