@@ -35,6 +35,7 @@ from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 import anyio
 import anyio.abc
 
+from .core import codec_2025
 from .core.model import Task, TaskStatus, utc_now
 from .dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect, TaskSupport
 from .errors import (
@@ -90,6 +91,38 @@ OnStatus = Callable[[Task], "Awaitable[None] | None"]
 StatusListener = Callable[[Task], None]
 
 ResultT = TypeVar("ResultT")
+
+
+class StatusListeners:
+    """Who follows which task on one session, fed by pushed 2025-11-25 status notifications."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, list[StatusListener]] = {}
+
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
+        """Follow ``task_id``; the returned function stops following."""
+        self._by_task.setdefault(task_id, []).append(listener)
+
+        def unlisten() -> None:
+            entries = self._by_task.get(task_id, [])
+            if listener in entries:
+                entries.remove(listener)
+            if not entries:
+                self._by_task.pop(task_id, None)
+
+        return unlisten
+
+    def deliver(self, raw: object) -> None:
+        """Decode one ``notifications/tasks/status`` params object and pass it on (malformed: ignored)."""
+        try:
+            task = codec_2025.decode_task(raw, where="notifications/tasks/status")
+        except PeerProtocolError as error:
+            logger.debug("ignored a malformed notifications/tasks/status: %s", error)
+            return
+        for listener in list(self._by_task.get(task.task_id, ())):
+            listener(task)
+
+
 ResultT_co = TypeVar("ResultT_co", covariant=True)
 
 _TASKY: Final[frozenset[TaskSupport]] = frozenset({"optional", "required"})

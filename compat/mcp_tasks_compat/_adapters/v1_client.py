@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -56,21 +55,8 @@ def _remote(error: McpError) -> core.RemoteError:
     return core.RemoteError(data.code, data.message, data.data, timed_out=data.code == _REQUEST_TIMEOUT)
 
 
-@dataclass
-class _SessionConfig:
-    listeners: dict[str, list[core.StatusListener]] = field(default_factory=lambda: {})
-
-    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
-        self.listeners.setdefault(task_id, []).append(listener)
-
-        def unlisten() -> None:
-            entries = self.listeners.get(task_id, [])
-            if listener in entries:
-                entries.remove(listener)
-            if not entries:
-                self.listeners.pop(task_id, None)
-
-        return unlisten
+class _SessionConfig(core.StatusListeners):
+    """What :func:`session_kwargs` plants in the session: who follows which task."""
 
 
 class _RouteStatus:
@@ -84,14 +70,7 @@ class _RouteStatus:
         if isinstance(message, types.ServerNotification) and isinstance(
             message.root, types.TaskStatusNotification
         ):
-            raw = message.root.params.model_dump(by_alias=True, mode="json")
-            try:
-                task = codec_2025.decode_task(raw, where="notifications/tasks/status")
-            except Exception as error:
-                logger.debug("ignored a malformed notifications/tasks/status: %s", error)
-            else:
-                for listener in list(self.config.listeners.get(task.task_id, ())):
-                    listener(task)
+            self.config.deliver(message.root.params.model_dump(by_alias=True, mode="json"))
         if self.chained is not None:
             await self.chained(message)
         else:

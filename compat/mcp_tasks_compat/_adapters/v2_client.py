@@ -135,19 +135,10 @@ class _SessionConfig:
     """The per-session choices made in :func:`session_kwargs`, found again from the session."""
 
     dialects: tuple[Dialect, ...]
-    listeners: dict[str, list[core.StatusListener]] = field(default_factory=lambda: {})
+    statuses: core.StatusListeners = field(default_factory=core.StatusListeners)
 
     def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
-        self.listeners.setdefault(task_id, []).append(listener)
-
-        def unlisten() -> None:
-            entries = self.listeners.get(task_id, [])
-            if listener in entries:
-                entries.remove(listener)
-            if not entries:
-                self.listeners.pop(task_id, None)
-
-        return unlisten
+        return self.statuses.listen(task_id, listener)
 
 
 class _ResolveTask:
@@ -173,13 +164,7 @@ class _RouteStatus:
 
     async def __call__(self, params: _TaskStatusParams) -> None:
         raw = _raw(params)
-        try:
-            task = codec_2025.decode_task(raw, where="notifications/tasks/status")
-        except Exception as error:
-            logger.debug("ignored a malformed %s: %s", STATUS_NOTIFICATION, error)
-        else:
-            for listener in list(self.config.listeners.get(task.task_id, ())):
-                listener(task)
+        self.config.statuses.deliver(raw)
         if self.chained is not None:
             await self.chained.handler(self.chained.params_type.model_validate(raw, by_name=False))
 
