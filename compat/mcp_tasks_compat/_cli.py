@@ -592,19 +592,7 @@ class Answers:
 
 def parse_answer(text: str | None) -> dict[str, Any] | None:
     """``--answer JSON``: the elicitation result's content, a JSON object."""
-    if text is None:
-        return None
-    try:
-        value: object = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(
-            f"--answer is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    if not isinstance(value, dict):
-        raise CliError(
-            f"--answer must be a JSON object (the form's content), not {type(value).__name__}: {text!r}"
-        )
-    return cast("dict[str, Any]", value)
+    return _json_object(text, "--answer", " (the form's content)")
 
 
 def _stdin_is_a_terminal() -> bool:
@@ -617,16 +605,20 @@ def _stdin_is_a_terminal() -> bool:
 
 def parse_arguments(text: str | None) -> dict[str, Any] | None:
     """ARGS_JSON: a JSON object (or nothing)."""
+    return _json_object(text, "ARGS_JSON", "")
+
+
+def _json_object(text: str | None, name: str, shape: str) -> dict[str, Any] | None:
+    """Parse a command-line JSON object; a one-line ``CliError`` names ``name`` otherwise."""
     if text is None:
         return None
     try:
         value: object = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CliError(
-            f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
+        where = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise CliError(f"{name} is not valid JSON ({where})") from None
     if not isinstance(value, dict):
-        raise CliError(f"ARGS_JSON must be a JSON object, not {type(value).__name__}: {text!r}")
+        raise CliError(f"{name} must be a JSON object{shape}, not {type(value).__name__}: {text!r}")
     return cast("dict[str, Any]", value)  # JSON object keys are always strings
 
 
