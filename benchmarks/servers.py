@@ -89,7 +89,7 @@ def available_kinds() -> list[str]:
 
 
 def _ours_adapter_present() -> bool:
-    name = "v1_server" if mcp_major() == 1 else "v2_server"
+    name = "v1.server" if mcp_major() == 1 else "v2.server"
     return importlib.util.find_spec(f"mcp_tasks_compat._adapters.{name}") is not None
 
 

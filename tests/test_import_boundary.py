@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import mcp_tasks_compat
+from tools import structure_figures
 
 PACKAGE = Path(mcp_tasks_compat.__file__).resolve().parent
 SDK_PACKAGES = ("mcp", "mcp_types")
@@ -155,9 +156,96 @@ def test_only_adapters_import_the_sdk() -> None:
     assert offenders == []
 
 
-def test_the_adapters_package_init_imports_nothing() -> None:
-    tree = ast.parse((PACKAGE / "_adapters" / "__init__.py").read_text(encoding="utf-8"))
-    assert [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))] == []
+REGISTRY_IMPORTS = {"__future__", "importlib", "functools", "typing", "mcp_tasks_compat._detect"}
+
+
+def resolved_imports(path: Path, *, at_run_time_only: bool = False) -> list[str]:
+    """Every module ``path`` imports, relative imports resolved.
+
+    ``TYPE_CHECKING`` imports are included unless ``at_run_time_only`` (then every import under an
+    ``if`` is left out, which is where this package keeps its type-only imports).
+    """
+    name = structure_figures.module_name(path, PACKAGE)
+    base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    guarded = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) for inner in ast.walk(node)}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if at_run_time_only and id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            anchor = base[: len(base) - (node.level - 1)] if node.level else []
+            found.append(".".join(anchor + ([node.module] if node.module else [])))
+    return found
+
+
+def test_the_registry_imports_no_sdk_and_no_major_at_import_time() -> None:
+    """Importing ``_adapters`` loads neither ``mcp`` nor ``v1``/``v2``: they come with ``get_adapter()``."""
+    found = resolved_imports(PACKAGE / "_adapters" / "__init__.py", at_run_time_only=True)
+    assert set(found) <= REGISTRY_IMPORTS, found
+
+
+# The layers, lowest first: a module may import its own layer and the layers below it, never above
+# (type-only imports included, so no cycle hides behind TYPE_CHECKING). Whatever is not listed is
+# the top: the public modules, the command line and the testing kit.
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "dialects": 0,
+    "_version": 0,
+    "core": 1,
+    "_detect": 2,
+    "_engine": 3,
+    "_client": 3,
+    "_adapters": 4,
+}
+TOP = max(LAYERS.values()) + 1
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(rank, the package-level name) of one of the package's modules."""
+    first = module.split(".")[1] if module.count(".") else ""
+    return LAYERS.get(first, TOP), first
+
+
+@pytest.mark.parametrize("path", python_files(), ids=lambda path: path.relative_to(PACKAGE).as_posix())
+def test_each_module_imports_only_its_layer_and_below(path: Path) -> None:
+    rank, top = layer_of(structure_figures.module_name(path, PACKAGE))
+    upward = []
+    for target in resolved_imports(path):
+        if not target.startswith(f"{PACKAGE.name}.") or rank == TOP:
+            continue
+        target_rank, target_top = layer_of(target)
+        # Same rank, other package (the engine and the client logic): independent, never each other.
+        if target_rank > rank or (target_rank == rank and target_top != top):
+            upward.append(target)
+    assert upward == [], f"{path.relative_to(PACKAGE)} imports above its layer: {upward}"
+
+
+def test_the_package_has_no_import_cycles() -> None:
+    paths = python_files()
+    names = {path: structure_figures.module_name(path, PACKAGE) for path in paths}
+    known = set(names.values())
+    graph = {
+        names[path]: structure_figures.imports_of(
+            ast.parse(path.read_text(encoding="utf-8")), names[path], path.name == "__init__.py", known
+        )
+        for path in paths
+    }
+    graph = {name: {e for e in edges if not e.startswith(name + ".")} for name, edges in graph.items()}
+    assert structure_figures.cycles(graph) == []
+
+
+def test_only_the_registry_compares_sdk_majors() -> None:
+    """Everything else asks ``get_adapter()`` for a facet instead of branching on the major."""
+    comparing = [
+        f"{path.relative_to(PACKAGE).as_posix()}:{line}"
+        for path in python_files()
+        if path.name != "_detect.py"
+        for line in structure_figures.major_comparisons(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert comparing == []
 
 
 VERSION_TOOLS = ("importlib.metadata", "packaging.version", "packaging.specifiers")

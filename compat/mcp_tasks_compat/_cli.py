@@ -1,8 +1,8 @@
 """What the ``mcp-tasks-compat`` commands do; :mod:`.__main__` parses the command line.
 
 This module imports no ``mcp``: the task work goes through the public :mod:`.client` API, and
-the SDK-specific plumbing (transports, the example server) through ``_adapters/cli_client.py``
-and ``_adapters/example_server.py``.
+the SDK-specific plumbing (transports, the example server) through the adapter registry's app
+facet (``_adapters.get_adapter().app``).
 
 Every failure ends as one line on stderr and an exit code (:func:`describe_failure`); SDK and
 anyio errors often arrive wrapped in exception groups, which are unwrapped here.
@@ -76,6 +76,7 @@ CONNECTION_CLOSED: Final = -32000
 """The JSON-RPC code both SDKs use for "Connection closed" under a pending request."""
 FOLLOW_UP_SECONDS: Final = 3.0
 """Bound on the best-effort look at a task's final state after a timeout."""
+EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
 
 ResultT = TypeVar("ResultT")
@@ -130,15 +131,15 @@ def _is_transport_error(error: BaseException) -> bool:
 
 def _rank(error: BaseException) -> int:
     """Which of several errors explains a failure best (lower is better)."""
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
     if isinstance(error, CliError):
         return 0
     if isinstance(error, CompatError):
         return 1
-    if cli_client.jsonrpc_error(error) is not None:
+    if get_adapter().app.jsonrpc_error_of(error) is not None:
         return 2
-    if cli_client.connection_closed(error):
+    if get_adapter().app.connection_closed(error):
         return 3
     if _is_transport_error(error):
         return 4
@@ -169,13 +170,13 @@ def describe_failure(
         return EXIT_USAGE, one_line(f"the server closed the connection: {first.message}{said}")
     if isinstance(first, CompatError):
         return EXIT_USAGE, one_line(first.message)
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
-    answered = cli_client.jsonrpc_error(first)
+    answered = get_adapter().app.jsonrpc_error_of(first)
     if answered is not None:
         code, message = answered
         return EXIT_USAGE, one_line(f"the server answered an error: {message} (JSON-RPC {code})")
-    if cli_client.connection_closed(first):
+    if get_adapter().app.connection_closed(first):
         return EXIT_USAGE, f"the server closed the connection{said}"
     if isinstance(first, (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)):
         return EXIT_USAGE, f"lost the connection to the server ({type(first).__name__}){said}"
@@ -353,24 +354,24 @@ async def connect(
     target: Target, *, kwargs: Mapping[str, Any], legacy: bool, log: ServerLog, connect_timeout: float
 ) -> AsyncGenerator[Connected, None]:
     """Open a session to ``target`` and negotiate it within ``connect_timeout`` seconds."""
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
     async with AsyncExitStack() as stack:
         if target.url is not None:
-            streams = await stack.enter_async_context(cli_client.http_streams(target.url))
+            streams = await stack.enter_async_context(get_adapter().app.http_streams(target.url))
         else:
             command, *args = target.command
-            streams = await stack.enter_async_context(cli_client.stdio_streams(command, args, log.stream()))
-        session = await stack.enter_async_context(cli_client.open_session(streams, kwargs))
+            streams = await stack.enter_async_context(get_adapter().app.stdio_streams(command, args, errlog=log.stream()))
+        session = await stack.enter_async_context(get_adapter().app.open_session(streams, kwargs))
         try:
             with anyio.fail_after(connect_timeout):
-                opened = await cli_client.handshake(session, legacy=legacy)
+                opened = await get_adapter().app.handshake(session, dialect_2025=legacy)
                 negotiated = await negotiate(session)
         except TimeoutError:
             raise CliError(
                 f"no answer from {target.describe()} within {connect_timeout:g} s (--connect-timeout)"
             ) from None
-        name, version = cli_client.server_identity(session)
+        name, version = get_adapter().app.server_identity(session)
         yield Connected(session, negotiated, negotiated.protocol_version or opened, name, version)
 
 
@@ -733,7 +734,7 @@ async def _call_once(
 
 
 async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int:
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
     display = None if options.as_json else StatusLine.for_stream(sys.stderr)
     recorder = StatusRecorder(display=display)
@@ -741,13 +742,13 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
         fixed=options.answer, interactive=options.answer is None and _stdin_is_a_terminal(), display=display
     )
     kwargs: dict[str, Any] = {} if options.mode == "plain" else session_kwargs()
-    kwargs["elicitation_callback"] = cli_client.elicitation_callback(answers)
+    kwargs["elicitation_callback"] = get_adapter().app.elicitation_callback(answers)
     async with connect(
         options.target, kwargs=kwargs, legacy=False, log=log, connect_timeout=options.connect_timeout
     ) as connected:
         report.protocol_version = connected.protocol_version
         recorder.heading = f"task {{task_id}} (dialect {connected.negotiated.dialect})"
-        names = [str(tool.get("name")) for tool in await cli_client.list_tools(connected.session)]
+        names = [str(tool.get("name")) for tool in await get_adapter().app.list_tools(connected.session)]
         if options.tool not in names:
             offered = ", ".join(names) or "no tools"
             raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
@@ -784,7 +785,7 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
         return EXIT_USAGE
     if failure is None and result is not None:
         # Completed, even if a --cancel-after went out too late to stop it.
-        report.result = cli_client.result_wire(result)
+        report.result = get_adapter().app.result_wire(result)
         if report.result.get("isError") is True:
             report.error = _error_json(
                 "tool-error", _result_text(report.result) or "the tool returned isError"
@@ -805,13 +806,13 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
 
 
 def _is_error_result(result: Any) -> bool:
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
-    return cli_client.result_wire(result).get("isError") is True
+    return get_adapter().app.result_wire(result).get("isError") is True
 
 
 def _classify_call_failure(failure: BaseException, report: CallReport) -> int:
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
     if isinstance(failure, TaskTimeoutError):
         report.error = _error_json("timeout", failure.message)
@@ -832,7 +833,7 @@ def _classify_call_failure(failure: BaseException, report: CallReport) -> int:
     if isinstance(failure, PeerProtocolError):
         report.error = _error_json("peer-protocol", failure.message, failure.jsonrpc_code)
         return EXIT_USAGE
-    answered = cli_client.jsonrpc_error(failure)
+    answered = get_adapter().app.jsonrpc_error_of(failure)
     if answered is not None:
         code, message = answered
         report.error = _error_json(
@@ -907,7 +908,7 @@ def _task_support(tool: Mapping[str, Any]) -> str | None:
 
 
 async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
-    from ._adapters import cli_client
+    from ._adapters import get_adapter
 
     connections: list[dict[str, Any]] = []
     tools: dict[str, str | None] = {}
@@ -928,7 +929,7 @@ async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
                 {
                     "protocol_version": connected.protocol_version,
                     "handshake": "server/discover"
-                    if cli_client.is_modern(connected.protocol_version)
+                    if get_adapter().app.is_modern(connected.protocol_version)
                     else "initialize",
                     "dialect": negotiated.dialect,
                     "reason": negotiated.reason,
@@ -937,12 +938,12 @@ async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
             if protocol_version is None:
                 protocol_version = connected.protocol_version
                 identity.update(name=connected.server_name, version=connected.server_version)
-            for tool in await cli_client.list_tools(connected.session):
+            for tool in await get_adapter().app.list_tools(connected.session):
                 name = str(tool.get("name"))
                 support = _task_support(tool)
                 if tools.get(name) is None:
                     tools[name] = support
-            return cli_client.is_modern(connected.protocol_version)
+            return get_adapter().app.is_modern(connected.protocol_version)
 
     modern = await look(legacy=False)
     if modern:
@@ -1016,11 +1017,11 @@ class DemoOptions:
 
 
 async def _demo(options: DemoOptions, out: TextIO) -> int:
-    from ._adapters import cli_client, example_server
+    from ._adapters import get_adapter
 
     info = sdk_info()
     kwargs = session_kwargs(dialect=options.dialect)  # refuses what this install cannot do, first
-    legacy = options.dialect == DIALECT_2025_11_25 and info.major >= 2
+    legacy = options.dialect == DIALECT_2025_11_25  # 1.x always initializes; 2.x when asked
 
     def say(text: str = "") -> None:
         out.write(text + "\n")
@@ -1038,22 +1039,22 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
             say(f"   {text}")
 
     answers.announce = announce
-    kwargs["elicitation_callback"] = cli_client.elicitation_callback(answers)
+    kwargs["elicitation_callback"] = get_adapter().app.elicitation_callback(answers)
 
-    server = example_server.build_example_server()
+    server = build_example_server()
     say(f"mcp-tasks-compat demo on mcp {info.mcp_version} (major {info.major})")
     say("example server in-process; client over in-memory JSON-RPC streams")
     async with (
-        example_server.in_memory_streams(server) as streams,
-        cli_client.open_session(streams, kwargs) as session,
+        get_adapter().app.in_memory_streams(server) as streams,
+        get_adapter().app.open_session(streams, kwargs) as session,
     ):
-        opened = await cli_client.handshake(session, legacy=legacy)
+        opened = await get_adapter().app.handshake(session, dialect_2025=legacy)
         negotiated = await negotiate(session)
         dialect = negotiated.dialect
         version = negotiated.protocol_version or opened
         if dialect is None:
             raise CliError(f"the connection offers no tasks: {negotiated.reason}")
-        handshake = "server/discover" if cli_client.is_modern(version) else "initialize"
+        handshake = "server/discover" if get_adapter().app.is_modern(version) else "initialize"
         say(f"connected: protocol {version} ({handshake}); task dialect {dialect} ({DIALECT_NAMES[dialect]})")
         say()
 
@@ -1068,7 +1069,7 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
             result = await call_tool(session, "slow_echo", arguments, mode="task", on_status=recorder.observe)
             ticker.cancel_scope.cancel()
         display.done()
-        text = _result_text(cli_client.result_wire(result))
+        text = _result_text(get_adapter().app.result_wire(result))
         say(
             f"   result: {text!r} after {time.monotonic() - started:.1f} s "
             f"(task {recorder.task_id}, dialect {dialect})"
@@ -1130,7 +1131,7 @@ async def _demo(options: DemoOptions, out: TextIO) -> int:
             )
             ticker.cancel_scope.cancel()
         third_display.done()
-        reply = _result_text(cli_client.result_wire(asked))
+        reply = _result_text(get_adapter().app.result_wire(asked))
         if TaskStatus.INPUT_REQUIRED.value not in [seen["status"] for seen in third.statuses]:
             raise CliError("the ask task never reported input_required", EXIT_TOOL_ERROR)
         say(f"   result: {reply!r} (task {third.task_id}, dialect {dialect})")
@@ -1155,19 +1156,32 @@ class ServeOptions:
     port: int
 
 
+def build_example_server(*, host: str = "127.0.0.1") -> Any:
+    """The example server: the example tools on this major's documented server, tasks enabled."""
+    from ._adapters import get_adapter
+    from ._version import __version__
+    from .examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+    from .server import ServerTasks
+
+    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT))
+    return get_adapter().app.build_server(
+        EXAMPLE_SERVER_NAME, EXAMPLE_TOOLS, policy, host=host, version=__version__
+    )
+
+
 def run_example_server(options: ServeOptions) -> int:
     """``example-server``: serve the example tools until stdin closes (stdio) or SIGINT/SIGTERM (http)."""
-    from ._adapters import example_server
+    from ._adapters import get_adapter
 
     def listening(url: str) -> None:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
-        server = example_server.build_example_server(host=options.host)
+        server = build_example_server(host=options.host)
         if options.transport == "stdio":
-            await example_server.serve_stdio(server)
+            await get_adapter().app.serve_stdio(server)
         else:
-            await example_server.serve_http(
+            await get_adapter().app.serve_http(
                 server, host=options.host, port=options.port, on_listening=listening
             )
 

@@ -1,10 +1,9 @@
 """The testing kit without pytest: tool sets, task servers and connected sessions on the installed major.
 
 :mod:`mcp_tasks_compat.testing` re-exports everything public here and adds the pytest fixtures;
-this module imports neither ``pytest`` nor ``mcp`` (the SDK-specific parts are in
-``_adapters/v1_testing.py`` / ``_adapters/v2_testing.py``, the transports and the serving are the
-command line's own ``_adapters/cli_client.py`` / ``_adapters/example_server.py``), so a noxfile
-can read :func:`nox_sdk_versions` and a server subprocess starts without pytest.
+this module imports neither ``pytest`` nor ``mcp`` (servers, transports and serving are the
+installed major's app facet, from the adapter registry, the same the command line uses), so a
+noxfile can read :func:`nox_sdk_versions` and a server subprocess starts without pytest.
 
 A server subprocess is ``python -m mcp_tasks_compat.testing serve [MODULE:ATTRIBUTE]``
 (:func:`server_command` builds the line): the tool set named there, or :data:`EXAMPLE_TOOLSET`.
@@ -26,16 +25,17 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iter
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Final, Literal, TextIO, cast
 
 import anyio
 
+from ._adapters import get_adapter
 from ._detect import sdk_info
 from .client import negotiate, session_kwargs
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
 from .errors import CompatError
 from .examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+from .server import ServerTasks
 
 __all__ = [
     "APPLICATION_ERROR",
@@ -145,7 +145,7 @@ async def rpc_error(message: str, code: int = APPLICATION_ERROR) -> str:
     As a task it ends ``failed`` with that error on mcp 2.x servers. mcp 1.x ``FastMCP`` turns
     every exception of a tool into an ``isError`` result, so there it behaves like ``fail``.
     """
-    raise _server_adapter().jsonrpc_error(code, message)
+    raise get_adapter().app.jsonrpc_exception(code, message)
 
 
 EXAMPLE_TOOLSET: Final = ToolSet(
@@ -174,16 +174,6 @@ def load_toolset(spec: str) -> ToolSet:
 # --- servers -------------------------------------------------------------------------------------
 
 
-def _server_adapter() -> ModuleType:
-    if sdk_info().major == 1:
-        from ._adapters import v1_testing
-
-        return v1_testing
-    from ._adapters import v2_testing
-
-    return v2_testing
-
-
 def build_task_server(
     toolset: ToolSet = EXAMPLE_TOOLSET, *, host: str = "127.0.0.1", **server_tasks_options: Any
 ) -> Any:
@@ -193,13 +183,8 @@ def build_task_server(
     ``MCPServer(**ServerTasks(...).mcpserver_kwargs())`` (both dialects). ``server_tasks_options``
     go to :class:`~mcp_tasks_compat.server.ServerTasks` (``poll_policy``, ``dialects``...).
     """
-    return _server_adapter().build_server(
-        toolset.name,
-        toolset.tools,
-        toolset.support,
-        host=host,
-        server_tasks_options=server_tasks_options,
-    )
+    policy = ServerTasks(tools=dict(toolset.support), **server_tasks_options)
+    return get_adapter().app.build_server(toolset.name, toolset.tools, policy, host=host)
 
 
 # --- sessions ------------------------------------------------------------------------------------
@@ -214,15 +199,13 @@ async def _session_on(
     describe: Callable[[], str],
 ) -> AsyncGenerator[Any, None]:
     """A ``ClientSession`` on ``streams``, opened and negotiated, the pinned ``dialect`` checked."""
-    from ._adapters import cli_client
-
-    kwargs = dict(session_options)
-    async with cli_client.open_session(streams, kwargs) as session:
+    app = get_adapter().app
+    async with app.open_session(streams, dict(session_options)) as session:
         try:
             with anyio.fail_after(CONNECT_TIMEOUT_S):
                 # mcp 2.x reaches 2025-11-25 on a server that also speaks 2026-07-28 by
                 # initializing first; negotiate keeps a connection that is already open.
-                await cli_client.handshake(session, legacy=dialect == DIALECT_2025_11_25)
+                await app.handshake(session, dialect_2025=dialect == DIALECT_2025_11_25)
                 negotiated = await negotiate(session)
         except TimeoutError:
             raise SessionSetupError(f"no session within {CONNECT_TIMEOUT_S:g} s{describe()}") from None
@@ -296,10 +279,8 @@ async def connect_in_memory(
     ``session_options`` replaces ``session_kwargs(dialect=dialect)`` as the ``ClientSession``
     keywords (``{}`` gives a session without the library's task plumbing).
     """
-    from ._adapters import example_server
-
     opening = _connected(
-        example_server.in_memory_streams(server),
+        get_adapter().app.in_memory_streams(server),
         dialect=dialect,
         session_options=session_options,
         describe=_no_detail,
@@ -337,14 +318,14 @@ async def connect_stdio(
     argv = list(command) if command is not None else server_command(toolset_spec)
     if not argv:
         raise ValueError("the server command is empty")
-    adapter = _server_adapter()
+    app = get_adapter().app
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
 
         def describe() -> str:
             tail = _tail(log)
             return f"; server {' '.join(argv)}" + (f", its stderr:\n{tail}" if tail else "")
 
-        streams = adapter.stdio_streams(
+        streams = app.stdio_streams(
             argv[0], argv[1:], errlog=log, env=env, cwd=None if cwd is None else os.fspath(cwd)
         )
         opening = _connected(streams, dialect=dialect, session_options=session_options, describe=describe)
@@ -357,13 +338,11 @@ async def connect_http(
     url: str, *, dialect: Dialect | None = None, session_options: Mapping[str, Any] | None = None
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to a streamable HTTP server at ``url``."""
-    from ._adapters import cli_client
-
     def describe() -> str:
         return f"; server {url}"
 
     opening = _connected(
-        cli_client.http_streams(url), dialect=dialect, session_options=session_options, describe=describe
+        get_adapter().app.http_streams(url), dialect=dialect, session_options=session_options, describe=describe
     )
     async with opening as session:
         yield session
@@ -525,8 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _quiet_sdk_logs(args.verbose)
     toolset = EXAMPLE_TOOLSET if args.toolset is None else load_toolset(args.toolset)
-    from ._adapters import example_server
-
+    app = get_adapter().app
     server = build_task_server(toolset, host=args.host)
 
     def listening(url: str) -> None:
@@ -534,9 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     async def run() -> None:
         if args.transport == "stdio":
-            await example_server.serve_stdio(server)
+            await app.serve_stdio(server)
         else:
-            await example_server.serve_http(server, host=args.host, port=args.port, on_listening=listening)
+            await app.serve_http(server, host=args.host, port=args.port, on_listening=listening)
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)

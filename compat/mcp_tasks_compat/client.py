@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from types import ModuleType
 from typing import Any
 
 from . import _client_core as core
 from ._client_core import Mode, Negotiated, OnStatus, TaskRun
-from ._detect import refuse_unsupported, sdk_info
+from ._adapters import get_adapter
+from ._detect import refuse_unsupported
 from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
@@ -43,16 +43,6 @@ __all__ = [
 
 DISCOVER_TIMEOUT_SECONDS = 5.0
 """How long :func:`negotiate` waits for ``server/discover`` before falling back to ``initialize``."""
-
-
-def _adapter() -> ModuleType:
-    if sdk_info().major == 1:
-        from ._adapters import v1_client
-
-        return v1_client
-    from ._adapters import v2_client
-
-    return v2_client
 
 
 def session_kwargs(
@@ -90,10 +80,7 @@ def session_kwargs(
         if value is not None:
             asked.append(name)
     refuse_unsupported(asked, side="client")
-    adapter = _adapter()
-    if sdk_info().major == 1:
-        return adapter.session_kwargs(dialect=dialect, message_handler=message_handler)
-    return adapter.session_kwargs(
+    return get_adapter().client.session_kwargs(
         dialect=dialect,
         extensions=extensions,
         result_claims=result_claims,
@@ -103,7 +90,7 @@ def session_kwargs(
 
 
 async def _connection(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
-    return await _adapter().connection(session, discover_timeout=discover_timeout)
+    return await get_adapter().client.connection(session, discover_timeout=discover_timeout)
 
 
 async def negotiate(

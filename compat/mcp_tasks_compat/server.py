@@ -27,14 +27,14 @@ This module imports no ``mcp``: the adapter for the installed major is imported 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from types import ModuleType
 from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
 
 from . import _engine
-from ._detect import refuse_unsupported, sdk_info
+from ._adapters import get_adapter
+from ._detect import refuse_unsupported
 from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskEngine, TaskStore
 from .core.model import Task
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
@@ -106,14 +106,7 @@ class ServerTasks:
 
         An already-built 2.x ``MCPServer`` is refused with the form to use instead.
         """
-        if sdk_info().major == 1:
-            from ._adapters import v1_server
-
-            v1_server.install(self, server)
-        else:
-            from ._adapters import v2_server
-
-            v2_server.install(self, server)
+        get_adapter().server.install(self, server)
 
     def mcpserver_kwargs(self, **user_kwargs: Any) -> dict[str, Any]:
         """Keyword arguments for ``MCPServer(...)`` on mcp 2.x, composed with the user's own.
@@ -122,9 +115,7 @@ class ServerTasks:
         ``MCPServer`` directly; they are composed with ours. Refused on mcp 1.x.
         """
         refuse_unsupported(["MCPServer"], side="server")
-        from ._adapters import v2_server
-
-        return v2_server.mcpserver_kwargs(self, **user_kwargs)
+        return get_adapter().server.mcpserver_kwargs(self, **user_kwargs)
 
 
 async def report_status(message: str) -> None:
@@ -144,16 +135,6 @@ def current_task() -> Task | None:
 # --- input from the client -----------------------------------------------------------------------
 
 
-def _adapter() -> ModuleType:
-    if sdk_info().major == 1:
-        from ._adapters import v1_server
-
-        return v1_server
-    from ._adapters import v2_server
-
-    return v2_server
-
-
 def _wire(value: Any) -> Any:
     """SDK models (``SamplingMessage``, ``ModelPreferences``, ...) as wire JSON; JSON values as they are."""
     dump = getattr(value, "model_dump", None)
@@ -168,7 +149,7 @@ def _wire(value: Any) -> Any:
 
 async def _ask(method: str, params: dict[str, Any]) -> Any:
     """One input request: relayed through the task in a task, sent on the current request otherwise."""
-    adapter = _adapter()
+    adapter = get_adapter().server
     run = _engine.current_run()
     if run is None:
         return adapter.input_result(method, await adapter.plain_input(method, params))

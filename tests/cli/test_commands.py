@@ -19,7 +19,7 @@ import anyio
 import pytest
 from packaging.version import Version
 
-from mcp_tasks_compat._adapters import cli_client
+from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat._version import __version__
 from mcp_tasks_compat.client import negotiate, resume, session_kwargs
 from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
@@ -236,8 +236,8 @@ def test_call_ctrl_c_cancels_the_task_and_exits_3(runs: Batch) -> None:
 
 async def status_of(url: str, task_id: str) -> str:
     async with (
-        cli_client.http_streams(url) as streams,
-        cli_client.open_session(streams, session_kwargs()) as session,
+        get_adapter().app.http_streams(url) as streams,
+        get_adapter().app.open_session(streams, session_kwargs()) as session,
     ):
         await negotiate(session)
         run = await resume(session, task_id)

@@ -222,7 +222,7 @@ async def test_session_kwargs_composes_the_callers_own_extension_seams() -> None
 
 
 async def test_call_tool_allow_claimed_returns_the_claim_model() -> None:
-    from mcp_tasks_compat._adapters.v2_client import TaskHandle
+    from mcp_tasks_compat._adapters.v2.client import TaskHandle
 
     async with open_harness("ext") as harness, harness.session() as session:
         await negotiate(session)

@@ -215,9 +215,9 @@ def _major(version: str) -> int:
 
 
 def result_wire(result: Any) -> dict[str, Any]:
-    from mcp_tasks_compat._adapters import cli_client
+    from mcp_tasks_compat._adapters import get_adapter
 
-    return cli_client.result_wire(result)
+    return get_adapter().app.result_wire(result)
 
 
 def text_of(result: Any) -> str:
@@ -231,9 +231,9 @@ def is_error(result: Any) -> bool:
 
 def jsonrpc_code(error: BaseException) -> int | None:
     """The code of a JSON-RPC error answer the installed SDK raised, looking inside exception groups."""
-    from mcp_tasks_compat._adapters import cli_client
+    from mcp_tasks_compat._adapters import get_adapter
 
-    found = cli_client.jsonrpc_error(error)
+    found = get_adapter().app.jsonrpc_error_of(error)
     if found is not None:
         return found[0]
     for inner in getattr(error, "exceptions", ()):

@@ -24,7 +24,7 @@ import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
 from mcp.shared.exceptions import McpError  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from mcp_tasks_compat._adapters.v1_server import SESSION_ENDED  # noqa: E402
+from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ._harness import (  # noqa: E402

@@ -26,7 +26,7 @@ from mcp.server.auth.provider import AccessToken  # noqa: E402
 from mcp.server.auth.settings import AuthSettings  # noqa: E402
 from mcp.shared.exceptions import McpError  # noqa: E402
 
-from mcp_tasks_compat._adapters.v1_server import SESSION_ENDED  # noqa: E402
+from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ._harness import TASK_TOOLS, Controls, StatusWatch, experimental, fastmcp_server  # noqa: E402

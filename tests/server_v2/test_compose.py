@@ -23,7 +23,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext  # 
 from mcp.server.extension import Extension  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402
 
-from mcp_tasks_compat._adapters import v2_server  # noqa: E402
+from mcp_tasks_compat._adapters.v2 import server as v2_server  # noqa: E402
 
 from ._v2_kit import (  # noqa: E402
     EXT,

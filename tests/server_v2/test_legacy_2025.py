@@ -285,20 +285,20 @@ async def test_tasks_belong_to_their_session() -> None:
 
 
 async def test_tasks_list_pages() -> None:
-    from mcp_tasks_compat._adapters import _v2_legacy
+    from mcp_tasks_compat._adapters.v2 import dialect_2025
 
     _tasks, server, gate, _seen = build()
     gate.release.set()
     async with raw_peer(server) as peer:
         await peer.initialize()
         made = [(await create(peer, "work", {"x": i}))["result"]["task"]["taskId"] for i in range(3)]
-        page_size = _v2_legacy.LIST_PAGE_SIZE
-        _v2_legacy.LIST_PAGE_SIZE = 2
+        page_size = dialect_2025.LIST_PAGE_SIZE
+        dialect_2025.LIST_PAGE_SIZE = 2
         try:
             first = (await peer.request("tasks/list"))["result"]
             second = (await peer.request("tasks/list", {"cursor": first["nextCursor"]}))["result"]
         finally:
-            _v2_legacy.LIST_PAGE_SIZE = page_size
+            dialect_2025.LIST_PAGE_SIZE = page_size
     assert [t["taskId"] for t in first["tasks"]] + [t["taskId"] for t in second["tasks"]] == made
     assert "nextCursor" not in second
 

@@ -1,35 +1,34 @@
-"""mcp 1.x pieces of the command line: the example server and the client transports.
+"""mcp 1.x app facet: the ``FastMCP`` server the command line and the testing kit build, and the
+client plumbing they use (transports, handshake, listing tools, answers as wire JSON).
 
-Used only through :mod:`.example_server` and :mod:`.cli_client`, which pick this module or
-:mod:`.v2_cli` by the installed major. The example server is a ``FastMCP`` with
-``ServerTasks(...).install(server)``: the 2025-11-25 dialect, the only one mcp 1.x speaks.
+The server is a ``FastMCP`` with tasks installed by :func:`.server.install`: the 2025-11-25
+dialect, the only one mcp 1.x speaks. What both majors share is in :mod:`..shared`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.fastmcp import FastMCP
-from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
-from .._detect import sdk_info
-from .._version import __version__
-from ..errors import UnsupportedSdkError
-from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
-from ..server import ServerTasks
+from ..base import Answerer, Streams, Tool
+from ..shared import form_answer, list_all_tools, open_session, serve_asgi, stdio_streams
+from .server import install, lowlevel_server_of
+
+if TYPE_CHECKING:
+    from ..._engine.policy import TaskPolicy
 
 __all__ = [
-    "build_example_server",
+    "build_server",
     "connection_closed",
     "elicitation_callback",
     "handshake",
@@ -37,46 +36,42 @@ __all__ = [
     "http_streams",
     "in_memory_streams",
     "is_modern",
-    "jsonrpc_error",
+    "jsonrpc_error_of",
+    "jsonrpc_exception",
     "list_tools",
     "open_session",
     "result_wire",
+    "serve_http",
     "serve_stdio",
     "server_identity",
     "stdio_streams",
 ]
 
-Streams = tuple[Any, Any]
-
 _IDENTITY_ATTRIBUTE = "_mcp_tasks_compat_server_info"
 """Where :func:`handshake` keeps the ``initialize`` answer on the session (1.x does not keep it)."""
 
 
-# --- the example server -------------------------------------------------------------------------
+# --- the server ---------------------------------------------------------------------------------
 
 
-def build_example_server(name: str, *, host: str = "127.0.0.1") -> FastMCP[Any]:
-    """A ``FastMCP`` with the example tools, tasks installed (2025-11-25)."""
+def build_server(
+    name: str, tools: Mapping[str, Tool], policy: TaskPolicy, *, host: str, version: str | None = None
+) -> FastMCP[Any]:
+    """A ``FastMCP`` serving ``tools``, tasks installed (2025-11-25).
+
+    ``host`` is where it will listen over HTTP (FastMCP derives DNS-rebinding protection from it);
+    ``version`` is the ``serverInfo.version`` to report (FastMCP takes none: mcp's own otherwise).
+    """
     with warnings.catch_warnings():
         # mcp 1.23-1.2x with a newer pydantic-settings: noise about FastMCP's own settings model.
         warnings.filterwarnings("ignore", message=r"Field 'lifespan' has an incomplete definition")
         server: FastMCP[Any] = FastMCP(name, host=host, log_level="WARNING")
-    for tool_name, tool in EXAMPLE_TOOLS.items():
+    for tool_name, tool in tools.items():
         server.tool(name=tool_name)(tool)
-    ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT)).install(server)
-    lowlevel = _lowlevel(server)
-    lowlevel.version = __version__  # FastMCP takes no version; without it serverInfo reports mcp's own
+    install(policy, server)
+    if version is not None:
+        lowlevel_server_of(server).version = version
     return server
-
-
-def _lowlevel(server: FastMCP[Any]) -> Server[Any, Any]:
-    lowlevel: object = getattr(server, "_mcp_server", None)
-    if not isinstance(lowlevel, Server):
-        raise UnsupportedSdkError(
-            f"mcp {sdk_info().mcp_version}: FastMCP has no _mcp_server (its low-level Server), which the "
-            "example server runs in-process; fix: pip install 'mcp>=1.23,<=1.30'"
-        )
-    return cast("Server[Any, Any]", lowlevel)
 
 
 async def serve_stdio(server: Any) -> None:
@@ -89,10 +84,15 @@ def http_app(server: Any, host: str) -> Any:
     return cast("FastMCP[Any]", server).streamable_http_app()
 
 
+async def serve_http(server: Any, *, host: str, port: int, on_listening: Callable[[str], None]) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://host:port/mcp`` until stopped."""
+    await serve_asgi(http_app(server, host), host=host, port=port, on_listening=on_listening)
+
+
 @asynccontextmanager
 async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
     """Real JSON-RPC over the SDK's memory streams, the server's ``run`` in a task group."""
-    lowlevel = _lowlevel(cast("FastMCP[Any]", server))
+    lowlevel = lowlevel_server_of(server)
     async with (
         create_client_server_memory_streams() as (client_streams, server_streams),
         anyio.create_task_group() as group,
@@ -105,14 +105,7 @@ async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
             group.cancel_scope.cancel()
 
 
-# --- client transports --------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def stdio_streams(command: str, args: list[str], errlog: TextIO) -> AsyncGenerator[Streams, None]:
-    params = StdioServerParameters(command=command, args=list(args))
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        yield read, write
+# --- client plumbing ----------------------------------------------------------------------------
 
 
 @asynccontextmanager
@@ -127,20 +120,13 @@ async def http_streams(url: str) -> AsyncGenerator[Streams, None]:
         yield read, write
 
 
-@asynccontextmanager
-async def open_session(streams: Streams, kwargs: Mapping[str, Any]) -> AsyncGenerator[ClientSession, None]:
-    read, write = streams
-    async with ClientSession(read, write, **dict(kwargs)) as session:
-        yield session
-
-
-async def handshake(session: ClientSession, *, legacy: bool) -> str | None:
+async def handshake(session: ClientSession, *, dialect_2025: bool) -> str | None:
     """Send ``initialize`` ourselves (1.x has only this handshake) and keep what it answered.
 
     ``negotiate`` then reuses the open connection; mcp 1.x keeps neither the protocol version nor
-    ``serverInfo``, so both are read here.
+    ``serverInfo``, so both are read here. Every 1.x connection is a 2025-11-25 one.
     """
-    del legacy
+    del dialect_2025
     result = await session.initialize()
     with contextlib.suppress(AttributeError):
         setattr(session, _IDENTITY_ATTRIBUTE, result.serverInfo)
@@ -162,15 +148,13 @@ def is_modern(version: str | None) -> bool:
 
 async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
     """Every tool (all pages) as wire JSON."""
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
+
+    async def page(cursor: str | None) -> dict[str, Any]:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         listing = await session.list_tools(params=params)
-        tools.extend(tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listing.tools)
-        cursor = listing.nextCursor
-        if not cursor:
-            return tools
+        return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    return await list_all_tools(page)
 
 
 def result_wire(result: Any) -> dict[str, Any]:
@@ -180,7 +164,7 @@ def result_wire(result: Any) -> dict[str, Any]:
     raise TypeError(f"expected a CallToolResult, got {type(result).__name__}")
 
 
-def jsonrpc_error(error: BaseException) -> tuple[int, str] | None:
+def jsonrpc_error_of(error: BaseException) -> tuple[int, str] | None:
     """(code, message) of a JSON-RPC error answer the SDK raised, else ``None``."""
     if isinstance(error, McpError) and error.error.code != types.CONNECTION_CLOSED:
         return error.error.code, error.error.message
@@ -191,21 +175,17 @@ def connection_closed(error: BaseException) -> bool:
     return isinstance(error, McpError) and error.error.code == types.CONNECTION_CLOSED
 
 
-def elicitation_callback(
-    answer: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]],
-) -> Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]:
+def jsonrpc_exception(code: int, message: str) -> Exception:
+    """What a tool raises to answer a JSON-RPC error (``FastMCP`` still reports it as ``isError``)."""
+    return McpError(types.ErrorData(code=code, message=message))
+
+
+def elicitation_callback(answer: Answerer) -> Any:
     """A 1.x elicitation callback: ``answer``'s content accepted, or its reason as a JSON-RPC error."""
 
-    async def callback(
-        context: Any, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
+    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         del context
-        schema: object = getattr(params, "requestedSchema", None)
-        if not isinstance(schema, Mapping):
-            return types.ErrorData(
-                code=types.INVALID_REQUEST, message="only form elicitations can be answered here"
-            )
-        given = await answer(params.message, cast("Mapping[str, Any]", schema))
+        given = await form_answer(answer, params.message, getattr(params, "requestedSchema", None))
         if isinstance(given, str):
             return types.ErrorData(code=types.INVALID_REQUEST, message=given)
         return types.ElicitResult(action="accept", content=dict(given))

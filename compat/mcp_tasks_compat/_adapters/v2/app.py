@@ -1,18 +1,17 @@
-"""mcp 2.x pieces of the command line: the example server and the client transports.
+"""mcp 2.x app facet: the ``MCPServer`` the command line and the testing kit build, and the client
+plumbing they use (transports, handshake, listing tools, answers as wire JSON).
 
-Used only through :mod:`.example_server` and :mod:`.cli_client`, which pick this module or
-:mod:`.v1_cli` by the installed major. The example server is an ``MCPServer`` built with
-``ServerTasks.mcpserver_kwargs()``, so one server serves both task dialects.
+The server is an ``MCPServer`` built with :func:`.server.mcpserver_kwargs`, so one server serves
+both task dialects. What both majors share is in :mod:`..shared`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any
 
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
@@ -27,14 +26,17 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._detect import sdk_info
-from .._version import __version__
-from ..errors import UnsupportedSdkError
-from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
-from ..server import ServerTasks
+from ..._detect import sdk_info
+from ...errors import UnsupportedSdkError
+from ..base import Answerer, Streams, Tool
+from ..shared import form_answer, list_all_tools, open_session, serve_asgi, stdio_streams
+from .server import mcpserver_kwargs
+
+if TYPE_CHECKING:
+    from ..._engine.policy import TaskPolicy
 
 __all__ = [
-    "build_example_server",
+    "build_server",
     "connection_closed",
     "elicitation_callback",
     "handshake",
@@ -42,26 +44,32 @@ __all__ = [
     "http_streams",
     "in_memory_streams",
     "is_modern",
-    "jsonrpc_error",
+    "jsonrpc_error_of",
+    "jsonrpc_exception",
     "list_tools",
     "open_session",
     "result_wire",
+    "serve_http",
     "serve_stdio",
     "server_identity",
     "stdio_streams",
 ]
 
-Streams = tuple[Any, Any]
+
+# --- the server ---------------------------------------------------------------------------------
 
 
-# --- the example server -------------------------------------------------------------------------
+def build_server(
+    name: str, tools: Mapping[str, Tool], policy: TaskPolicy, *, host: str, version: str | None = None
+) -> MCPServer:
+    """An ``MCPServer(name, **mcpserver_kwargs(policy))`` serving ``tools`` in both dialects.
 
-
-def build_example_server(name: str) -> MCPServer:
-    """An ``MCPServer`` with the example tools, tasks enabled in both dialects."""
-    tasks = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT))
-    server: MCPServer = MCPServer(name, version=__version__, log_level="WARNING", **tasks.mcpserver_kwargs())
-    for tool_name, tool in EXAMPLE_TOOLS.items():
+    ``host`` is unused here: 2.x takes it when the HTTP app is built (:func:`http_app`).
+    """
+    del host
+    identity = {} if version is None else {"version": version}
+    server = MCPServer(name, log_level="WARNING", **identity, **mcpserver_kwargs(policy))
+    for tool_name, tool in tools.items():
         server.tool(name=tool_name)(tool)
     return server
 
@@ -73,6 +81,11 @@ async def serve_stdio(server: Any) -> None:
 def http_app(server: Any, host: str) -> Any:
     """The streamable HTTP ASGI app (its own lifespan runs the session manager and our tasks)."""
     return server.streamable_http_app(host=host)
+
+
+async def serve_http(server: Any, *, host: str, port: int, on_listening: Callable[[str], None]) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://host:port/mcp`` until stopped."""
+    await serve_asgi(http_app(server, host), host=host, port=port, on_listening=on_listening)
 
 
 @asynccontextmanager
@@ -93,14 +106,7 @@ async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
         yield read, write
 
 
-# --- client transports --------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def stdio_streams(command: str, args: list[str], errlog: TextIO) -> AsyncGenerator[Streams, None]:
-    params = StdioServerParameters(command=command, args=list(args))
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        yield read, write
+# --- client plumbing ----------------------------------------------------------------------------
 
 
 @asynccontextmanager
@@ -109,21 +115,14 @@ async def http_streams(url: str) -> AsyncGenerator[Streams, None]:
         yield read, write
 
 
-@asynccontextmanager
-async def open_session(streams: Streams, kwargs: Mapping[str, Any]) -> AsyncGenerator[ClientSession, None]:
-    read, write = streams
-    async with ClientSession(read, write, **dict(kwargs)) as session:
-        yield session
-
-
-async def handshake(session: ClientSession, *, legacy: bool) -> str | None:
-    """Open the connection in the handshake era (``initialize``) when ``legacy``; else leave it to negotiate.
+async def handshake(session: ClientSession, *, dialect_2025: bool) -> str | None:
+    """Open the connection with ``initialize`` when a 2025-11-25 connection is wanted; else leave it.
 
     ``negotiate`` sends ``server/discover`` first; a caller that wants a 2025-11-25 connection to a
     server that also speaks 2026-07-28 opens it with ``initialize`` before, which negotiate keeps.
     Returns the protocol version when it opened the connection.
     """
-    if not legacy:
+    if not dialect_2025:
         return None
     result = await session.initialize()
     return str(result.protocol_version)
@@ -143,15 +142,13 @@ def is_modern(version: str | None) -> bool:
 
 async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
     """Every tool (all pages) as wire JSON."""
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
+
+    async def page(cursor: str | None) -> dict[str, Any]:
         params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         listing = await session.list_tools(params=params)
-        tools.extend(tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listing.tools)
-        cursor = listing.next_cursor
-        if not cursor:
-            return tools
+        return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    return await list_all_tools(page)
 
 
 def result_wire(result: Any) -> dict[str, Any]:
@@ -161,7 +158,7 @@ def result_wire(result: Any) -> dict[str, Any]:
     raise TypeError(f"expected a CallToolResult, got {type(result).__name__}")
 
 
-def jsonrpc_error(error: BaseException) -> tuple[int, str] | None:
+def jsonrpc_error_of(error: BaseException) -> tuple[int, str] | None:
     """(code, message) of a JSON-RPC error answer the SDK raised, else ``None``."""
     if isinstance(error, MCPError) and error.code != CONNECTION_CLOSED:
         return error.code, error.message
@@ -172,17 +169,17 @@ def connection_closed(error: BaseException) -> bool:
     return isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
 
 
-def elicitation_callback(
-    answer: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]],
-) -> Callable[[Any, ElicitRequestParams], Awaitable[ElicitResult | ErrorData]]:
+def jsonrpc_exception(code: int, message: str) -> Exception:
+    """The exception a tool raises to answer a JSON-RPC error (``MCPServer`` passes it through)."""
+    return MCPError(code=code, message=message)
+
+
+def elicitation_callback(answer: Answerer) -> Any:
     """A 2.x elicitation callback: ``answer``'s content accepted, or its reason as a JSON-RPC error."""
 
     async def callback(context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         del context
-        schema: object = getattr(params, "requested_schema", None)
-        if not isinstance(schema, Mapping):
-            return ErrorData(code=INVALID_REQUEST, message="only form elicitations can be answered here")
-        given = await answer(params.message, cast("Mapping[str, Any]", schema))
+        given = await form_answer(answer, params.message, getattr(params, "requested_schema", None))
         if isinstance(given, str):
             return ErrorData(code=INVALID_REQUEST, message=given)
         return ElicitResult(action="accept", content=dict(given))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -25,12 +25,12 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import McpError
 from pydantic import BaseModel, ConfigDict
 
-from .. import _client_core as core
-from .._detect import sdk_info
-from ..core import codec_2025
-from ..core.model import Task
-from ..dialects import DIALECT_2025_11_25, Dialect, TaskSupport
-from ..errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
+from ... import _client_core as core
+from ..._detect import sdk_info
+from ...core import codec_2025
+from ...core.model import Task
+from ...dialects import DIALECT_2025_11_25, Dialect, TaskSupport
+from ...errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
 
 __all__ = ["connection", "session_kwargs"]
 
@@ -77,9 +77,20 @@ class _RouteStatus:
             await anyio.lowlevel.checkpoint()
 
 
-def session_kwargs(*, dialect: Dialect | None, message_handler: Any) -> dict[str, Any]:
-    """``ClientSession`` keyword arguments on 1.x: a status-routing ``message_handler`` around yours."""
-    del dialect  # only "2025-11-25" reaches here (the rest was refused), which is all 1.x speaks
+def session_kwargs(
+    *,
+    dialect: Dialect | None,
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+    result_claims: Mapping[str, Sequence[Any]] | None,
+    notification_bindings: Sequence[Any] | None,
+    message_handler: Any,
+) -> dict[str, Any]:
+    """``ClientSession`` keyword arguments on 1.x: a status-routing ``message_handler`` around yours.
+
+    Only ``dialect="2025-11-25"`` (all 1.x speaks) and no 2.x-only argument reach here: the rest
+    was refused by ``client.session_kwargs`` before.
+    """
+    del dialect, extensions, result_claims, notification_bindings
     return {"message_handler": _RouteStatus(_SessionConfig(), message_handler)}
 
 

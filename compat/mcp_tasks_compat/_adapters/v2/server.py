@@ -6,11 +6,11 @@
   and the tool allows it, and serves ``tasks/get|update|cancel`` as ``MethodBinding``s scoped to
   2026-07-28.
 * 2025-11-25 connections of the same server (e.g. an mcp 1.x client): the middleware in
-  ``_v2_legacy``, offered only when the SDK still has the seam it needs.
+  ``dialect_2025``, offered only when the SDK still has the seam it needs.
 * The work runs in a task group owned by the server lifespan, composed with the user's.
 * Input from inside a tool body (:mod:`..server`'s ``elicit`` / ``create_message`` /
   ``list_roots``): in a task the engine relays it (``inputRequests`` and ``tasks/update`` here;
-  the ``tasks/result`` stream in ``_v2_legacy``); in a plain call it is the ordinary request of the
+  the ``tasks/result`` stream in ``dialect_2025``); in a plain call it is the ordinary request of the
   current ``tools/call`` (:func:`plain_input`), which a 2026-07-28 plain call cannot make.
 
 ``MCPServer`` fixes its extensions, lifespan and middleware when it is built, so it is enabled
@@ -32,13 +32,13 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CallTool
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from .._detect import SdkInfo, refuse_unsupported, sdk_info
-from .._engine import InputRefused, current_run
-from ..core import codec_2026
-from ..dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
-from ..errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
-from ._v2_legacy import LegacyTasksMiddleware, require_task_or_refuse
-from ._v2_runtime import (
+from ..._detect import SdkInfo, refuse_unsupported, sdk_info
+from ..._engine import InputRefused, current_run
+from ...core import codec_2026
+from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
+from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
+from .dialect_2025 import Dialect2025Middleware, require_task_or_refuse
+from .runtime import (
     INPUT_CAPABILITIES,
     INPUT_RESULT_TYPES,
     TasksRuntime,
@@ -50,7 +50,7 @@ from ._v2_runtime import (
 )
 
 if TYPE_CHECKING:
-    from ..server import ServerTasks
+    from ...server import ServerTasks
 
 __all__ = [
     "TasksExtension",
@@ -329,7 +329,7 @@ def mcpserver_kwargs(tasks: ServerTasks, **user_kwargs: Any) -> dict[str, Any]:
         extensions.append(TasksExtension(runtime))
     middleware: list[Any] = list(kwargs.pop("middleware", None) or ())
     if runtime.serves_2025:
-        middleware.append(LegacyTasksMiddleware(runtime))
+        middleware.append(Dialect2025Middleware(runtime))
     kwargs["extensions"] = extensions
     kwargs["middleware"] = middleware
     kwargs["lifespan"] = runtime.compose_lifespan(kwargs.pop("lifespan", None))
@@ -380,5 +380,5 @@ def install(tasks: ServerTasks, server: Any) -> None:
         )
         lowlevel.extensions[TASKS_EXTENSION_ID] = extension.settings()
     if runtime.serves_2025:
-        lowlevel.middleware.append(LegacyTasksMiddleware(runtime))
+        lowlevel.middleware.append(Dialect2025Middleware(runtime))
     lowlevel.lifespan = runtime.compose_lifespan(lowlevel.lifespan)

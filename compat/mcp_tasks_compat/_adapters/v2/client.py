@@ -35,11 +35,11 @@ from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from .. import _client_core as core
-from .._detect import sdk_info
-from ..core import codec_2025, codec_2026
-from ..core.model import Task
-from ..dialects import (
+from ... import _client_core as core
+from ..._detect import sdk_info
+from ...core import codec_2025, codec_2026
+from ...core.model import Task
+from ...dialects import (
     ALL_DIALECTS,
     DIALECT_2025_11_25,
     DIALECT_2026_07_28,
@@ -47,7 +47,7 @@ from ..dialects import (
     Dialect,
     TaskSupport,
 )
-from ..errors import METHOD_NOT_FOUND, UnsupportedOptIn, UnsupportedOptInError, UnsupportedSdkError
+from ...errors import METHOD_NOT_FOUND, UnsupportedOptIn, UnsupportedOptInError, UnsupportedSdkError
 
 __all__ = ["STATUS_NOTIFICATION", "TaskHandle", "connection", "session_kwargs"]
 

@@ -48,12 +48,12 @@ from mcp.shared.exceptions import McpError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ConfigDict, PrivateAttr, ValidationError
 
-from .._detect import sdk_info
-from .._engine import InputRefused, TaskRecord, ToolCallFailure
-from ..core import codec_2025 as codec
-from ..core.model import JsonRpcError, Task, TaskStatus
-from ..dialects import DIALECT_2025_11_25
-from ..errors import (
+from ..._detect import refuse_unsupported, sdk_info
+from ..._engine import InputRefused, TaskRecord, ToolCallFailure
+from ...core import codec_2025 as codec
+from ...core.model import JsonRpcError, Task, TaskStatus
+from ...dialects import DIALECT_2025_11_25
+from ...errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -63,9 +63,16 @@ from ..errors import (
 )
 
 if TYPE_CHECKING:
-    from ..server import ServerTasks
+    from ...server import ServerTasks
 
-__all__ = ["input_result", "install", "plain_input", "undeclared_capability"]
+__all__ = [
+    "input_result",
+    "install",
+    "lowlevel_server_of",
+    "mcpserver_kwargs",
+    "plain_input",
+    "undeclared_capability",
+]
 
 SESSION_ENDED = "the client session ended"
 """Status message of a task whose session ended while it ran."""
@@ -226,7 +233,7 @@ def install(tasks: ServerTasks, server: Any) -> None:
 
     Call it once, before the server runs; tools may be registered before or after.
     """
-    lowlevel = _lowlevel_server_of(server)
+    lowlevel = lowlevel_server_of(server)
     if lowlevel in _installed:
         raise ValueError(f"tasks are already installed on server {lowlevel.name!r}")
     installation = _Installation(tasks, lowlevel)
@@ -235,7 +242,14 @@ def install(tasks: ServerTasks, server: Any) -> None:
     lowlevel.run = installation.run
 
 
-def _lowlevel_server_of(server: object) -> Server[Any, Any]:
+def mcpserver_kwargs(tasks: ServerTasks, **user_kwargs: Any) -> dict[str, Any]:
+    """mcp 1.x has no ``MCPServer``: refused as ``ServerTasks.mcpserver_kwargs`` refuses it."""
+    del tasks, user_kwargs
+    refuse_unsupported(["MCPServer"], side="server")
+    raise UnsupportedSdkError(f"mcp {sdk_info().mcp_version} has no MCPServer; fix: pip install 'mcp>=2,<3'")
+
+
+def lowlevel_server_of(server: object) -> Server[Any, Any]:
     if isinstance(server, Server):
         return cast("Server[Any, Any]", server)
     if isinstance(server, FastMCP):

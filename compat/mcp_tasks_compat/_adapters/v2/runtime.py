@@ -27,13 +27,13 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
-from .._engine import InputRefused, TaskRecord, ToolCallFailure
-from ..core.model import JsonRpcError, Task, utc_now
-from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from ..errors import PeerProtocolError
+from ..._engine import InputRefused, TaskRecord, ToolCallFailure
+from ...core.model import JsonRpcError, Task, utc_now
+from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from ...errors import PeerProtocolError
 
 if TYPE_CHECKING:
-    from ..server import ServerTasks
+    from ...server import ServerTasks
 
 __all__ = [
     "INPUT_CAPABILITIES",

@@ -36,14 +36,14 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, model_serializer
 
-from .._engine import InputRefused
-from ..core import codec_2025
-from ..core.model import JsonRpcError, Task, TaskStatus
-from ..dialects import DIALECT_2025_11_25
-from ..errors import PeerProtocolError
-from ._v2_runtime import TasksRuntime, mcp_error, send_input, tool_work, with_request
+from ..._engine import InputRefused
+from ...core import codec_2025
+from ...core.model import JsonRpcError, Task, TaskStatus
+from ...dialects import DIALECT_2025_11_25
+from ...errors import PeerProtocolError
+from .runtime import TasksRuntime, mcp_error, send_input, tool_work, with_request
 
-__all__ = ["LegacyTasksMiddleware", "require_task_or_refuse"]
+__all__ = ["Dialect2025Middleware", "require_task_or_refuse"]
 
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 LIST_PAGE_SIZE: Final = 100
@@ -117,7 +117,7 @@ def _relay_on(
     return send
 
 
-class LegacyTasksMiddleware:
+class Dialect2025Middleware:
     """The ``Server.middleware`` entry that speaks 2025-11-25 tasks on handshake-era connections."""
 
     def __init__(self, runtime: TasksRuntime) -> None:

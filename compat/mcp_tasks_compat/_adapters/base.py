@@ -1,0 +1,147 @@
+"""What an SDK major's adapter provides: the protocols the registry's answer is typed by.
+
+Each major implements the three facets as modules (``v<N>/client.py``, ``v<N>/server.py``,
+``v<N>/app.py``); the package ``v<N>/__init__.py`` checks statically that they conform. The layers
+above (``client.py``, ``server.py``, the command line, the testing kit) see only these protocols,
+so no module outside the registry compares SDK majors.
+
+This module imports no ``mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from ..dialects import Dialect
+
+if TYPE_CHECKING:
+    from .._client import ClientConnection
+    from .._engine.policy import TaskPolicy
+
+__all__ = [
+    "AppFacet",
+    "Answerer",
+    "ClientFacet",
+    "ServerFacet",
+    "Streams",
+    "Tool",
+]
+
+Streams = tuple[Any, Any]
+"""A client's (read, write) JSON-RPC streams, as the installed SDK's transports yield them."""
+
+Tool = Callable[..., Awaitable[Any]]
+
+Answerer = Callable[[str, Mapping[str, Any]], Awaitable["Mapping[str, Any] | str"]]
+"""``answer(message, requested_schema)``: the form's content, or a reason why there is no answer."""
+
+
+class ClientFacet(Protocol):
+    """The client side: what :mod:`mcp_tasks_compat.client` needs of a ``ClientSession``."""
+
+    def session_kwargs(
+        self,
+        *,
+        dialect: Dialect | None,
+        extensions: Mapping[str, Mapping[str, Any]] | None,
+        result_claims: Mapping[str, Sequence[Any]] | None,
+        notification_bindings: Sequence[Any] | None,
+        message_handler: Any,
+    ) -> dict[str, Any]:
+        """``ClientSession`` keyword arguments (what the major cannot honour was refused before)."""
+        ...
+
+    async def connection(self, session: object, *, discover_timeout: float) -> ClientConnection[Any]:
+        """The negotiated connection of ``session`` (negotiated on first use, then cached)."""
+        ...
+
+
+class ServerFacet(Protocol):
+    """The server side: what :mod:`mcp_tasks_compat.server` needs of the installed SDK's servers."""
+
+    def install(self, policy: TaskPolicy, server: Any) -> None:
+        """Enable tasks on an already-built server of this major."""
+        ...
+
+    def mcpserver_kwargs(self, policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
+        """``MCPServer(...)`` keyword arguments (mcp 2.x only; refused before on 1.x)."""
+        ...
+
+    async def plain_input(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask the client ``method`` on the current plain ``tools/call``; its answer as wire JSON."""
+        ...
+
+    def undeclared_capability(self, method: str) -> str | None:
+        """The client capability ``method`` needs, when the current session's client lacks it."""
+        ...
+
+    def input_result(self, method: str, answer: Mapping[str, Any]) -> Any:
+        """The client's answer as the SDK's own result type."""
+        ...
+
+
+class AppFacet(Protocol):
+    """Servers and sessions for the command line and the testing kit, on this major's SDK."""
+
+    def build_server(
+        self,
+        name: str,
+        tools: Mapping[str, Tool],
+        policy: TaskPolicy,
+        *,
+        host: str,
+        version: str | None = None,
+    ) -> Any:
+        """The documented server of this major (``FastMCP`` / ``MCPServer``) serving ``tools`` as tasks."""
+        ...
+
+    async def serve_stdio(self, server: Any) -> None: ...
+
+    async def serve_http(
+        self, server: Any, *, host: str, port: int, on_listening: Callable[[str], None]
+    ) -> None: ...
+
+    def in_memory_streams(self, server: Any) -> AbstractAsyncContextManager[Streams]: ...
+
+    def stdio_streams(
+        self,
+        command: str,
+        args: Sequence[str],
+        *,
+        errlog: TextIO,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> AbstractAsyncContextManager[Streams]: ...
+
+    def http_streams(self, url: str) -> AbstractAsyncContextManager[Streams]: ...
+
+    def open_session(self, streams: Streams, kwargs: Mapping[str, Any]) -> AbstractAsyncContextManager[Any]: ...
+
+    async def handshake(self, session: Any, *, dialect_2025: bool) -> str | None:
+        """Open the connection before ``negotiate`` where needed; the protocol version if it did."""
+        ...
+
+    def server_identity(self, session: Any) -> tuple[str | None, str | None]: ...
+
+    def is_modern(self, version: str | None) -> bool:
+        """Whether ``version`` is a 2026-era (``server/discover``) protocol version."""
+        ...
+
+    async def list_tools(self, session: Any) -> list[dict[str, Any]]: ...
+
+    def result_wire(self, result: Any) -> dict[str, Any]: ...
+
+    def jsonrpc_error_of(self, error: BaseException) -> tuple[int, str] | None:
+        """(code, message) when ``error`` is the SDK's exception for a JSON-RPC error answer."""
+        ...
+
+    def connection_closed(self, error: BaseException) -> bool: ...
+
+    def jsonrpc_exception(self, code: int, message: str) -> Exception:
+        """What a tool raises to answer with a JSON-RPC error."""
+        ...
+
+    def elicitation_callback(self, answer: Answerer) -> Any: ...
+

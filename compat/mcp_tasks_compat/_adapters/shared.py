@@ -1,0 +1,129 @@
+"""What the app facets of both majors share, written once.
+
+The SDK seams here have the same name and shape on mcp 1.x and 2.x (``mcp.client.stdio``,
+``ClientSession(read, write, **kwargs)``); the rest works on wire JSON or the standard library.
+Streamable HTTP is served by uvicorn on a socket bound here, so ``port=0`` can pick a free port
+and the URL is known before the first request.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final, TextIO
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ..errors import UnsupportedSdkError
+from .base import Answerer, Streams
+
+__all__ = [
+    "HTTP_PATH",
+    "form_answer",
+    "list_all_tools",
+    "open_session",
+    "serve_asgi",
+    "stdio_streams",
+    "url_for",
+]
+
+HTTP_PATH: Final = "/mcp"
+
+
+@asynccontextmanager
+async def stdio_streams(
+    command: str,
+    args: Sequence[str],
+    *,
+    errlog: TextIO,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> AsyncGenerator[Streams, None]:
+    """Spawn ``command args...`` (``env`` added to the SDK's safe default environment, in ``cwd``)."""
+    params = StdioServerParameters(
+        command=command, args=list(args), env=None if env is None else dict(env), cwd=cwd
+    )
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        yield read, write
+
+
+@asynccontextmanager
+async def open_session(streams: Streams, kwargs: Mapping[str, Any]) -> AsyncGenerator[ClientSession, None]:
+    """A ``ClientSession`` on ``streams`` built with ``kwargs`` (usually ``session_kwargs(...)``)."""
+    read, write = streams
+    async with ClientSession(read, write, **dict(kwargs)) as session:
+        yield session
+
+
+async def list_all_tools(list_page: Callable[[str | None], Awaitable[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Every tool, following ``nextCursor``; ``list_page(cursor)`` answers one page as wire JSON."""
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        page = await list_page(cursor)
+        tools.extend(page.get("tools") or [])
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return tools
+
+
+async def form_answer(answer: Answerer, message: str, schema: object) -> Mapping[str, Any] | str:
+    """What ``answer`` says to a form elicitation, or why it cannot be answered (a URL elicitation)."""
+    if not isinstance(schema, Mapping):
+        return "only form elicitations can be answered here"
+    given: Mapping[str, Any] | str = await answer(message, schema)  # pyright: ignore[reportUnknownArgumentType]
+    return given
+
+
+def url_for(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{HTTP_PATH}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (``0``: a free port)."""
+    family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_asgi(app: Any, *, host: str, port: int, on_listening: Callable[[str], None]) -> None:
+    """Serve a streamable HTTP ASGI ``app`` at ``http://host:port/mcp`` until stopped (SIGINT/SIGTERM).
+
+    ``on_listening(url)`` is called once uvicorn has started (the app's lifespan is up), with the
+    port actually bound.
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:  # mcp depends on uvicorn, but some installs leave it out
+        raise UnsupportedSdkError(
+            "example-server --transport http needs uvicorn; fix: pip install 'mcp-tasks-compat[http]'"
+        ) from exc
+    sock = _bind(host, port)
+    bound_port = int(sock.getsockname()[1])
+    http_server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def announce() -> None:
+                while not http_server.started:
+                    if http_server.should_exit:
+                        return
+                    await anyio.sleep(0.01)  # uvicorn offers a flag, not an event
+                on_listening(url_for(host, bound_port))
+
+            group.start_soon(announce)
+            await http_server.serve(sockets=[sock])
+            group.cancel_scope.cancel()
+    finally:
+        sock.close()
