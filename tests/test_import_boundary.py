@@ -13,9 +13,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tools import structure_figures
 
 import mcp_tasks_compat
-from tools import structure_figures
 
 PACKAGE = Path(mcp_tasks_compat.__file__).resolve().parent
 SDK_PACKAGES = ("mcp", "mcp_types")

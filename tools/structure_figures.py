@@ -98,9 +98,12 @@ def major_comparisons(tree: ast.AST) -> list[int]:
             sides = [node.left, *node.comparators]
             if any(isinstance(side, ast.Attribute) and side.attr == "major" for side in sides):
                 lines.append(node.lineno)
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Attribute):
-            if node.slice.attr == "major":
-                lines.append(node.lineno)
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Attribute)
+            and node.slice.attr == "major"
+        ):
+            lines.append(node.lineno)
     return lines
 
 
@@ -111,7 +114,9 @@ def main(argv: list[str]) -> int:
     names = {path: module_name(path, package) for path in paths}
     known = set(names.values())
 
-    sizes = sorted(((len(path.read_text(encoding="utf-8").splitlines()), path) for path in paths), reverse=True)
+    sizes = sorted(
+        ((len(path.read_text(encoding="utf-8").splitlines()), path) for path in paths), reverse=True
+    )
     classes = sorted(
         ((length, f"{names[p]}.{n}") for p, t in trees.items() for n, length in units(t, (ast.ClassDef,))),
         reverse=True,

@@ -361,7 +361,9 @@ async def connect(
             streams = await stack.enter_async_context(get_adapter().app.http_streams(target.url))
         else:
             command, *args = target.command
-            streams = await stack.enter_async_context(get_adapter().app.stdio_streams(command, args, errlog=log.stream()))
+            streams = await stack.enter_async_context(
+                get_adapter().app.stdio_streams(command, args, errlog=log.stream())
+            )
         session = await stack.enter_async_context(get_adapter().app.open_session(streams, kwargs))
         try:
             with anyio.fail_after(connect_timeout):

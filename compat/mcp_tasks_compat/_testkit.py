@@ -37,29 +37,6 @@ from .errors import CompatError
 from .examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from .server import ServerTasks
 
-__all__ = [
-    "APPLICATION_ERROR",
-    "DEFAULT_SERVER_NAME",
-    "EXAMPLE_TOOLSET",
-    "SDK_VERSIONS",
-    "HttpServerProcess",
-    "SessionSetupError",
-    "ToolSet",
-    "build_task_server",
-    "child_environment",
-    "connect_http",
-    "connect_in_memory",
-    "connect_stdio",
-    "dialects",
-    "echo",
-    "http_server_process",
-    "load_toolset",
-    "main",
-    "nox_sdk_versions",
-    "rpc_error",
-    "server_command",
-]
-
 SDK_VERSIONS: Final[tuple[str, ...]] = ("1.23.0", "1.30.0", "2.0.0", "2.3.0")
 """The mcp releases this library is tested on: the 1.x floor (the first with the tasks API), the
 newest 1.x, the first 2.x and the newest 2.x. ``noxfile.py`` runs the suite once on each."""
@@ -338,11 +315,15 @@ async def connect_http(
     url: str, *, dialect: Dialect | None = None, session_options: Mapping[str, Any] | None = None
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to a streamable HTTP server at ``url``."""
+
     def describe() -> str:
         return f"; server {url}"
 
     opening = _connected(
-        get_adapter().app.http_streams(url), dialect=dialect, session_options=session_options, describe=describe
+        get_adapter().app.http_streams(url),
+        dialect=dialect,
+        session_options=session_options,
+        describe=describe,
     )
     async with opening as session:
         yield session

@@ -24,8 +24,8 @@ from datetime import timedelta
 from typing import Any
 
 from . import _client_core as core
-from ._client_core import Mode, Negotiated, OnStatus, TaskRun
 from ._adapters import get_adapter
+from ._client_core import Mode, Negotiated, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from .dialects import ALL_DIALECTS, Dialect
 

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from .._engine.policy import TaskPolicy
 
 __all__ = [
-    "AppFacet",
     "Answerer",
+    "AppFacet",
     "ClientFacet",
     "ServerFacet",
     "Streams",
@@ -117,7 +117,9 @@ class AppFacet(Protocol):
 
     def http_streams(self, url: str) -> AbstractAsyncContextManager[Streams]: ...
 
-    def open_session(self, streams: Streams, kwargs: Mapping[str, Any]) -> AbstractAsyncContextManager[Any]: ...
+    def open_session(
+        self, streams: Streams, kwargs: Mapping[str, Any]
+    ) -> AbstractAsyncContextManager[Any]: ...
 
     async def handshake(self, session: Any, *, dialect_2025: bool) -> str | None:
         """Open the connection before ``negotiate`` where needed; the protocol version if it did."""
@@ -144,4 +146,3 @@ class AppFacet(Protocol):
         ...
 
     def elicitation_callback(self, answer: Answerer) -> Any: ...
-

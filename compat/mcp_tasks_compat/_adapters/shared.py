@@ -58,7 +58,9 @@ async def open_session(streams: Streams, kwargs: Mapping[str, Any]) -> AsyncGene
         yield session
 
 
-async def list_all_tools(list_page: Callable[[str | None], Awaitable[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+async def list_all_tools(
+    list_page: Callable[[str | None], Awaitable[Mapping[str, Any]]],
+) -> list[dict[str, Any]]:
     """Every tool, following ``nextCursor``; ``list_page(cursor)`` answers one page as wire JSON."""
     tools: list[dict[str, Any]] = []
     cursor: str | None = None

@@ -21,31 +21,11 @@ from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
 from ..base import Answerer, Streams, Tool
-from ..shared import form_answer, list_all_tools, open_session, serve_asgi, stdio_streams
+from ..shared import form_answer, list_all_tools, serve_asgi
 from .server import install, lowlevel_server_of
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
-
-__all__ = [
-    "build_server",
-    "connection_closed",
-    "elicitation_callback",
-    "handshake",
-    "http_app",
-    "http_streams",
-    "in_memory_streams",
-    "is_modern",
-    "jsonrpc_error_of",
-    "jsonrpc_exception",
-    "list_tools",
-    "open_session",
-    "result_wire",
-    "serve_http",
-    "serve_stdio",
-    "server_identity",
-    "stdio_streams",
-]
 
 _IDENTITY_ATTRIBUTE = "_mcp_tasks_compat_server_info"
 """Where :func:`handshake` keeps the ``initialize`` answer on the session (1.x does not keep it)."""
@@ -183,7 +163,9 @@ def jsonrpc_exception(code: int, message: str) -> Exception:
 def elicitation_callback(answer: Answerer) -> Any:
     """A 1.x elicitation callback: ``answer``'s content accepted, or its reason as a JSON-RPC error."""
 
-    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+    async def callback(
+        context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
         del context
         given = await form_answer(answer, params.message, getattr(params, "requestedSchema", None))
         if isinstance(given, str):

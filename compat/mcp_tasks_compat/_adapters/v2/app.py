@@ -29,32 +29,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..._detect import sdk_info
 from ...errors import UnsupportedSdkError
 from ..base import Answerer, Streams, Tool
-from ..shared import form_answer, list_all_tools, open_session, serve_asgi, stdio_streams
+from ..shared import form_answer, list_all_tools, serve_asgi
 from .server import mcpserver_kwargs
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
-
-__all__ = [
-    "build_server",
-    "connection_closed",
-    "elicitation_callback",
-    "handshake",
-    "http_app",
-    "http_streams",
-    "in_memory_streams",
-    "is_modern",
-    "jsonrpc_error_of",
-    "jsonrpc_exception",
-    "list_tools",
-    "open_session",
-    "result_wire",
-    "serve_http",
-    "serve_stdio",
-    "server_identity",
-    "stdio_streams",
-]
-
 
 # --- the server ---------------------------------------------------------------------------------
 
