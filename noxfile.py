@@ -65,20 +65,17 @@ def lint(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("mcp", TYPECHECK_VERSIONS)
 def typecheck(session: nox.Session, mcp: str) -> None:
-    """pyright strict on the package, with only the adapters of the installed major.
+    """pyright strict on the package, with only the adapter of the installed major.
 
-    The 1.x adapters cannot resolve against mcp 2.x and the reverse, so each run leaves out the
-    other major's adapter modules (``v<N>_*`` and ``_v<N>_*`` under ``_adapters/``). The files are
-    passed explicitly (a config's include paths are relative to the config file, which lives in
-    the session's temporary folder); the settings are pyproject's ``[tool.pyright]``.
+    The mcp 1.x adapter cannot resolve against mcp 2.x and the reverse, so each run leaves out the
+    other major's folder (``_adapters/v1/`` or ``_adapters/v2/``). The files are passed explicitly
+    (a config's include paths are relative to the config file, which lives in the session's
+    temporary folder); the settings are pyproject's ``[tool.pyright]``.
     """
     install_with_sdk(session, mcp, "typecheck")
-    other = 2 if mcp.startswith("1.") else 1
-    other_adapters = (f"v{other}_", f"_v{other}_")
+    other = PACKAGE / "_adapters" / ("v2" if mcp.startswith("1.") else "v1")
     files = sorted(
-        path.relative_to(ROOT).as_posix()
-        for path in PACKAGE.rglob("*.py")
-        if not (path.parent.name == "_adapters" and path.name.startswith(other_adapters))
+        path.relative_to(ROOT).as_posix() for path in PACKAGE.rglob("*.py") if other not in path.parents
     )
     settings = {
         key: value for key, value in PYPROJECT["tool"]["pyright"].items() if key not in ("include", "exclude")
@@ -86,7 +83,7 @@ def typecheck(session: nox.Session, mcp: str) -> None:
     config_path = Path(session.create_tmp()) / "pyrightconfig.json"
     config_path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
     python = Path(session.bin) / ("python.exe" if os.name == "nt" else "python")
-    session.log(f"checking {len(files)} files (leaving out the mcp {other}.x adapters)")
+    session.log(f"checking {len(files)} files (leaving out {other.relative_to(ROOT).as_posix()}/)")
     session.run(
         "pyright", "--project", str(config_path), "--pythonpath", str(python), *files, *session.posargs
     )

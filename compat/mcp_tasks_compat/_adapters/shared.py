@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final, TextIO
+from typing import Any, Final, TextIO, cast
 
 import anyio
 from mcp.client.session import ClientSession
@@ -76,8 +76,7 @@ async def form_answer(answer: Answerer, message: str, schema: object) -> Mapping
     """What ``answer`` says to a form elicitation, or why it cannot be answered (a URL elicitation)."""
     if not isinstance(schema, Mapping):
         return "only form elicitations can be answered here"
-    given: Mapping[str, Any] | str = await answer(message, schema)  # pyright: ignore[reportUnknownArgumentType]
-    return given
+    return await answer(message, cast("Mapping[str, Any]", schema))
 
 
 def url_for(host: str, port: int) -> str:
