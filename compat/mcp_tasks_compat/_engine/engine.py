@@ -72,6 +72,35 @@ async def report_status(message: str) -> bool:
     return True
 
 
+def _ending_changes(
+    status: TaskStatus,
+    *,
+    result: Mapping[str, Any] | None,
+    error: JsonRpcError | None,
+    message: str | None,
+) -> dict[str, Any]:
+    """What a terminal transition changes: the status, the outcome, and no input outstanding."""
+    changes: dict[str, Any] = {"status": status, "input_requests": {}}
+    if result is not None:
+        changes["result"] = dict(result)
+    if error is not None:
+        changes["error"] = error
+        changes["status_message"] = message or error.message
+    elif message is not None:
+        changes["status_message"] = message
+    return changes
+
+
+async def _tell_listeners(record: TaskRecord) -> None:
+    """Give every status listener the task as it is now; a dead peer must not break the task."""
+    snapshot = record.task
+    for listener in list(record.listeners):
+        try:
+            await listener(snapshot)
+        except Exception:
+            logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
+
+
 class TaskEngine:
     """Creates, runs, reads, cancels and expires tasks for one server."""
 
@@ -184,14 +213,8 @@ class TaskEngine:
         """
         if record.task.is_terminal:
             return
-        changes: dict[str, Any] = {"status": next_status(record.task.status, event), "input_requests": {}}
-        if result is not None:
-            changes["result"] = dict(result)
-        if error is not None:
-            changes["error"] = error
-            changes["status_message"] = message or error.message
-        elif message is not None:
-            changes["status_message"] = message
+        status = next_status(record.task.status, event)
+        changes = _ending_changes(status, result=result, error=error, message=message)
         await self.update(record, changes, force_notify=True, stop=record.scope if stop_work else None)
 
     async def update(
@@ -214,12 +237,7 @@ class TaskEngine:
         mono = self._clock()
         if force_notify or mono - record.last_notified >= self.status_interval_s:
             record.last_notified = mono
-            snapshot = record.task
-            for listener in list(record.listeners):
-                try:
-                    await listener(snapshot)
-                except Exception:  # a dead peer must not break the task
-                    logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
+            await _tell_listeners(record)
 
     async def lookup(self, task_id: str, owner: str | None) -> TaskRecord:
         """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's)."""
@@ -264,9 +282,6 @@ class TaskEngine:
         while not record.task.is_terminal:
             await record.changed.wait()
         return record.task
-
-    async def wait_change(self, record: TaskRecord) -> None:
-        await record.changed.wait()
 
     async def owned_by(self, owner: str | None) -> list[Task]:
         return [r.task for r in await self.store.owned_by(owner)]
