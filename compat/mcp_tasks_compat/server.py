@@ -26,7 +26,7 @@ This module imports no ``mcp``: the adapter for the installed major is imported 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import anyio
@@ -35,9 +35,9 @@ import anyio.lowlevel
 from . import _engine
 from ._adapters import get_adapter
 from ._detect import refuse_unsupported
-from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskEngine, TaskStore
+from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskPolicy, TaskStore
 from .core.model import Task
-from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
+from .dialects import DIALECT_2025_11_25, TaskSupport
 from .errors import TaskStateError
 
 __all__ = [
@@ -54,10 +54,8 @@ __all__ = [
     "report_status",
 ]
 
-_SUPPORT_VALUES = ("forbidden", "optional", "required")
 
-
-class ServerTasks:
+class ServerTasks(TaskPolicy):
     """Task support for one server: which tools may run as tasks, and how tasks are kept.
 
     ``tools`` maps tool names to ``"optional" | "required" | "forbidden"``; tools not listed get
@@ -66,40 +64,6 @@ class ServerTasks:
     ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
     installed SDK can, and naming one it cannot is refused here, at construction.
     """
-
-    def __init__(
-        self,
-        *,
-        tools: Mapping[str, TaskSupport] | None = None,
-        default_support: TaskSupport = "forbidden",
-        ttl_floor_ms: int = DEFAULT_TTL_FLOOR_MS,
-        default_ttl_ms: int | None = None,
-        poll_policy: PollPolicy | None = None,
-        store: TaskStore | None = None,
-        dialects: Iterable[Dialect] | None = None,
-    ) -> None:
-        declared: dict[str, TaskSupport] = dict(tools or {})
-        bad: dict[str, str] = {name: v for name, v in declared.items() if v not in _SUPPORT_VALUES}
-        if default_support not in _SUPPORT_VALUES:
-            bad["default_support"] = default_support
-        if bad:
-            raise ValueError(f"task support must be one of {_SUPPORT_VALUES}; got {bad}")
-        self.dialects: tuple[Dialect, ...] | None = None
-        if dialects is not None:
-            asked = tuple(dict.fromkeys(dialects))
-            unknown = [d for d in asked if d not in ALL_DIALECTS]
-            if unknown or not asked:
-                raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
-            refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
-            self.dialects = asked
-        self.tools: dict[str, TaskSupport] = declared
-        self.default_support: TaskSupport = default_support
-        self.engine = TaskEngine(
-            store=store, ttl_floor_ms=ttl_floor_ms, default_ttl_ms=default_ttl_ms, poll_policy=poll_policy
-        )
-
-    def support_for(self, tool_name: str) -> TaskSupport:
-        return self.tools.get(tool_name, self.default_support)
 
     def install(self, server: Any) -> None:
         """Enable tasks on an already-built server (1.x ``Server``/``FastMCP``, 2.x low-level ``Server``).
@@ -170,7 +134,7 @@ async def _ask(method: str, params: dict[str, Any]) -> Any:
     request: dict[str, Any] = {"method": method}
     if params:
         request["params"] = params
-    answer = await engine.request_input(record, request)
+    answer = await engine.inputs.request(record, request)
     return adapter.input_result(method, answer)
 
 

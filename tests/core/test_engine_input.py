@@ -1,7 +1,7 @@
 """Input during a task, in the engine alone (no SDK): keys, partial answers, waiting, relaying.
 
-The work asks with ``request_input`` (as ``mcp_tasks_compat.server.elicit`` does); answers come
-through ``submit_input_responses`` (2026-07-28 ``tasks/update``) or a relay on a ``tasks/result``
+The work asks with ``engine.inputs.request`` (as ``mcp_tasks_compat.server.elicit`` does); answers come
+through ``submit_responses`` (2026-07-28 ``tasks/update``) or a relay on a ``tasks/result``
 stream (2025-11-25). Every wait is bounded; nothing sleeps to synchronise.
 """
 
@@ -54,7 +54,7 @@ class Asker:
         engine, record = run
         try:
             for request in self.requests:
-                self.answers.append(await engine.request_input(record, request))
+                self.answers.append(await engine.inputs.request(record, request))
         except anyio.get_cancelled_exc_class():
             self.stopped.set()
             raise
@@ -76,7 +76,7 @@ async def test_a_request_makes_the_task_input_required_and_an_answer_makes_it_wo
         record = await _start(engine, group, asker)
         await _status_becomes(record, TaskStatus.INPUT_REQUIRED, 1)
         assert dict(record.task.input_requests) == {"elicit-1": ELICIT}
-        taken = await engine.submit_input_responses(record.task.task_id, None, {"elicit-1": ACCEPT})
+        taken = await engine.inputs.submit_responses(record.task.task_id, None, {"elicit-1": ACCEPT})
         # Back to working before the acknowledgement: a tasks/get right after never shows the key.
         assert taken == ["elicit-1"]
         assert record.task.status in (TaskStatus.WORKING, TaskStatus.COMPLETED)
@@ -95,9 +95,9 @@ async def test_keys_are_unique_over_the_tasks_life_and_never_reused() -> None:
             await _status_becomes(record, TaskStatus.INPUT_REQUIRED, 1)
             (key,) = record.task.input_requests
             keys.append(key)
-            await engine.submit_input_responses(record.task.task_id, None, {key: {"n": len(keys)}})
+            await engine.inputs.submit_responses(record.task.task_id, None, {key: {"n": len(keys)}})
             # An answer to a key already answered (a retried tasks/update) is not taken again.
-            assert await engine.submit_input_responses(record.task.task_id, None, {key: {"n": 0}}) == []
+            assert await engine.inputs.submit_responses(record.task.task_id, None, {key: {"n": 0}}) == []
         await _status_becomes(record, TaskStatus.COMPLETED)
     assert keys == ["elicit-1", "elicit-2", "sample-3", "roots-4"]
     assert asker.answers == [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}]
@@ -120,13 +120,13 @@ async def test_a_partial_answer_keeps_the_task_input_required_and_unknown_keys_a
         keys = sorted(record.task.input_requests)
         roots_key = next(key for key in keys if key.startswith("roots-"))
         elicit_key = next(key for key in keys if key.startswith("elicit-"))
-        taken = await engine.submit_input_responses(
+        taken = await engine.inputs.submit_responses(
             record.task.task_id, None, {roots_key: {"roots": []}, "nobody-asked": {"action": "accept"}}
         )
         assert taken == [roots_key]
         assert record.task.status is TaskStatus.INPUT_REQUIRED
         assert list(record.task.input_requests) == [elicit_key]
-        await engine.submit_input_responses(record.task.task_id, None, {elicit_key: ACCEPT})
+        await engine.inputs.submit_responses(record.task.task_id, None, {elicit_key: ACCEPT})
         await _status_becomes(record, TaskStatus.COMPLETED)
     assert first.answers == [ACCEPT]
     assert second.answers == [{"roots": []}]
@@ -145,7 +145,7 @@ async def test_cancel_while_input_required_releases_the_waiter() -> None:
         with anyio.fail_after(BOUND_S):
             await asker.stopped.wait()  # the work was stopped, not woken to find its task ended
         # A late answer to the withdrawn request is ignored.
-        assert await engine.submit_input_responses(record.task.task_id, None, {"elicit-1": ACCEPT}) == []
+        assert await engine.inputs.submit_responses(record.task.task_id, None, {"elicit-1": ACCEPT}) == []
     assert record.task.status is TaskStatus.CANCELLED
     assert asker.answers == []
 
@@ -176,7 +176,7 @@ async def test_a_waiter_that_gives_up_withdraws_its_request() -> None:
         assert run is not None
         engine_, record_ = run
         with anyio.move_on_after(0.05):  # the tool's own deadline, not synchronisation
-            await engine_.request_input(record_, ELICIT)
+            await engine_.inputs.request(record_, ELICIT)
         outcome.append(record_.task.status.value)
         return {"content": []}
 
@@ -193,7 +193,7 @@ async def test_asking_from_an_ended_task_is_refused() -> None:
     record = await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="ask", ttl_ms=None)
     await engine.cancel(record.task.task_id, None, strict=False)
     with pytest.raises(TaskStateError, match="cannot ask for input"):
-        await engine.request_input(record, ELICIT)
+        await engine.inputs.request(record, ELICIT)
 
 
 # --- 2025-11-25: relaying on tasks/result streams ---------------------------------------------------
@@ -228,7 +228,7 @@ async def test_a_relay_carries_the_request_and_its_answer() -> None:
     async with engine.running() as group:
         record = await _start(engine, group, asker, DIALECT_2025_11_25)
         with anyio.fail_after(BOUND_S):
-            task = await engine.relay_input_until_terminal(record, client.relay("result-1", ACCEPT))
+            task = await engine.inputs.relay_until_terminal(record, client.relay("result-1", ACCEPT))
     assert task.status is TaskStatus.COMPLETED
     assert [(stream, key) for stream, key, _ in client.sent] == [
         ("result-1", "elicit-1"),
@@ -245,7 +245,7 @@ async def test_a_refused_request_cancels_the_task_saying_why() -> None:
     async with engine.running() as group:
         record = await _start(engine, group, asker, DIALECT_2025_11_25)
         with anyio.fail_after(BOUND_S):
-            task = await engine.relay_input_until_terminal(record, client.relay("result-1", refusal))
+            task = await engine.inputs.relay_until_terminal(record, client.relay("result-1", refusal))
             await asker.stopped.wait()
     assert task.status is TaskStatus.CANCELLED
     assert task.status_message == (
@@ -266,7 +266,7 @@ async def test_a_request_goes_to_one_stream_and_moves_on_when_that_stream_closes
 
         async def first_stream() -> None:
             with silent:
-                await engine.relay_input_until_terminal(record, client.relay("result-1"))
+                await engine.inputs.relay_until_terminal(record, client.relay("result-1"))
 
         async with anyio.create_task_group() as streams:
             streams.start_soon(first_stream)
@@ -277,7 +277,9 @@ async def test_a_request_goes_to_one_stream_and_moves_on_when_that_stream_closes
 
             async def second_stream() -> None:
                 finished.append(
-                    (await engine.relay_input_until_terminal(record, client.relay("result-2", ACCEPT))).status
+                    (
+                        await engine.inputs.relay_until_terminal(record, client.relay("result-2", ACCEPT))
+                    ).status
                 )
 
             streams.start_soon(second_stream)

@@ -32,7 +32,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import Any, NoReturn, cast
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -49,7 +49,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from ..._detect import refuse_unsupported, sdk_info
-from ..._engine import InputRefused, TaskRecord, ToolCallFailure
+from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
 from ...core import codec_2025 as codec
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
@@ -61,9 +61,6 @@ from ...errors import (
     PeerProtocolError,
     UnsupportedSdkError,
 )
-
-if TYPE_CHECKING:
-    from ...server import ServerTasks
 
 __all__ = [
     "input_result",
@@ -228,7 +225,7 @@ _current_session: contextvars.ContextVar[_SessionTasks | None] = contextvars.Con
 _installed: WeakKeyDictionary[Server[Any, Any], _Installation] = WeakKeyDictionary()
 
 
-def install(tasks: ServerTasks, server: Any) -> None:
+def install(tasks: TaskPolicy, server: Any) -> None:
     """Enable task-capable tools on an mcp 1.x low-level ``Server`` or ``FastMCP``.
 
     Call it once, before the server runs; tools may be registered before or after.
@@ -242,9 +239,9 @@ def install(tasks: ServerTasks, server: Any) -> None:
     lowlevel.run = installation.run
 
 
-def mcpserver_kwargs(tasks: ServerTasks, **user_kwargs: Any) -> dict[str, Any]:
+def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     """mcp 1.x has no ``MCPServer``: refused as ``ServerTasks.mcpserver_kwargs`` refuses it."""
-    del tasks, user_kwargs
+    del policy, user_kwargs
     refuse_unsupported(["MCPServer"], side="server")
     raise UnsupportedSdkError(f"mcp {sdk_info().mcp_version} has no MCPServer; fix: pip install 'mcp>=2,<3'")
 
@@ -306,7 +303,7 @@ def _authenticated_principal(request: object) -> str | None:
 class _Installation:
     """Our handlers and ``run`` for one low-level server."""
 
-    def __init__(self, tasks: ServerTasks, server: Server[Any, Any]) -> None:
+    def __init__(self, tasks: TaskPolicy, server: Server[Any, Any]) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
         self.server = server
@@ -388,7 +385,7 @@ class _Installation:
     async def _sweep_while_serving(self) -> None:
         """One TTL sweeper per server: the first session runs it, the next takes over."""
         async with self.sweeper_lock:
-            await self.engine.run_sweeper(max_sleep_s=self.sweep_interval_s)
+            await self.engine.expiry.run(max_sleep_s=self.sweep_interval_s)
 
     async def _end_session(self, session: _SessionTasks) -> None:
         """Cancel what still runs (saying why) and forget tasks nobody can reach any more."""
@@ -504,7 +501,7 @@ class _Installation:
         send = _relay_on(context.session, context.request_id, task_id)
         try:
             with waiter:
-                await self.engine.relay_input_until_terminal(record, send)
+                await self.engine.inputs.relay_until_terminal(record, send)
         finally:
             session.waiters.discard(waiter)
         if waiter.cancelled_caught:

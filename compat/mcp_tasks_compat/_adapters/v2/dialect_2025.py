@@ -252,7 +252,7 @@ class Dialect2025Middleware:
             return codec_2025.encode_task(await engine.cancel(task_id, owner, strict=True))
         # tasks/result blocks until the task is terminal (any number of callers may wait) and
         # carries the task's input requests to the client meanwhile.
-        task = await engine.relay_input_until_terminal(record, _relay_on(ctx, task_id))
+        task = await engine.inputs.relay_until_terminal(record, _relay_on(ctx, task_id))
         if task.status is TaskStatus.FAILED and task.result is None and task.error is not None:
             raise mcp_error(task.error)
         return codec_2025.encode_task_payload(task)

@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import anyio.abc
 import mcp_types
@@ -27,13 +27,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
-from ..._engine import InputRefused, TaskRecord, ToolCallFailure
+from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
 from ...core.model import JsonRpcError, Task, utc_now
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError
-
-if TYPE_CHECKING:
-    from ...server import ServerTasks
 
 __all__ = [
     "INPUT_CAPABILITIES",
@@ -213,7 +210,7 @@ class _SessionKeys:
 class TasksRuntime:
     """The state one 2.x server's task support needs, shared by the extension and the middleware."""
 
-    def __init__(self, tasks: ServerTasks, dialects: tuple[Dialect, ...]) -> None:
+    def __init__(self, tasks: TaskPolicy, dialects: tuple[Dialect, ...]) -> None:
         self.tasks = tasks
         self.dialects = dialects
         self._live: list[tuple[object, anyio.abc.TaskGroup]] = []

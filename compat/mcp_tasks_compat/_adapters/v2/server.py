@@ -20,7 +20,7 @@ with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler, compose_tool_call_handler
@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ..._detect import SdkInfo, refuse_unsupported, sdk_info
-from ..._engine import InputRefused, current_run
+from ..._engine import InputRefused, TaskPolicy, current_run
 from ...core import codec_2026
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
@@ -48,9 +48,6 @@ from .runtime import (
     tool_work,
     with_request,
 )
-
-if TYPE_CHECKING:
-    from ...server import ServerTasks
 
 __all__ = [
     "TasksExtension",
@@ -70,7 +67,7 @@ INSTALL_ON_MCPSERVER_FIX: Final = (
 )
 
 
-def served_dialects(tasks: ServerTasks, info: SdkInfo | None = None) -> tuple[Dialect, ...]:
+def served_dialects(tasks: TaskPolicy, info: SdkInfo | None = None) -> tuple[Dialect, ...]:
     """The dialects this server will speak: the ones asked for, else all the installed SDK can.
 
     2025-11-25 on 2.x needs the private seam ``v2.server_middleware``; asking for it on a release
@@ -208,7 +205,7 @@ class TasksExtension(Extension):
             request = record.task.input_requests.get(key)
             if request is not None:
                 _check_input_response(key, str(request.get("method")), response)
-        await runtime.tasks.engine.submit_input_responses(task_id, owner, responses)
+        await runtime.tasks.engine.inputs.submit_responses(task_id, owner, responses)
         return {}
 
 
@@ -310,7 +307,7 @@ def _version_gated(binding: MethodBinding) -> RequestHandler:
     return gated
 
 
-def mcpserver_kwargs(tasks: ServerTasks, **user_kwargs: Any) -> dict[str, Any]:
+def mcpserver_kwargs(tasks: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     """``MCPServer(...)`` keyword arguments: ours composed with the user's, the rest passed through.
 
     The user's extensions and middleware come first (outermost), so they see every call before a
@@ -336,7 +333,7 @@ def mcpserver_kwargs(tasks: ServerTasks, **user_kwargs: Any) -> dict[str, Any]:
     return kwargs
 
 
-def install(tasks: ServerTasks, server: Any) -> None:
+def install(tasks: TaskPolicy, server: Any) -> None:
     """Enable tasks on an mcp 2.x low-level ``Server`` in place; refuse an ``MCPServer``."""
     if isinstance(server, MCPServer):
         raise UnsupportedOptInError(

@@ -1,0 +1,184 @@
+"""Input from the client on behalf of a task's work: the relay between the work and the client.
+
+Work asks with :meth:`InputRelay.request`: the task goes ``input_required`` with the request
+under a key never used before in its life, waits for the answer and returns to ``working``
+(the lifecycle's ``NEED_INPUT`` / ``INPUT_RECEIVED``). Answers come by ``tasks/update`` in
+2026-07-28 (:meth:`InputRelay.submit_responses`) or from an adapter relaying the request on a
+``tasks/result`` stream in 2025-11-25 (:meth:`InputRelay.relay_until_terminal`). A cancelled or
+expired task releases its waiter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+
+from ..core.lifecycle import TaskEvent, next_status
+from ..core.model import Task, TaskStatus
+from ..errors import TaskStateError
+from .state import InputRefused, InputSender, TaskRecord, TaskWriter
+
+__all__ = ["DELIVERY_BOUND_S", "InputRelay", "input_key_prefix"]
+
+DELIVERY_BOUND_S = 5.0
+"""Longest the status change of a relayed answer may take (its notification to a stuck peer)."""
+
+_KEY_PREFIXES: Mapping[str, str] = {
+    "elicitation/create": "elicit",
+    "sampling/createMessage": "sample",
+    "roots/list": "roots",
+}
+
+
+def input_key_prefix(method: str) -> str:
+    """The readable part of an input request key (``elicit-3``): what kind of input it asks for."""
+    return _KEY_PREFIXES.get(method, "input")
+
+
+class InputRelay:
+    """Outstanding input requests per task, their answers, and who is relaying them (one per engine)."""
+
+    def __init__(self, writer: TaskWriter) -> None:
+        self._writer = writer
+
+    async def request(self, record: TaskRecord, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask the client for input on behalf of the task's work and wait for the answer.
+
+        ``request`` is the wire request (``{"method": ..., "params": ...}``). The task goes
+        ``input_required`` with the request under a new key (unique over the task's life) next to
+        any still outstanding, and returns to ``working`` once nothing is outstanding. Returns the
+        answer (the result object, e.g. an ``ElicitResult`` as wire JSON). A task that ends while
+        waiting (cancelled, expired) releases the waiter: its run's cancel scope is cancelled, and
+        a waiter outside that scope gets :class:`TaskStateError`. A waiter cancelled by its own
+        work (a timeout around the call) withdraws its request.
+        """
+        if record.task.is_terminal:
+            raise TaskStateError(
+                f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
+            )
+        method = str(request.get("method", ""))
+        record.input_serial += 1
+        key = f"{input_key_prefix(method)}-{record.input_serial}"
+        outstanding = {**record.task.input_requests, key: dict(request)}
+        status = next_status(record.task.status, TaskEvent.NEED_INPUT)
+        await self._writer.update(
+            record, {"status": status, "input_requests": outstanding}, force_notify=True
+        )
+        answered = False
+        try:
+            while key not in record.input_responses:
+                if record.task.is_terminal:
+                    if record.scope is not None and record.scope.cancel_called:
+                        await anyio.lowlevel.checkpoint()  # the run is being stopped: end here
+                    raise TaskStateError(
+                        f"task {record.task.task_id} ended ({record.task.status.value}) while waiting "
+                        f"for input {key!r}"
+                    )
+                await record.changed.wait()
+            answered = True
+            return dict(record.input_responses.pop(key))
+        finally:
+            record.input_claims.discard(key)
+            if not answered and key in record.task.input_requests and not record.task.is_terminal:
+                with anyio.CancelScope(shield=True):
+                    await self._settle(record, withdrawn=[key])
+
+    async def _settle(self, record: TaskRecord, *, withdrawn: list[str]) -> None:
+        """Drop answered or withdrawn keys; back to ``working`` once nothing is outstanding."""
+        remaining = {k: v for k, v in record.task.input_requests.items() if k not in withdrawn}
+        changes: dict[str, Any] = {"input_requests": remaining}
+        if not remaining and record.task.status is TaskStatus.INPUT_REQUIRED:
+            changes["status"] = next_status(record.task.status, TaskEvent.INPUT_RECEIVED)
+        await self._writer.update(record, changes, force_notify=True)
+
+    async def submit_responses(
+        self, task_id: str, owner: str | None, responses: Mapping[str, Mapping[str, Any]]
+    ) -> list[str]:
+        """Deliver answers to input requests (``tasks/update``); returns the keys taken.
+
+        Only keys the task currently has outstanding are taken (the first answer wins); anything
+        else is ignored, as SEP-2663 asks. A partial answer keeps the task ``input_required``
+        with the rest; once nothing is outstanding it is ``working`` again before this returns,
+        so a ``tasks/get`` right after the acknowledgement never shows an answered request.
+        Unknown ids raise -32602.
+        """
+        record = await self._writer.lookup(task_id, owner)
+        return await self.deliver(record, responses)
+
+    async def deliver(self, record: TaskRecord, responses: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """:meth:`submit_responses` for a record the caller already holds."""
+        if record.task.is_terminal:
+            return []
+        outstanding = record.task.input_requests
+        taken = [key for key in responses if key in outstanding and key not in record.input_responses]
+        for key in taken:
+            record.input_responses[key] = dict(responses[key])
+        if taken:
+            await self._settle(record, withdrawn=taken)
+        return taken
+
+    def claim(self, record: TaskRecord) -> list[tuple[str, Mapping[str, Any]]]:
+        """Outstanding requests no one is relaying yet, now claimed by the caller (2025-11-25).
+
+        The caller sends each to the client and answers it with :meth:`deliver`; if it cannot
+        (its stream closed), it calls :meth:`release_claim` so another relay can.
+        """
+        claimed = [
+            (key, request)
+            for key, request in record.task.input_requests.items()
+            if key not in record.input_claims and key not in record.input_responses
+        ]
+        record.input_claims.update(key for key, _request in claimed)
+        return claimed
+
+    def release_claim(self, record: TaskRecord, key: str) -> None:
+        """Give a claimed request back (its relay failed); waiters on the record look again."""
+        if key in record.input_claims:
+            record.input_claims.discard(key)
+            record.wake_waiters()
+
+    async def relay_until_terminal(self, record: TaskRecord, send: InputSender) -> Task:
+        """2025-11-25 ``tasks/result``: relay the task's input requests on this stream until it ends.
+
+        Each outstanding request no other stream is relaying is sent with ``send`` (which adds the
+        related-task ``_meta`` and waits for the client's answer); the answer goes to the waiting
+        work. Any number of streams may relay one task; each request goes to one of them.
+        """
+        async with anyio.create_task_group() as relays:
+            while not record.task.is_terminal:
+                for key, request in self.claim(record):
+                    relays.start_soon(
+                        self._relay_one, record, send, key, request, name=f"mcp-task input {key}"
+                    )
+                await record.changed.wait()
+            relays.cancel_scope.cancel()  # answers still owed to an ended task are no longer wanted
+        return record.task
+
+    async def _relay_one(
+        self, record: TaskRecord, send: InputSender, key: str, request: Mapping[str, Any]
+    ) -> None:
+        """Send one claimed request and deliver its answer.
+
+        A client that answers with an error cannot give the input: the task is cancelled, saying
+        why, as a 2026-07-28 client cancels a task whose input it cannot give. A relay that fails
+        otherwise (the stream closed) gives its request back for the next ``tasks/result``.
+        """
+        try:
+            answer = await send(key, request)
+        except InputRefused as refused:
+            error = refused.error
+            method = request.get("method", "input")
+            reason = f"the client could not answer {method}: {error.message} (code {error.code})"
+            await self._writer.finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
+            return
+        except BaseException:
+            self.release_claim(record, key)
+            raise
+        # Shielded: the answer is in; the status change it makes (and its notification) must not
+        # be lost when the task ends right after and the remaining relays are stopped.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(DELIVERY_BOUND_S):
+            if not await self.deliver(record, {key: answer}):
+                self.release_claim(record, key)

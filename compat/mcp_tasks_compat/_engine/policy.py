@@ -1,0 +1,61 @@
+"""A server's task policy: which tools may run as tasks, which dialects are served, and its engine.
+
+This is the SDK-free half of :class:`mcp_tasks_compat.server.ServerTasks` (which adds only the
+installing on an SDK server). The server adapters type against :class:`TaskPolicy`, so they sit
+above this layer and below ``server.py``, never beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .._detect import refuse_unsupported
+from ..dialects import ALL_DIALECTS, Dialect, TaskSupport
+from .engine import DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
+from .store import TaskStore
+
+__all__ = ["SUPPORT_VALUES", "TaskPolicy"]
+
+SUPPORT_VALUES: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
+
+
+class TaskPolicy:
+    """Which tools may run as tasks, which dialects are served, and the engine that runs them.
+
+    Validated here, at construction: a support value outside :data:`SUPPORT_VALUES`, an unknown
+    dialect, or one the installed SDK cannot serve is refused before any server is touched.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Mapping[str, TaskSupport] | None = None,
+        default_support: TaskSupport = "forbidden",
+        ttl_floor_ms: int = DEFAULT_TTL_FLOOR_MS,
+        default_ttl_ms: int | None = None,
+        poll_policy: PollPolicy | None = None,
+        store: TaskStore | None = None,
+        dialects: Iterable[Dialect] | None = None,
+    ) -> None:
+        declared: dict[str, TaskSupport] = dict(tools or {})
+        bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
+        if default_support not in SUPPORT_VALUES:
+            bad["default_support"] = default_support
+        if bad:
+            raise ValueError(f"task support must be one of {SUPPORT_VALUES}; got {bad}")
+        self.dialects: tuple[Dialect, ...] | None = None
+        if dialects is not None:
+            asked = tuple(dict.fromkeys(dialects))
+            unknown = [d for d in asked if d not in ALL_DIALECTS]
+            if unknown or not asked:
+                raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
+            refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
+            self.dialects = asked
+        self.tools: dict[str, TaskSupport] = declared
+        self.default_support: TaskSupport = default_support
+        self.engine = TaskEngine(
+            store=store, ttl_floor_ms=ttl_floor_ms, default_ttl_ms=default_ttl_ms, poll_policy=poll_policy
+        )
+
+    def support_for(self, tool_name: str) -> TaskSupport:
+        return self.tools.get(tool_name, self.default_support)
