@@ -301,10 +301,10 @@ def _authenticated_principal(request: object) -> str | None:
 
 
 class _Installation:
-    """Our handlers and ``run`` for one low-level server."""
+    """Our handlers in place on one low-level server, and its ``run`` owning each session's runs."""
 
     def __init__(self, tasks: TaskPolicy, server: Server[Any, Any]) -> None:
-        self.tasks = tasks
+        self.handlers = _TaskHandlers(tasks)
         self.engine = tasks.engine
         self.server = server
         self.original_run = server.run
@@ -319,17 +319,17 @@ class _Installation:
         """Put our handlers in place; idempotent, and run again per session for late registrations."""
         handlers = self.server.request_handlers
         for request_type, make in (
-            (types.CallToolRequest, self._make_call_tool),
-            (types.ListToolsRequest, self._make_list_tools),
+            (types.CallToolRequest, self.handlers.make_call_tool),
+            (types.ListToolsRequest, self.handlers.make_list_tools),
         ):
             current = handlers.get(request_type)
             if current is not None and current is not self.ours.get(request_type):
                 self.ours[request_type] = handlers[request_type] = make(current)
         for request_type, handler in (
-            (types.GetTaskRequest, self._get_task),
-            (types.GetTaskPayloadRequest, self._get_task_result),
-            (types.ListTasksRequest, self._list_tasks),
-            (types.CancelTaskRequest, self._cancel_task),
+            (types.GetTaskRequest, self.handlers.get_task),
+            (types.GetTaskPayloadRequest, self.handlers.get_task_result),
+            (types.ListTasksRequest, self.handlers.list_tasks),
+            (types.CancelTaskRequest, self.handlers.cancel_task),
         ):
             handlers[request_type] = handler
 
@@ -400,6 +400,14 @@ class _Installation:
         for record in await self.engine.store.owned_by(session.principal):
             await self.engine.store.remove(record.task.task_id)
 
+
+class _TaskHandlers:
+    """The request handlers: ``tools/list`` and ``tools/call`` wrapped, ``tasks/*`` served on the engine."""
+
+    def __init__(self, tasks: TaskPolicy) -> None:
+        self.tasks = tasks
+        self.engine = tasks.engine
+
     # --- who is asking ----------------------------------------------------------------------------
 
     def _session(self) -> _SessionTasks:
@@ -416,7 +424,7 @@ class _Installation:
 
     # --- tools ------------------------------------------------------------------------------------
 
-    def _make_list_tools(self, original: RequestHandler) -> RequestHandler:
+    def make_list_tools(self, original: RequestHandler) -> RequestHandler:
         async def list_tools(req: types.ListToolsRequest | None) -> types.ServerResult:
             result = await original(req)
             if not isinstance(result.root, types.ListToolsResult):
@@ -431,7 +439,7 @@ class _Installation:
 
         return list_tools
 
-    def _make_call_tool(self, original: RequestHandler) -> RequestHandler:
+    def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
             name = req.params.name
             support = self.tasks.support_for(name)
@@ -482,13 +490,13 @@ class _Installation:
 
     # --- tasks/* ----------------------------------------------------------------------------------
 
-    async def _get_task(self, req: types.GetTaskRequest) -> types.ServerResult:
+    async def get_task(self, req: types.GetTaskRequest) -> types.ServerResult:
         session = self._session()
         with _peer_errors():
             task = await self.engine.get(req.params.taskId, self._caller(session))
         return _WireResult.of(codec.encode_task(task))
 
-    async def _get_task_result(self, req: types.GetTaskPayloadRequest) -> types.ServerResult:
+    async def get_task_result(self, req: types.GetTaskPayloadRequest) -> types.ServerResult:
         session = self._session()
         task_id, owner = req.params.taskId, self._caller(session)
         with _peer_errors():
@@ -511,12 +519,12 @@ class _Installation:
             raise _jsonrpc_error(task.error.code, task.error.message, task.error.data)
         return _WireResult.of(codec.encode_task_payload(task))
 
-    async def _list_tasks(self, req: types.ListTasksRequest) -> types.ServerResult:
+    async def list_tasks(self, req: types.ListTasksRequest) -> types.ServerResult:
         session = self._session()
         tasks = sorted(await self.engine.owned_by(self._caller(session)), key=lambda task: task.created_at)
         return _WireResult.of(codec.encode_list_tasks_result(tasks))
 
-    async def _cancel_task(self, req: types.CancelTaskRequest) -> types.ServerResult:
+    async def cancel_task(self, req: types.CancelTaskRequest) -> types.ServerResult:
         session = self._session()
         with _peer_errors():
             task = await self.engine.cancel(req.params.taskId, self._caller(session), strict=True)
