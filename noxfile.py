@@ -25,13 +25,14 @@ nox.options.sessions = ["lint", "typecheck", "tests"]
 
 ROOT = Path(__file__).resolve().parent
 PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
+TOOLS = ROOT / "tools"  # repository tools (the docs generator), type-checked with the package
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 
 # The floor (first release with the tasks API), the latest 1.x, the first 2.x and the latest 2.x.
 MCP_VERSIONS = ["1.23.0", "1.30.0", "2.0.0", "2.3.0"]
 # pyright checks each major against the newest release of that major.
 TYPECHECK_VERSIONS = ["1.30.0", "2.3.0"]
-LINT_TARGETS = ["compat", "tests", "noxfile.py"]
+LINT_TARGETS = ["compat", "tests", "tools", "noxfile.py"]
 
 
 def dependency_group(name: str) -> list[str]:
@@ -65,7 +66,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("mcp", TYPECHECK_VERSIONS)
 def typecheck(session: nox.Session, mcp: str) -> None:
-    """pyright strict on the package, with only the adapter of the installed major.
+    """pyright strict on the package and tools/, with only the adapter of the installed major.
 
     The mcp 1.x adapter cannot resolve against mcp 2.x and the reverse, so each run leaves out the
     other major's folder (``_adapters/v1/`` or ``_adapters/v2/``). The files are passed explicitly
@@ -77,6 +78,7 @@ def typecheck(session: nox.Session, mcp: str) -> None:
     files = sorted(
         path.relative_to(ROOT).as_posix() for path in PACKAGE.rglob("*.py") if other not in path.parents
     )
+    files += sorted(path.relative_to(ROOT).as_posix() for path in TOOLS.rglob("*.py"))
     settings = {
         key: value for key, value in PYPROJECT["tool"]["pyright"].items() if key not in ("include", "exclude")
     }

@@ -81,7 +81,7 @@ PUBLIC = [
     "mcp_tasks_compat.core.codec_2026",
     "mcp_tasks_compat._detect",
     "mcp_tasks_compat._engine",
-    "mcp_tasks_compat._matrix",
+    "mcp_tasks_compat._cli",
     "mcp_tasks_compat.__main__",
 ]
 # Modules whose every public class and function must be listed (the foundation's own).

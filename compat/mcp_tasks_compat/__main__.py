@@ -1,7 +1,7 @@
 """Command line: ``mcp-tasks-compat`` / ``python -m mcp_tasks_compat``.
 
 ``info``, ``demo``, ``example-server``, ``call`` and ``probe``; docs/cli.md lists every option and
-exit code. Parsing lives here; what each command does lives in :mod:`._cli`.
+exit code. Parsing lives here; what each command does lives in the :mod:`._cli` package.
 """
 
 from __future__ import annotations
