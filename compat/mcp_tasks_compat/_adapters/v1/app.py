@@ -22,6 +22,8 @@ from mcp.shared.memory import create_client_server_memory_streams
 
 from ..base import Answerer, Streams, Tool
 from ..shared import form_answer, list_all_tools, serve_asgi
+from ..shared import open_session as open_session  # the same on both majors
+from ..shared import stdio_streams as stdio_streams
 from .server import install, lowlevel_server_of
 
 if TYPE_CHECKING:

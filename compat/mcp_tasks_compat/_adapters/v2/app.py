@@ -30,6 +30,8 @@ from ..._detect import sdk_info
 from ...errors import UnsupportedSdkError
 from ..base import Answerer, Streams, Tool
 from ..shared import form_answer, list_all_tools, serve_asgi
+from ..shared import open_session as open_session  # the same on both majors
+from ..shared import stdio_streams as stdio_streams
 from .server import mcpserver_kwargs
 
 if TYPE_CHECKING:
