@@ -79,7 +79,7 @@ FEATURES: Final[tuple[Feature, ...]] = (
     Feature("v2.method_binding", 2, "mcp.server.extension", "MethodBinding"),
     Feature("v2.mcpserver", 2, "mcp.server.mcpserver", "MCPServer"),
     Feature("v2.name_param", 2, "mcp_types", "Request.name_param"),
-    # ... and the narrow private seams the 2025-11-25 dialect needs on 2.x (sdk2-extensions.md §4).
+    # ... and the narrow private seams the 2025-11-25 dialect needs on 2.x (see docs/architecture.md).
     Feature("v2.raw_request", 2, "mcp.shared.dispatcher", "Dispatcher.send_raw_request", private=True),
     Feature(
         "v2.server_middleware",

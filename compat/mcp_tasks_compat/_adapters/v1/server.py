@@ -1,7 +1,7 @@
 """mcp 1.x servers: task-capable tools in the 2025-11-25 dialect, run by our engine.
 
 The SDK's own runtime (``enable_tasks`` / ``run_task`` / ``TaskSupport`` / its in-memory store)
-is never used: its crash and hang paths (sdk1-tasks.md section 6) cannot be patched from outside.
+is never used: its crash and hang paths (docs/server.md lists them) cannot be patched from outside.
 Instead :func:`install` wraps a few things *on the user's server instance* (never the SDK
 classes):
 

@@ -2,7 +2,7 @@
 
 The 2.x runner sieves every handler result on a handshake-era connection through the 2025
 surface, which turns a nested ``CreateTaskResult`` into -32603. It trusts a middleware that
-answers without calling ``call_next`` (sdk2-extensions.md §4), so this middleware:
+answers without calling ``call_next`` (the probed private seam ``v2.server_middleware``), so this middleware:
 
 * answers ``tools/call`` with ``params.task`` itself (creates the task, returns ``{"task": ...}``)
   and runs the rest of the chain, without ``params.task``, as the task's work;

@@ -3,7 +3,7 @@
 One :class:`TasksRuntime` exists per server the tasks are enabled on. It owns no task group itself:
 the server lifespan does (``tasks.engine.running()`` composed with the user's lifespan), because
 on 2026-07-28 every request gets a fresh connection that closes when the request ends, so work
-that outlives the ``tools/call`` request can only live in the lifespan (sdk2-extensions.md §2.5).
+that outlives the ``tools/call`` request can only live in the lifespan.
 """
 
 from __future__ import annotations
