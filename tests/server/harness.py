@@ -243,7 +243,9 @@ class StdioPeer:
 
 
 @asynccontextmanager
-async def stdio_peer(command: Sequence[str], env: Mapping[str, str] | None = None) -> AsyncGenerator[StdioPeer, None]:
+async def stdio_peer(
+    command: Sequence[str], env: Mapping[str, str] | None = None
+) -> AsyncGenerator[StdioPeer, None]:
     """A :class:`StdioPeer` on ``command``; on exit stdin is closed and the process must exit 0."""
     process = await anyio.open_process(list(command), stderr=None, env=None if env is None else dict(env))
     try:
@@ -301,11 +303,16 @@ def listening_socket() -> socket.socket:
 
 
 @asynccontextmanager
-async def serve_asgi(app: Any, *, lifespan: str = "auto") -> AsyncGenerator[str, None]:
-    """Serve the ASGI ``app`` with uvicorn on a pre-bound socket (no start-up race); yields ``.../mcp``."""
+async def serve_asgi(
+    app: Any, *, sock: socket.socket | None = None, lifespan: str = "auto"
+) -> AsyncGenerator[str, None]:
+    """Serve the ASGI ``app`` with uvicorn on a listening socket (no start-up race); yields ``.../mcp``.
+
+    ``sock`` is one from :func:`listening_socket` when the app needs its URL before it is built.
+    """
     import uvicorn  # a test dependency; imported here so a kit server subprocess never needs it
 
-    sock = listening_socket()
+    sock = listening_socket() if sock is None else sock
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan)
     server = uvicorn.Server(config)

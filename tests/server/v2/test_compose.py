@@ -293,9 +293,7 @@ async def test_dialects_can_be_limited() -> None:
     assert get_2025["error"]["code"] == -32601
     async with raw_peer(servers["2025"]) as peer:
         discovered = (await peer.request("server/discover", {"_meta": meta_2026()}))["result"]
-        call_2026 = await peer.request(
-            "tools/call", {"name": "work", "arguments": {}, "_meta": meta_2026()}
-        )
+        call_2026 = await peer.request("tools/call", {"name": "work", "arguments": {}, "_meta": meta_2026()})
     assert "extensions" not in discovered["capabilities"]
     assert call_2026["result"]["content"] == [{"type": "text", "text": "done"}]
 

@@ -1,4 +1,4 @@
-"""2025-11-25 experimental tasks served by an mcp 2.x server (handshake-era connections, raw JSON-RPC)."""
+"""2025-11-25 experimental tasks served by an mcp 2.x server (opened with initialize, raw JSON-RPC)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mcp_tasks_compat.server import ServerTasks, current_task, report_status
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ..harness import Gate, ISO_Z, RawPeer  # noqa: E402
+from ..harness import ISO_Z, Gate, RawPeer  # noqa: E402
 from ._sdk import (  # noqa: E402
     MCPError,
     MCPServer,
@@ -308,9 +308,9 @@ async def test_2025_and_2026_share_one_server_but_not_their_methods() -> None:
         await peer_2025.initialize()
         id_2025 = (await create(peer_2025, "work", {"x": 1}))["result"]["task"]["taskId"]
         envelope = {"_meta": meta_2026()}
-        id_2026 = (await peer_2026.request("tools/call", {"name": "work", "arguments": {"x": 1}, **envelope}))[
-            "result"
-        ]["taskId"]
+        id_2026 = (
+            await peer_2026.request("tools/call", {"name": "work", "arguments": {"x": 1}, **envelope})
+        )["result"]["taskId"]
         on_2026 = {
             method: await peer_2026.request(method, {"taskId": id_2025, **envelope})
             for method in ("tasks/result", "tasks/list", "tasks/get")

@@ -1,16 +1,15 @@
 """Input during a task on an mcp 2.x server, in both dialects: elicitation, sampling and roots.
 
 2026-07-28 (a real 2.x ``ClientSession`` declaring the extension): the task shows its requests as
-``inputRequests`` on ``tasks/get``, answers come with ``tasks/update``. 2025-11-25 (a raw
-handshake-era peer): the requests travel on the peer's open ``tasks/result``, tagged with the
-related-task ``_meta``, and the answers go back as ordinary JSON-RPC responses. A plain call uses
+``inputRequests`` on ``tasks/get``, answers come with ``tasks/update``. 2025-11-25 (a raw peer
+that opens with ``initialize``): the requests travel on the peer's open ``tasks/result``, tagged
+with the related-task ``_meta``, and the answers go back as ordinary JSON-RPC responses. A plain call uses
 the ordinary request of the ``tools/call``, which a 2026-07-28 plain call does not have.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +25,6 @@ pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from mcp.client._memory import InMemoryTransport  # noqa: E402
-from mcp.shared.message import SessionMessage  # noqa: E402
 
 from ..harness import RawPeer, ServerRequestAnswer  # noqa: E402
 from ._sdk import (  # noqa: E402 - after the skip, these import mcp 2.x
@@ -280,11 +277,13 @@ async def test_2026_a_plain_call_cannot_ask_and_says_how_it_could() -> None:
     assert "declare it 'optional' or 'required'" in forbidden.value.error.message
 
 
-# --- 2025-11-25 on the same server (a raw handshake-era peer) ---------------------------------------
+# --- 2025-11-25 on the same server (a raw peer) ---------------------------------------------------
 
 
 @asynccontextmanager
-async def peer_2025(app: App, answer: ServerRequestAnswer, capabilities: dict[str, Any]) -> AsyncGenerator[RawPeer, None]:
+async def peer_2025(
+    app: App, answer: ServerRequestAnswer, capabilities: dict[str, Any]
+) -> AsyncGenerator[RawPeer, None]:
     """A raw 2025-11-25 peer, initialized declaring ``capabilities``, answering the server's requests."""
     async with raw_peer(app.server, answer=answer) as peer:
         await peer.initialize(capabilities=capabilities, client_name="raw")

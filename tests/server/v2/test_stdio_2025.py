@@ -7,18 +7,11 @@ interpreter is not needed to produce these frames).
 
 from __future__ import annotations
 
-import json
 import re
-import sys
-from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 from typing import Any, cast
 
-import anyio
-import anyio.abc
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")

@@ -13,7 +13,7 @@ from mcp_tasks_compat.server import ServerTasks
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ..harness import EXT, Gate, ISO_Z  # noqa: E402 - needs mcp 2.x
+from ..harness import EXT, ISO_Z, Gate  # noqa: E402 - needs mcp 2.x
 from ._sdk import (  # noqa: E402
     MCPServer,
     meta_2026,
