@@ -4,8 +4,9 @@ Run with an mcp 1.x interpreter and name an mcp 2.x interpreter for the server:
 
     /work/venvs/mcp1.30.0/bin/python tests/interop/v1_client_vs_v2_server.py /work/venvs/mcp2.3.0/bin/python
 
-The server is ``tests/server_v2/stdio_app.py`` (ServerTasks on an MCPServer). Prints one JSON
-report; exits 0 only if every check held. Not collected by pytest (the interop suite runs it).
+The server is the testing kit's serve command (``python -m mcp_tasks_compat.testing serve``) for
+``tests.server.harness:HOLD_TOOLSET`` (ServerTasks on an MCPServer). Prints one JSON report; exits
+0 only if every check held. Not collected by pytest (the interop suite runs it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,16 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-SERVER_APP = Path(__file__).resolve().parents[1] / "server_v2" / "stdio_app.py"
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a script: make ``tests.server.harness`` importable
+
+from tests.server.harness import hold_server_command  # noqa: E402
+
+
+def server_environment() -> dict[str, str]:
+    """This environment, with the checkout on ``PYTHONPATH`` so the server finds the tool set."""
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 async def run(server_python: str) -> dict[str, Any]:
@@ -37,7 +47,8 @@ async def run(server_python: str) -> dict[str, Any]:
         ):
             statuses.append((message.root.params.taskId, message.root.params.status))
 
-    params = StdioServerParameters(command=server_python, args=[str(SERVER_APP)], env=dict(os.environ))
+    command = hold_server_command(server_python)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=server_environment())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # 1.28+: the experimental API warns on access
         async with (

@@ -14,11 +14,10 @@ pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ._v2_kit import (  # noqa: E402 - after the skip, these import mcp 2.x
-    EXT,
+from ..harness import EXT, Gate  # noqa: E402
+from ._sdk import (  # noqa: E402 - after the skip, these import mcp 2.x
     Ack,
     CallToolResult,
-    Gate,
     MCPError,
     MCPServer,
     TaskHandle,

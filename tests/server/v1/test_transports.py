@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -19,7 +18,6 @@ pytest.importorskip("mcp.server.fastmcp", reason="needs mcp 1.x (FastMCP)")
 import httpx  # noqa: E402
 import mcp.client.streamable_http as streamable_http  # noqa: E402
 import mcp.types as types  # noqa: E402
-import uvicorn  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.server.auth.provider import AccessToken  # noqa: E402
@@ -29,10 +27,11 @@ from mcp.shared.exceptions import McpError  # noqa: E402
 from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
-from ._harness import TASK_TOOLS, Controls, StatusWatch, experimental, fastmcp_server  # noqa: E402
+from ..harness import listening_socket, serve_asgi  # noqa: E402
+from ._sdk import TASK_TOOLS, Controls, StatusWatch, experimental, fastmcp_server  # noqa: E402
 
 TOKENS = {"alice-token": "alice", "bob-token": "bob"}
-STDIO_SERVER = Path(__file__).with_name("stdio_server_v1.py")
+STDIO_SERVER = Path(__file__).with_name("stdio_server.py")
 
 
 class StaticTokens:
@@ -48,17 +47,10 @@ class StaticTokens:
         return AccessToken(token=token, client_id=client_id, scopes=["mcp"], resource=self.resource)
 
 
-def _listening_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    return sock
-
-
 @asynccontextmanager
 async def serve_with_auth(controls: Controls) -> AsyncIterator[str]:
     """The FastMCP test server, tasks installed, behind bearer auth, on 127.0.0.1; yields its URL."""
-    sock = _listening_socket()  # listening before uvicorn starts: clients can connect at once
+    sock = listening_socket()  # the auth settings need the URL before the server is built
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     auth = AuthSettings.model_validate(
         {
@@ -70,14 +62,8 @@ async def serve_with_auth(controls: Controls) -> AsyncIterator[str]:
     )
     tasks = ServerTasks(tools=dict(TASK_TOOLS))
     server = fastmcp_server(tasks, controls, auth=auth, token_verifier=StaticTokens(url))
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
-    async with anyio.create_task_group() as group:
-        group.start_soon(web.serve, [sock])
-        try:
-            yield url
-        finally:
-            web.should_exit = True
+    async with serve_asgi(server.streamable_http_app(), sock=sock, lifespan="on") as served:
+        yield served
 
 
 @asynccontextmanager

@@ -1,70 +1,29 @@
 """The 2025-11-25 dialect of a 2.x MCPServer over stdio, as an mcp 1.x client sees it: exact wire.
 
-The server runs as a subprocess (``stdio_app.py``) and is driven with raw JSON-RPC lines, which is
-what a 1.x client sends (a 1.x interpreter is not needed to produce these frames).
+The server is the testing kit's serve command for :data:`tests.server.harness.HOLD_TOOLSET`, run as
+a subprocess and driven with raw JSON-RPC lines, which is what a 1.x client sends (a 1.x
+interpreter is not needed to produce these frames).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sys
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
-from pathlib import Path
+from contextlib import AbstractAsyncContextManager
 from typing import Any, cast
 
-import anyio
-import anyio.abc
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-APP = Path(__file__).with_name("stdio_app.py")
-RELATED = "io.modelcontextprotocol/related-task"
+from ..harness import RELATED, StdioPeer, hold_server_command, hold_server_environment, stdio_peer  # noqa: E402
+
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
-class StdioPeer:
-    def __init__(self, process: anyio.abc.Process) -> None:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        self._stdin = process.stdin
-        self._stdout = BufferedByteReceiveStream(process.stdout)
-        self.notifications: list[dict[str, Any]] = []
-        self._next_id = 0
-
-    async def send(self, frame: dict[str, Any]) -> None:
-        await self._stdin.send((json.dumps(frame) + "\n").encode())
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._next_id += 1
-        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            frame["params"] = params
-        await self.send(frame)
-        with anyio.fail_after(20):  # the first answer waits for the subprocess to import mcp
-            while True:
-                line = await self._stdout.receive_until(b"\n", 1 << 20)
-                answer = json.loads(line)
-                if answer.get("id") == self._next_id:
-                    return answer
-                self.notifications.append(answer)
-
-
-@asynccontextmanager
-async def stdio_server() -> AsyncGenerator[StdioPeer, None]:
-    process = await anyio.open_process([sys.executable, str(APP)], stderr=None)
-    try:
-        yield StdioPeer(process)
-    finally:
-        assert process.stdin is not None
-        await process.stdin.aclose()  # EOF: the server ends its session and exits
-        with anyio.fail_after(10):
-            returncode = await process.wait()
-        assert returncode == 0
+def stdio_server() -> AbstractAsyncContextManager[StdioPeer]:
+    """The kit's serve command for the hold tool set, driven with raw JSON-RPC lines."""
+    return stdio_peer(hold_server_command(), env=hold_server_environment())
 
 
 def normalized(frame: dict[str, Any], task_id: str) -> Any:
@@ -128,6 +87,8 @@ async def test_2025_dialect_over_stdio_exact_wire_and_clean_exit() -> None:
 
     # mcp < 2.3 also writes an empty "experimental" capability; nothing else differs.
     assert init["result"]["capabilities"].pop("experimental", {}) == {}
+    # The kit's ToolSet names the server but gives it no version: the SDK's default is written.
+    assert isinstance(init["result"]["serverInfo"].pop("version"), str)
     assert init == {
         "jsonrpc": "2.0",
         "id": 1,
@@ -139,7 +100,7 @@ async def test_2025_dialect_over_stdio_exact_wire_and_clean_exit() -> None:
                 "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
             },
             "protocolVersion": "2025-11-25",
-            "serverInfo": {"name": "stdio-tasks", "version": "1.0"},
+            "serverInfo": {"name": "stdio-tasks"},
         },
     }
     executions = {tool["name"]: tool.get("execution") for tool in tools["result"]["tools"]}

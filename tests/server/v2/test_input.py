@@ -1,16 +1,15 @@
 """Input during a task on an mcp 2.x server, in both dialects: elicitation, sampling and roots.
 
 2026-07-28 (a real 2.x ``ClientSession`` declaring the extension): the task shows its requests as
-``inputRequests`` on ``tasks/get``, answers come with ``tasks/update``. 2025-11-25 (a raw
-handshake-era peer): the requests travel on the peer's open ``tasks/result``, tagged with the
-related-task ``_meta``, and the answers go back as ordinary JSON-RPC responses. A plain call uses
+``inputRequests`` on ``tasks/get``, answers come with ``tasks/update``. 2025-11-25 (a raw peer
+that opens with ``initialize``): the requests travel on the peer's open ``tasks/result``, tagged
+with the related-task ``_meta``, and the answers go back as ordinary JSON-RPC responses. A plain call uses
 the ordinary request of the ``tools/call``, which a 2026-07-28 plain call does not have.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,20 +25,19 @@ pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from mcp.client._memory import InMemoryTransport  # noqa: E402
-from mcp.shared.message import SessionMessage  # noqa: E402
 
-from ._v2_kit import (  # noqa: E402 - after the skip, these import mcp 2.x
+from ..harness import RawPeer, ServerRequestAnswer  # noqa: E402
+from ._sdk import (  # noqa: E402 - after the skip, these import mcp 2.x
     Ack,
     MCPError,
     MCPServer,
-    RawPeer,
     TaskHandle,
     UpdateParams,
     UpdateTask,
     cancel_task,
     declaring_session,
     get_task,
+    raw_peer,
 )
 
 BOUND_S = 5
@@ -279,70 +277,26 @@ async def test_2026_a_plain_call_cannot_ask_and_says_how_it_could() -> None:
     assert "declare it 'optional' or 'required'" in forbidden.value.error.message
 
 
-# --- 2025-11-25 on the same server (a raw handshake-era peer) ---------------------------------------
-
-
-@dataclass
-class LegacyPeer(RawPeer):
-    """A raw peer that also answers the server's requests (``answer(method, params)`` -> frame)."""
-
-    answer: Callable[[str, dict[str, Any]], Mapping[str, Any]] = lambda method, params: {"result": {}}
-    server_requests: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
-    frames: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
-
-    async def pump(self) -> None:
-        async for item in self.read:
-            if not isinstance(item, SessionMessage):
-                continue
-            frame = json.loads(item.message.model_dump_json(by_alias=True, exclude_unset=True))
-            self.frames.append(frame)
-            if "method" in frame and "id" in frame:  # a request from the server
-                self.server_requests.append(frame)
-                reply = {
-                    "jsonrpc": "2.0",
-                    "id": frame["id"],
-                    **self.answer(frame["method"], frame.get("params", {})),
-                }
-                await self.send(reply)
-            elif "method" in frame:
-                self.notifications.append(frame)
-            elif isinstance(frame.get("id"), int) and frame["id"] in self._pending:
-                event, slot = self._pending.pop(frame["id"])
-                slot.append(frame)
-                event.set()
-
-    async def initialize_with(self, capabilities: dict[str, Any]) -> dict[str, Any]:
-        response = await self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": capabilities,
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        )
-        await self.notify("notifications/initialized")
-        return response
+# --- 2025-11-25 on the same server (a raw peer) ---------------------------------------------------
 
 
 @asynccontextmanager
-async def legacy_peer(
-    app: App, answer: Callable[[str, dict[str, Any]], Mapping[str, Any]], capabilities: dict[str, Any]
-) -> AsyncGenerator[LegacyPeer, None]:
-    async with InMemoryTransport(app.server) as (read, write), anyio.create_task_group() as group:
-        peer = LegacyPeer(read, write, answer=answer)
-        group.start_soon(peer.pump)
-        await peer.initialize_with(capabilities)
+async def peer_2025(
+    app: App, answer: ServerRequestAnswer, capabilities: dict[str, Any]
+) -> AsyncGenerator[RawPeer, None]:
+    """A raw 2025-11-25 peer, initialized declaring ``capabilities``, answering the server's requests."""
+    async with raw_peer(app.server, answer=answer) as peer:
+        await peer.initialize(capabilities=capabilities, client_name="raw")
         yield peer
-        group.cancel_scope.cancel()
 
 
 def accept(method: str, params: dict[str, Any]) -> Mapping[str, Any]:
     if method == "roots/list":
-        return {"result": {"roots": [{"uri": "file:///legacy"}]}}
+        return {"result": {"roots": [{"uri": "file:///roots-2025"}]}}
     return {"result": ACCEPT}
 
 
-async def _start_2025(peer: LegacyPeer, tool: str, arguments: dict[str, Any]) -> str:
+async def _start_2025(peer: RawPeer, tool: str, arguments: dict[str, Any]) -> str:
     created = await peer.request(
         "tools/call", {"name": tool, "arguments": arguments, "task": {"ttl": 60_000}}
     )
@@ -351,14 +305,14 @@ async def _start_2025(peer: LegacyPeer, tool: str, arguments: dict[str, Any]) ->
 
 async def test_2025_requests_ride_the_open_tasks_result_tagged_with_the_task() -> None:
     app = build_app()
-    async with legacy_peer(app, accept, {"elicitation": {}, "roots": {}}) as peer:
+    async with peer_2025(app, accept, {"elicitation": {}, "roots": {}}) as peer:
         task_id = await _start_2025(peer, "ask_both", {})
         await app.status_becomes(task_id, TaskStatus.INPUT_REQUIRED, 2)
         waiting = await peer.request("tasks/get", {"taskId": task_id})
         assert peer.server_requests == []  # nothing goes out before a tasks/result stream is open
         result = await peer.request("tasks/result", {"taskId": task_id})
     assert waiting["result"]["status"] == "input_required"
-    assert result["result"]["content"] == [{"type": "text", "text": "Ada in ['file:///legacy']"}]
+    assert result["result"]["content"] == [{"type": "text", "text": "Ada in ['file:///roots-2025']"}]
     assert result["result"]["_meta"] == {RELATED: {"taskId": task_id}}
     assert sorted(request["method"] for request in peer.server_requests) == [
         "elicitation/create",
@@ -372,7 +326,7 @@ async def test_2025_requests_ride_the_open_tasks_result_tagged_with_the_task() -
 
 async def test_2025_a_plain_call_sends_the_ordinary_request() -> None:
     app = build_app()
-    async with legacy_peer(app, accept, {"elicitation": {}}) as peer:
+    async with peer_2025(app, accept, {"elicitation": {}}) as peer:
         result = await peer.request("tools/call", {"name": "ask", "arguments": {"question": "plain?"}})
     assert result["result"]["content"] == [{"type": "text", "text": "accept: Ada"}]
     (elicitation,) = peer.server_requests
@@ -381,7 +335,7 @@ async def test_2025_a_plain_call_sends_the_ordinary_request() -> None:
 
 async def test_2025_a_client_without_the_capability_gets_the_task_cancelled() -> None:
     app = build_app()
-    async with legacy_peer(app, accept, {}) as peer:
+    async with peer_2025(app, accept, {}) as peer:
         task_id = await _start_2025(peer, "ask", {"question": "?"})
         with anyio.fail_after(BOUND_S):
             await app.stopped.wait()
@@ -399,7 +353,7 @@ async def test_2025_a_refused_request_cancels_the_task() -> None:
         return {"error": {"code": -32600, "message": "Elicitation not supported"}}
 
     app = build_app()
-    async with legacy_peer(app, refuse, {"elicitation": {}}) as peer:
+    async with peer_2025(app, refuse, {"elicitation": {}}) as peer:
         task_id = await _start_2025(peer, "ask", {"question": "?"})
         payload = await peer.request("tasks/result", {"taskId": task_id})
         state = await peer.request("tasks/get", {"taskId": task_id})

@@ -1,4 +1,4 @@
-"""2025-11-25 experimental tasks served by an mcp 2.x server (handshake-era connections, raw JSON-RPC)."""
+"""2025-11-25 experimental tasks served by an mcp 2.x server (opened with initialize, raw JSON-RPC)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,12 @@ from mcp_tasks_compat.server import ServerTasks, current_task, report_status
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ._v2_kit import (  # noqa: E402
-    ISO_Z,
-    Gate,
+from ..harness import ISO_Z, Gate, RawPeer  # noqa: E402
+from ._sdk import (  # noqa: E402
     MCPError,
     MCPServer,
-    RawPeer,
     ToolError,
-    modern_meta,
+    meta_2026,
     raw_peer,
 )
 
@@ -31,7 +29,7 @@ def build(**options: Any) -> tuple[ServerTasks, MCPServer, Gate, dict[str, Any]]
     tasks = ServerTasks(
         tools={"work": "optional", "must": "required", "oops": "optional", "boom": "optional"}, **options
     )
-    server = MCPServer("legacy-on-2x", **tasks.mcpserver_kwargs())
+    server = MCPServer("dialect-2025-on-2x", **tasks.mcpserver_kwargs())
     gate = Gate()
     seen: dict[str, Any] = {}
 
@@ -306,21 +304,21 @@ async def test_tasks_list_pages() -> None:
 async def test_2025_and_2026_share_one_server_but_not_their_methods() -> None:
     _tasks, server, gate, _seen = build()
     gate.release.set()
-    async with raw_peer(server) as legacy, raw_peer(server) as modern:
-        await legacy.initialize()
-        legacy_id = (await create(legacy, "work", {"x": 1}))["result"]["task"]["taskId"]
-        envelope = {"_meta": modern_meta()}
-        modern_id = (await modern.request("tools/call", {"name": "work", "arguments": {"x": 1}, **envelope}))[
-            "result"
-        ]["taskId"]
+    async with raw_peer(server) as peer_2025, raw_peer(server) as peer_2026:
+        await peer_2025.initialize()
+        id_2025 = (await create(peer_2025, "work", {"x": 1}))["result"]["task"]["taskId"]
+        envelope = {"_meta": meta_2026()}
+        id_2026 = (
+            await peer_2026.request("tools/call", {"name": "work", "arguments": {"x": 1}, **envelope})
+        )["result"]["taskId"]
         on_2026 = {
-            method: await modern.request(method, {"taskId": legacy_id, **envelope})
+            method: await peer_2026.request(method, {"taskId": id_2025, **envelope})
             for method in ("tasks/result", "tasks/list", "tasks/get")
         }
-        update_on_2025 = await legacy.request("tasks/update", {"taskId": legacy_id, "inputResponses": {}})
-        modern_from_2025 = await legacy.request("tasks/get", {"taskId": modern_id})
+        update_on_2025 = await peer_2025.request("tasks/update", {"taskId": id_2025, "inputResponses": {}})
+        from_2025_of_2026 = await peer_2025.request("tasks/get", {"taskId": id_2026})
     assert on_2026["tasks/result"]["error"]["code"] == -32601
     assert on_2026["tasks/list"]["error"]["code"] == -32601
     assert on_2026["tasks/get"]["error"]["code"] == -32602  # a 2025 task is not a 2026 bearer handle
     assert update_on_2025["error"]["code"] == -32601
-    assert modern_from_2025["error"]["code"] == -32602
+    assert from_2025_of_2026["error"]["code"] == -32602

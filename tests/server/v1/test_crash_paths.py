@@ -27,14 +27,14 @@ from pydantic import ValidationError  # noqa: E402
 from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
-from ._harness import (  # noqa: E402
+from ..harness import exception_leaves  # noqa: E402
+from ._sdk import (  # noqa: E402
     TASK_TOOLS,
     Connection,
     Controls,
     StatusWatch,
     bare_sdk_server,
     connect,
-    exception_leaves,
     lowlevel_server,
 )
 

@@ -13,7 +13,8 @@ pytest.importorskip("mcp.server.fastmcp", reason="needs mcp 1.x (FastMCP)")
 from mcp_tasks_compat.core.codec_2025 import SERVER_TASKS_CAPABILITY  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
-from ._harness import TASK_TOOLS, Controls, RawClient, fastmcp_server, lowlevel_server, raw_connect  # noqa: E402
+from ..harness import RawPeer  # noqa: E402
+from ._sdk import TASK_TOOLS, Controls, fastmcp_server, lowlevel_server, raw_connect  # noqa: E402
 
 TASK_KEYS = {"taskId", "status", "createdAt", "lastUpdatedAt", "ttl", "pollInterval"}
 
@@ -28,15 +29,15 @@ def error_of(answer: dict[str, Any]) -> tuple[int, str]:
     return answer["error"]["code"], answer["error"]["message"]
 
 
-async def alive(client: RawClient) -> None:
-    assert (await client.request("ping"))["result"] == {}
+async def alive(client: RawPeer) -> None:
+    assert (await client.request("ping", {}))["result"] == {}
 
 
 @pytest.mark.parametrize("kind", ["lowlevel", "fastmcp"])
 async def test_initialize_advertises_tasks_and_tools_declare_task_support(kind: str) -> None:
     async with raw_connect(build(kind, Controls())) as (client, initialized):
         assert initialized["result"]["capabilities"]["tasks"] == SERVER_TASKS_CAPABILITY
-        tools = (await client.request("tools/list"))["result"]["tools"]
+        tools = (await client.request("tools/list", {}))["result"]["tools"]
         declared = {tool["name"]: tool["execution"] for tool in tools}
         for name, support in TASK_TOOLS.items():
             if name in declared:
@@ -62,7 +63,7 @@ async def test_task_messages_have_the_2025_shapes() -> None:
         assert set(got) == TASK_KEYS | {"statusMessage"}
         assert got["statusMessage"] == "started"
 
-        listed = await client.request("tasks/list", omit_params=True)
+        listed = await client.request("tasks/list")
         assert [t["taskId"] for t in listed["result"]["tasks"]] == [task_id]
         assert "nextCursor" not in listed["result"]
 
@@ -112,7 +113,7 @@ async def test_completed_task_result_is_the_tool_result_with_related_task_meta()
 )
 async def test_malformed_params_are_invalid_params_and_the_session_lives(method: str, params: Any) -> None:
     async with raw_connect(build("lowlevel", Controls())) as (client, _):
-        answer = await client.request(method, params, omit_params=params is None)
+        answer = await client.request(method, params)
         assert error_of(answer)[0] == -32602
         await alive(client)
         created = await client.request(

@@ -1,7 +1,8 @@
 """A low-level mcp 1.x server with tasks installed, served over stdio (spawned by the transport tests).
 
-Usage: ``python stdio_server_v1.py MARKER_FILE``. When ``server.run`` ends, the marker file says
-how: ``returned`` or ``raised: <error>``.
+Usage: ``python stdio_server.py MARKER_FILE``. When ``server.run`` ends, the marker file says
+how: ``returned`` or ``raised: <error>``. A script of its own rather than the testing kit's serve
+command because the test checks that marker: the kit's server cannot say how ``server.run`` ended.
 """
 
 from __future__ import annotations

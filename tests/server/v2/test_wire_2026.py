@@ -13,7 +13,12 @@ from mcp_tasks_compat.server import ServerTasks
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ._v2_kit import EXT, ISO_Z, Gate, MCPServer, modern_meta, raw_peer  # noqa: E402 - needs mcp 2.x
+from ..harness import EXT, ISO_Z, Gate  # noqa: E402 - needs mcp 2.x
+from ._sdk import (  # noqa: E402
+    MCPServer,
+    meta_2026,
+    raw_peer,
+)
 
 SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "wire-2026", "version": ""}}
 
@@ -37,11 +42,11 @@ def build(**options: Any) -> tuple[ServerTasks, Any, Gate]:
 
 
 def call(name: str, arguments: dict[str, Any], *, declare: bool = True) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments, "_meta": modern_meta(declare=declare)}
+    return {"name": name, "arguments": arguments, "_meta": meta_2026(declare=declare)}
 
 
 def task_params(task_id: Any, *, declare: bool = True, **extra: Any) -> dict[str, Any]:
-    return {"taskId": task_id, "_meta": modern_meta(declare=declare), **extra}
+    return {"taskId": task_id, "_meta": meta_2026(declare=declare), **extra}
 
 
 async def test_create_task_result_is_flat_with_result_type_task() -> None:
@@ -117,9 +122,9 @@ async def test_result_types_of_every_tasks_method() -> None:
 @pytest.mark.parametrize(
     ("params", "why"),
     [
-        ({"_meta": modern_meta()}, "no taskId"),
-        ({"taskId": 5, "_meta": modern_meta()}, "taskId not a string"),
-        ({"taskId": None, "_meta": modern_meta()}, "taskId null"),
+        ({"_meta": meta_2026()}, "no taskId"),
+        ({"taskId": 5, "_meta": meta_2026()}, "taskId not a string"),
+        ({"taskId": None, "_meta": meta_2026()}, "taskId null"),
     ],
 )
 @pytest.mark.parametrize("method", ["tasks/get", "tasks/cancel", "tasks/update"])
@@ -173,7 +178,7 @@ async def test_undeclared_capability_gets_missing_capability_everywhere() -> Non
     assert still["status"] == "working"
 
 
-async def test_legacy_params_task_is_ignored_on_2026() -> None:
+async def test_2025_params_task_is_ignored_on_2026() -> None:
     _tasks, server, gate = build()
     gate.release.set()
     async with raw_peer(server) as peer:

@@ -9,11 +9,9 @@ The client here is the SDK's (``session.experimental``), over tapped in-memory s
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -28,9 +26,10 @@ pytest.importorskip("mcp.server.fastmcp", reason="needs mcp 1.x (FastMCP)")
 import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.server.fastmcp import FastMCP  # noqa: E402
-from mcp.shared.message import SessionMessage  # noqa: E402
 
-from ._harness import ServerOutcome, StatusWatch, Wire, experimental, run_server, wire_of  # noqa: E402
+from ..harness import Wire  # noqa: E402
+from ._sdk import StatusWatch, experimental  # noqa: E402
+from ._sdk import connect as connect_tapped  # noqa: E402
 
 BOUND_S = 5
 RELATED = "io.modelcontextprotocol/related-task"
@@ -113,34 +112,10 @@ class Connection:
 @asynccontextmanager
 async def connect(server: FastMCP[Any], **callbacks: Any) -> AsyncIterator[Connection]:
     """The SDK's 1.x client with ``callbacks``, over tapped in-memory streams to ``server.run``."""
-    lowlevel = server._mcp_server  # pyright: ignore[reportPrivateUsage]
-    wire, watch, outcome = Wire(), StatusWatch(), ServerOutcome()
-    client_write, tap_client_in = anyio.create_memory_object_stream[SessionMessage](16)
-    tap_client_out, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    server_write, tap_server_in = anyio.create_memory_object_stream[SessionMessage](16)
-    tap_server_out, client_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-
-    async def forward(source: Any, sink: Any, direction: str) -> None:
-        async with source, sink:
-            async for message in source:
-                wire.record(direction, wire_of(message))
-                await sink.send(message)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(forward, tap_client_in, tap_client_out, "C->S")
-        group.start_soon(forward, tap_server_in, tap_server_out, "S->C")
-        group.start_soon(functools.partial(run_server, lowlevel, (server_read, server_write), outcome))
-        async with ClientSession(
-            client_read,
-            client_write,
-            read_timeout_seconds=timedelta(seconds=BOUND_S),
-            message_handler=watch,
-            **callbacks,
-        ) as session:
-            await session.initialize()
-            yield Connection(session, wire, watch)
-        group.cancel_scope.cancel()
-    assert outcome.error is None
+    watch = StatusWatch()
+    async with connect_tapped(server, message_handler=watch, **callbacks) as tapped:
+        yield Connection(tapped.session, tapped.wire, watch)
+    assert tapped.outcome.error is None
 
 
 def _text(result: types.CallToolResult) -> str:

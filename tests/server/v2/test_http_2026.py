@@ -19,17 +19,15 @@ from mcp.server.auth.provider import AccessToken  # noqa: E402
 from mcp.server.auth.settings import AuthSettings  # noqa: E402
 from pydantic import AnyHttpUrl  # noqa: E402
 
-from ._v2_kit import (  # noqa: E402
-    EXT,
+from ..harness import EXT, Gate, serve_asgi  # noqa: E402
+from ._sdk import (  # noqa: E402
     TASK_CLAIM,
     ClientSession,
-    Gate,
     MCPServer,
     TaskHandle,
     get_task,
     http_headers,
-    modern_meta,
-    serve_http,
+    meta_2026,
 )
 
 
@@ -65,7 +63,7 @@ async def post(
 async def test_sdk_client_runs_a_task_over_http_with_the_mcp_name_header() -> None:
     tasks, server, gate = build()
     async with (
-        serve_http(server.streamable_http_app()) as url,
+        serve_asgi(server.streamable_http_app()) as url,
         streamable_http_client(url) as (read, write),
         ClientSession(read, write, extensions={EXT: {}}, result_claims={EXT: [TASK_CLAIM]}) as session,
     ):
@@ -92,16 +90,16 @@ async def test_mcp_name_mismatch_is_header_mismatch_and_a_missing_header_is_acce
 ) -> None:
     _tasks, server, gate = build()
     app = server.streamable_http_app(json_response=json_response)
-    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as client:
+    async with serve_asgi(app) as url, httpx.AsyncClient(timeout=10) as client:
         _, created = await post(
             client,
             url,
             "tools/call",
-            {"name": "work", "arguments": {"x": 1}, "_meta": modern_meta()},
+            {"name": "work", "arguments": {"x": 1}, "_meta": meta_2026()},
             headers=http_headers("tools/call", name="work"),
         )
         task_id = created["result"]["taskId"]
-        params = {"taskId": task_id, "_meta": modern_meta()}
+        params = {"taskId": task_id, "_meta": meta_2026()}
         mismatch = {
             method: await post(
                 client,
@@ -136,14 +134,14 @@ async def test_base64_encoded_mcp_name_is_decoded() -> None:
 
     _tasks, server, gate = build()
     async with (
-        serve_http(server.streamable_http_app(json_response=True)) as url,
+        serve_asgi(server.streamable_http_app(json_response=True)) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
         _, created = await post(
             client,
             url,
             "tools/call",
-            {"name": "work", "arguments": {"x": 1}, "_meta": modern_meta()},
+            {"name": "work", "arguments": {"x": 1}, "_meta": meta_2026()},
             headers=http_headers("tools/call", name="work"),
         )
         task_id = created["result"]["taskId"]
@@ -152,7 +150,7 @@ async def test_base64_encoded_mcp_name_is_decoded() -> None:
             client,
             url,
             "tasks/get",
-            {"taskId": task_id, "_meta": modern_meta()},
+            {"taskId": task_id, "_meta": meta_2026()},
             headers=http_headers("tasks/get", name=encoded),
         )
         gate.release.set()
@@ -178,18 +176,18 @@ async def test_tasks_belong_to_the_authenticated_user() -> None:
     alice = {"authorization": "Bearer token-alice"}
     bob = {"authorization": "Bearer token-bob"}
     async with (
-        serve_http(server.streamable_http_app(json_response=True)) as url,
+        serve_asgi(server.streamable_http_app(json_response=True)) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
         _, created = await post(
             client,
             url,
             "tools/call",
-            {"name": "work", "arguments": {"x": 1}, "_meta": modern_meta()},
+            {"name": "work", "arguments": {"x": 1}, "_meta": meta_2026()},
             headers={**http_headers("tools/call", name="work"), **alice},
         )
         task_id = created["result"]["taskId"]
-        params = {"taskId": task_id, "_meta": modern_meta()}
+        params = {"taskId": task_id, "_meta": meta_2026()}
         _, bob_get = await post(
             client, url, "tasks/get", params, headers={**http_headers("tasks/get"), **bob}
         )
@@ -214,19 +212,19 @@ async def test_tasks_belong_to_the_authenticated_user() -> None:
 async def test_tasks_work_on_a_stateless_server() -> None:
     tasks, server, gate = build()
     app = server.streamable_http_app(json_response=True, stateless_http=True)
-    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as client:
+    async with serve_asgi(app) as url, httpx.AsyncClient(timeout=10) as client:
         _, created = await post(
             client,
             url,
             "tools/call",
-            {"name": "work", "arguments": {"x": 5}, "_meta": modern_meta()},
+            {"name": "work", "arguments": {"x": 5}, "_meta": meta_2026()},
             headers=http_headers("tools/call", name="work"),
         )
         task_id = created["result"]["taskId"]
         gate.release.set()
         with anyio.fail_after(5):
             await tasks.engine.wait_terminal(task_id, None)
-        params = {"taskId": task_id, "_meta": modern_meta()}
+        params = {"taskId": task_id, "_meta": meta_2026()}
         _, done = await post(
             client, url, "tasks/get", params, headers=http_headers("tasks/get", name=task_id)
         )

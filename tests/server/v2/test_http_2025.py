@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import anyio
 import httpx
 import pytest
@@ -14,50 +11,10 @@ from mcp_tasks_compat.server import ServerTasks
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ._v2_kit import MCPServer, serve_http  # noqa: E402
-
-
-class LegacyHttpClient:
-    """A 2025-11-25 client over streamable HTTP, as mcp 1.x speaks it (raw frames)."""
-
-    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
-        self._http, self._url = http, url
-        self._session_id: str | None = None
-        self._next_id = 0
-
-    async def _post(self, body: dict[str, Any]) -> httpx.Response:
-        headers = {
-            "content-type": "application/json",
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-11-25",
-        }
-        if self._session_id is not None:
-            headers["mcp-session-id"] = self._session_id
-        return await self._http.post(self._url, json=body, headers=headers)
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._next_id += 1
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            body["params"] = params
-        response = await self._post(body)
-        self._session_id = response.headers.get("mcp-session-id", self._session_id)
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            frames = [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
-            return next(frame for frame in frames if frame.get("id") == self._next_id)
-        return response.json()
-
-    async def initialize(self) -> dict[str, Any]:
-        init = await self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "mcp", "version": "1"},
-            },
-        )
-        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return init
+from ..harness import Http2025Client, serve_asgi  # noqa: E402
+from ._sdk import (  # noqa: E402
+    MCPServer,
+)
 
 
 @pytest.mark.parametrize("json_response", [True, False])
@@ -72,8 +29,8 @@ async def test_2025_tasks_over_http_belong_to_their_session(json_response: bool)
         return x
 
     app = server.streamable_http_app(json_response=json_response)
-    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as http:
-        alice, bob = LegacyHttpClient(http, url), LegacyHttpClient(http, url)
+    async with serve_asgi(app) as url, httpx.AsyncClient(timeout=10) as http:
+        alice, bob = Http2025Client(http, url), Http2025Client(http, url)
         init = (await alice.initialize())["result"]
         await bob.initialize()
         created = await alice.request("tools/call", {"name": "work", "arguments": {"x": 3}, "task": {}})
@@ -102,8 +59,8 @@ async def test_a_stateless_server_refuses_2025_tasks_instead_of_running_them_pla
         return x
 
     app = server.streamable_http_app(json_response=True, stateless_http=True)
-    async with serve_http(app) as url, httpx.AsyncClient(timeout=10) as http:
-        client = LegacyHttpClient(http, url)
+    async with serve_asgi(app) as url, httpx.AsyncClient(timeout=10) as http:
+        client = Http2025Client(http, url)
         await client.initialize()
         with_task = await client.request("tools/call", {"name": "work", "arguments": {"x": 1}, "task": {}})
         get = await client.request("tasks/get", {"taskId": "x"})

@@ -1,21 +1,22 @@
-"""Test harness for the mcp 1.x server adapter: real SDK sessions over in-memory streams.
+"""What the mcp 1.x server tests need from the 1.x SDK: test servers and real sessions in memory.
 
 * :func:`connect` runs ``server.run`` against a real ``ClientSession`` through a tap that records
-  every message as wire JSON (what stdio or HTTP would send) and lets a test wait for a message;
+  every message as wire JSON (what stdio or HTTP would send) in a :class:`~tests.server.harness.Wire`;
   it reports how ``server.run`` ended (returned, raised, or still running).
-* :class:`RawClient` speaks raw JSON-RPC to ``server.run``, for wire checks the SDK client
-  would reject or never send.
+* :func:`raw_connect` opens a :class:`~tests.server.harness.RawPeer` on ``server.run``, for wire
+  checks the SDK client would reject or never send.
 * :class:`Controls` and the server builders give event-driven tools (no sleeps).
 * ``bare_sdk_server`` is the SDK's own pattern (``enable_tasks`` + ``run_task``), used only by
   the tests that show a crash path is real.
+
+What is the same on both majors is in :mod:`tests.server.harness`.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -33,6 +34,26 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
 from mcp_tasks_compat.server import ServerTasks, current_task, report_status
+
+from ..harness import RawPeer, Wire
+
+__all__ = [
+    "TASK_TOOLS",
+    "Connection",
+    "Controls",
+    "ServerOutcome",
+    "StatusWatch",
+    "bare_sdk_server",
+    "connect",
+    "decode",
+    "encode",
+    "experimental",
+    "fastmcp_server",
+    "lowlevel_server",
+    "raw_connect",
+    "run_server",
+    "wire_of",
+]
 
 TASK_TOOLS = {
     "wait": "optional",
@@ -224,35 +245,6 @@ class StatusWatch:
             await self._changed.wait()
 
 
-class Wire:
-    """Every message seen by the tap, as wire JSON, and a way to wait for one."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, dict[str, Any]]] = []
-        self._changed = anyio.Event()
-
-    def record(self, direction: str, message: dict[str, Any]) -> None:
-        self.messages.append((direction, message))
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    def sent(self, method: str) -> list[dict[str, Any]]:
-        return [m for d, m in self.messages if d == "C->S" and m.get("method") == method]
-
-    def received(self, method: str) -> list[dict[str, Any]]:
-        return [m for d, m in self.messages if d == "S->C" and m.get("method") == method]
-
-    def response_to(self, request_id: Any) -> dict[str, Any]:
-        for direction, message in self.messages:
-            if direction == "S->C" and message.get("id") == request_id and "method" not in message:
-                return message
-        raise LookupError(request_id)
-
-    async def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], count: int = 1) -> None:
-        while sum(1 for d, m in self.messages if predicate(d, m)) < count:
-            await self._changed.wait()
-
-
 async def _forward(
     source: MemoryObjectReceiveStream[Any], sink: MemoryObjectSendStream[Any], direction: str, wire: Wire
 ) -> None:
@@ -308,14 +300,6 @@ class Connection:
         await anyio.lowlevel.checkpoint()
 
 
-def exception_leaves(error: BaseException) -> list[BaseException]:
-    """The non-group exceptions inside ``error``."""
-    inner: object = getattr(error, "exceptions", None)  # an exception group (Python 3.10: the backport)
-    if isinstance(inner, tuple):
-        return [leaf for item in inner if isinstance(item, BaseException) for leaf in exception_leaves(item)]
-    return [error]
-
-
 @asynccontextmanager
 async def connect(
     server: FastMCP[Any] | Server[Any, Any],
@@ -323,8 +307,11 @@ async def connect(
     stateless: bool = False,
     message_handler: MessageHandlerFnT | None = None,
     server_grace_s: float = 2.0,
+    **callbacks: Any,
 ) -> AsyncIterator[Connection]:
     """A real ``ClientSession`` connected to ``server.run`` over tapped in-memory streams.
+
+    ``callbacks`` go to the ``ClientSession`` (``elicitation_callback``, ``sampling_callback``...).
 
     On exit the client disconnects; ``server.run`` gets ``server_grace_s`` to end on its own
     (``outcome.done``) before it is cancelled, so a hanging server fails a test instead of it.
@@ -347,6 +334,7 @@ async def connect(
             client_write,
             read_timeout_seconds=timedelta(seconds=5),
             message_handler=message_handler,
+            **callbacks,
         ) as session:
             await session.initialize()
             yield Connection(session, wire, outcome, client_write)
@@ -355,49 +343,21 @@ async def connect(
         group.cancel_scope.cancel()
 
 
-class RawClient:
-    """Raw JSON-RPC against ``server.run``: send anything, read the answer by id."""
+def encode(frame: dict[str, Any]) -> SessionMessage:
+    """A raw frame as the 1.x in-memory streams carry it."""
+    return SessionMessage(types.JSONRPCMessage.model_validate(frame))
 
-    def __init__(
-        self,
-        send: MemoryObjectSendStream[SessionMessage | Exception],
-        receive: MemoryObjectReceiveStream[Any],
-    ) -> None:
-        self._send = send
-        self._receive = receive
-        self._ids = itertools.count(100)
-        self.notifications: list[dict[str, Any]] = []
-        self._responses: dict[Any, dict[str, Any]] = {}
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._send.send(SessionMessage(types.JSONRPCMessage.model_validate(message)))
-
-    async def request(self, method: str, params: Any = None, *, omit_params: bool = False) -> dict[str, Any]:
-        """Send a request and return the whole JSON-RPC answer (``result`` or ``error``)."""
-        request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if not omit_params:
-            message["params"] = params if params is not None else {}
-        await self._send.send(SessionMessage(types.JSONRPCMessage.model_validate(message)))
-        with anyio.fail_after(5):
-            while request_id not in self._responses:
-                item = await self._receive.receive()
-                data = wire_of(item)
-                if "id" in data and "method" not in data:
-                    self._responses[data["id"]] = data
-                else:
-                    self.notifications.append(data)
-        return self._responses.pop(request_id)
+def decode(item: SessionMessage | Exception) -> dict[str, Any] | None:
+    """An item of the 1.x in-memory streams as a raw frame (``None``: a transport exception)."""
+    return None if isinstance(item, Exception) else wire_of(item)
 
 
 @asynccontextmanager
 async def raw_connect(
     server: FastMCP[Any] | Server[Any, Any], *, stateless: bool = False
-) -> AsyncIterator[tuple[RawClient, dict[str, Any]]]:
-    """An initialized raw client; yields it and the ``initialize`` answer."""
+) -> AsyncIterator[tuple[RawPeer, dict[str, Any]]]:
+    """An initialized raw peer on ``server.run``; yields it and the ``initialize`` answer."""
     lowlevel: Server[Any, Any] = server._mcp_server if isinstance(server, FastMCP) else server  # pyright: ignore[reportPrivateUsage]
     outcome = ServerOutcome()
     client_write, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
@@ -407,15 +367,8 @@ async def raw_connect(
             run_server, lowlevel, (server_read, server_write), outcome, stateless=stateless
         )
         group.start_soon(serve)
-        client = RawClient(client_write, client_read)
-        initialized = await client.request(
-            "initialize",
-            {
-                "protocolVersion": types.LATEST_PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        )
-        await client.notify("notifications/initialized")
-        yield client, initialized
+        peer = RawPeer(client_read, client_write, encode, decode)
+        group.start_soon(peer.pump)
+        initialized = await peer.initialize(types.LATEST_PROTOCOL_VERSION, client_name="raw")
+        yield peer, initialized
         group.cancel_scope.cancel()

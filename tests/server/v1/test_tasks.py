@@ -16,7 +16,7 @@ from mcp.shared.exceptions import McpError  # noqa: E402
 
 from mcp_tasks_compat.server import DEFAULT_TTL_FLOOR_MS, ServerTasks  # noqa: E402
 
-from ._harness import TASK_TOOLS, Controls, StatusWatch, connect, fastmcp_server, lowlevel_server  # noqa: E402
+from ._sdk import TASK_TOOLS, Controls, StatusWatch, connect, fastmcp_server, lowlevel_server  # noqa: E402
 
 KINDS = ["lowlevel", "fastmcp"]
 

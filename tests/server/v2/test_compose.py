@@ -25,16 +25,15 @@ from mcp.server.mcpserver import Context  # noqa: E402
 
 from mcp_tasks_compat._adapters.v2 import server as v2_server  # noqa: E402
 
-from ._v2_kit import (  # noqa: E402
-    EXT,
-    Gate,
+from ..harness import EXT, Gate  # noqa: E402
+from ._sdk import (  # noqa: E402
     MCPError,
     MCPServer,
     Server,
     TaskHandle,
     declaring_session,
     get_task,
-    modern_meta,
+    meta_2026,
     raw_peer,
 )
 
@@ -287,18 +286,16 @@ async def test_dialects_can_be_limited() -> None:
         servers[label] = server
     async with raw_peer(servers["2026"]) as peer:
         init = (await peer.initialize())["result"]
-        legacy_call = await peer.request("tools/call", {"name": "work", "arguments": {}, "task": {}})
-        legacy_get = await peer.request("tasks/get", {"taskId": "x"})
+        call_2025 = await peer.request("tools/call", {"name": "work", "arguments": {}, "task": {}})
+        get_2025 = await peer.request("tasks/get", {"taskId": "x"})
     assert "tasks" not in init["capabilities"]
-    assert legacy_call["result"]["content"] == [{"type": "text", "text": "done"}]  # params.task ignored
-    assert legacy_get["error"]["code"] == -32601
+    assert call_2025["result"]["content"] == [{"type": "text", "text": "done"}]  # params.task ignored
+    assert get_2025["error"]["code"] == -32601
     async with raw_peer(servers["2025"]) as peer:
-        discovered = (await peer.request("server/discover", {"_meta": modern_meta()}))["result"]
-        modern_call = await peer.request(
-            "tools/call", {"name": "work", "arguments": {}, "_meta": modern_meta()}
-        )
+        discovered = (await peer.request("server/discover", {"_meta": meta_2026()}))["result"]
+        call_2026 = await peer.request("tools/call", {"name": "work", "arguments": {}, "_meta": meta_2026()})
     assert "extensions" not in discovered["capabilities"]
-    assert modern_call["result"]["content"] == [{"type": "text", "text": "done"}]
+    assert call_2026["result"]["content"] == [{"type": "text", "text": "done"}]
 
 
 def test_unknown_dialect_is_a_value_error() -> None:
