@@ -186,7 +186,7 @@ def fastmcp_server(tasks: ServerTasks | None, controls: Controls, **settings: An
 
 
 def bare_sdk_server(controls: Controls) -> Server[Any, Any]:
-    """The SDK's own pattern (sdk1-tasks.md section 3.1): enable_tasks + run_task. For bug demos only."""
+    """The SDK's own documented pattern: enable_tasks + run_task. For bug demos only."""
     from mcp.server.experimental.task_context import ServerTaskContext
 
     server: Server[Any, Any] = Server("bare-sdk")

@@ -1,4 +1,4 @@
-"""Regression tests for the mcp 1.x crash and hang paths (sdk1-tasks.md section 6).
+"""Regression tests for the mcp 1.x crash and hang paths (docs/server.md, "The SDK's crash paths").
 
 Each path has two tests:
 
