@@ -31,6 +31,7 @@ import anyio
 
 from ._adapters import get_adapter
 from ._detect import sdk_info
+from ._engine.policy import SUPPORT_VALUES
 from .client import negotiate, session_kwargs
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
 from .errors import CompatError
@@ -87,24 +88,23 @@ class ToolSet:
     """Tools for a test server, and how each may run as a task.
 
     ``support`` maps tool names to ``"optional" | "required" | "forbidden"``; a tool it leaves out
-    is ``"forbidden"`` (a plain tool). To serve it from a subprocess (stdio, HTTP), put it at
+    is ``"forbidden"`` (a plain tool). ``name`` and ``version`` are the server's ``serverInfo``
+    (``version=None``: the SDK's default). To serve it from a subprocess (stdio, HTTP), put it at
     module level and name it ``"package.module:ATTRIBUTE"``.
     """
 
     tools: Mapping[str, ToolFunction]
     support: Mapping[str, TaskSupport] = field(default_factory=lambda: dict[str, TaskSupport]())
     name: str = DEFAULT_SERVER_NAME
+    version: str | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.support) - set(self.tools))
         if unknown:
             raise ValueError(f"task support given for tools the set does not have: {unknown}")
-        bad = {tool: value for tool, value in self.support.items() if value not in _SUPPORT_VALUES}
+        bad = {tool: value for tool, value in self.support.items() if value not in SUPPORT_VALUES}
         if bad:
-            raise ValueError(f"task support must be one of {_SUPPORT_VALUES}; got {bad}")
-
-
-_SUPPORT_VALUES: Final = ("forbidden", "optional", "required")
+            raise ValueError(f"task support must be one of {SUPPORT_VALUES}; got {bad}")
 
 
 APPLICATION_ERROR: Final = -32050
@@ -161,7 +161,9 @@ def build_task_server(
     go to :class:`~mcp_tasks_compat.server.ServerTasks` (``poll_policy``, ``dialects``...).
     """
     policy = ServerTasks(tools=dict(toolset.support), **server_tasks_options)
-    return get_adapter().app.build_server(toolset.name, toolset.tools, policy, host=host)
+    return get_adapter().app.build_server(
+        toolset.name, toolset.tools, policy, host=host, version=toolset.version
+    )
 
 
 # --- sessions ------------------------------------------------------------------------------------

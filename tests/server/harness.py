@@ -350,6 +350,7 @@ HOLD_TOOLSET = ToolSet(
     tools={"hold": hold, "release": release, "must": must},
     support={"hold": "optional", "must": "required"},
     name="stdio-tasks",
+    version="1.0",
 )
 """Tools a subprocess server holds until told: ``hold`` waits until ``release`` opens its gate, so
 a test drives task timing over stdio by events, not sleeps; ``must`` is task-required."""
