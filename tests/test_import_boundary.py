@@ -31,7 +31,7 @@ SDK_FREE = [
     "mcp_tasks_compat.dialects",
     "mcp_tasks_compat._detect",
     "mcp_tasks_compat._engine",
-    "mcp_tasks_compat._client_core",
+    "mcp_tasks_compat._client",
     "mcp_tasks_compat.examples",
     "mcp_tasks_compat._matrix",
     "mcp_tasks_compat._adapters",

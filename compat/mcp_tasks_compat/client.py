@@ -24,8 +24,8 @@ from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
-from . import _client_core as core
-from ._client_core import Mode, Negotiated, OnStatus, TaskRun
+from . import _client as core
+from ._client import Mode, Negotiated, OnStatus, TaskRun
 from ._detect import refuse_unsupported, sdk_info
 from .dialects import ALL_DIALECTS, Dialect
 

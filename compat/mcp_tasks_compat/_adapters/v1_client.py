@@ -25,7 +25,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import McpError
 from pydantic import BaseModel, ConfigDict
 
-from .. import _client_core as core
+from .. import _client as core
 from .._detect import sdk_info
 from ..core import codec_2025
 from ..core.model import Task
@@ -140,7 +140,7 @@ class _Wire:
 
 
 class _Connection:
-    """:class:`~.._client_core.ClientConnection` for one 1.x ``ClientSession``."""
+    """:class:`~.._client.ClientConnection` for one 1.x ``ClientSession``."""
 
     def __init__(self, session: ClientSession, negotiated: core.Negotiated) -> None:
         self._session = session

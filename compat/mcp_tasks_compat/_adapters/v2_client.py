@@ -15,7 +15,7 @@
   through. ``notifications/tasks/status`` (absent from 2.x's core tables) arrives through a
   ``NotificationBinding`` that :func:`session_kwargs` adds.
 
-Everything about *what* to send and *what it means* lives in :mod:`.._client_core`.
+Everything about *what* to send and *what it means* lives in :mod:`.._client`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from .. import _client_core as core
+from .. import _client as core
 from .._detect import sdk_info
 from ..core import codec_2025, codec_2026
 from ..core.model import Task
@@ -366,7 +366,7 @@ class _Wire2025(_WireBase):
 
 
 class _Connection:
-    """:class:`~.._client_core.ClientConnection` for one 2.x ``ClientSession``."""
+    """:class:`~.._client.ClientConnection` for one 2.x ``ClientSession``."""
 
     def __init__(
         self, session: ClientSession, negotiated: core.Negotiated, config: _SessionConfig | None
