@@ -32,8 +32,8 @@ __all__ = ["FOLLOWERS", "TaskRun", "call_tool", "follow", "resume", "seconds", "
 logger = logging.getLogger("mcp_tasks_compat.client")
 
 FOLLOWERS: Final[Mapping[Dialect, type[Poller[Any]]]] = {
-    DIALECT_2025_11_25: Follower2025,
-    DIALECT_2026_07_28: Follower2026,
+    DIALECT_2025_11_25: Follower2025[Any],
+    DIALECT_2026_07_28: Follower2026[Any],
 }
 """The one place a dialect picks its follower."""
 
