@@ -38,7 +38,7 @@ SDK_FREE = [
     "mcp_tasks_compat._engine.inputs",
     "mcp_tasks_compat._engine.expiry",
     "mcp_tasks_compat._engine.policy",
-    "mcp_tasks_compat._client_core",
+    "mcp_tasks_compat._client",
     "mcp_tasks_compat.examples",
     "mcp_tasks_compat._cli",
     "mcp_tasks_compat._adapters",

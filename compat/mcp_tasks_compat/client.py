@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from . import _client_core as core
+from . import _client as client_logic
 from ._adapters import get_adapter
-from ._client_core import Mode, Negotiated, OnStatus, TaskRun
+from ._client import Mode, Negotiated, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from .dialects import ALL_DIALECTS, Dialect
 
@@ -103,7 +103,7 @@ async def negotiate(
     session the caller already opened is not re-negotiated. The answer is cached per session;
     when tasks are inactive, ``Negotiated.reason`` says why (it is also logged at INFO).
     """
-    timeout = core.seconds(discover_timeout)
+    timeout = client_logic.seconds(discover_timeout)
     assert timeout is not None
     connection = await _connection(session, discover_timeout=timeout)
     negotiated: Negotiated = connection.negotiated
@@ -119,7 +119,7 @@ drops it and whose client then rejects every status notification of the task.
 
 
 def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
-    value = core.seconds(ttl)
+    value = client_logic.seconds(ttl)
     if value is None:
         value = DEFAULT_TTL_SECONDS if timeout is None else max(DEFAULT_TTL_SECONDS, timeout + 60.0)
     if value <= 0:
@@ -128,7 +128,7 @@ def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
 
 
 def _positive(name: str, value: float | timedelta | None) -> float | None:
-    converted = core.seconds(value)
+    converted = client_logic.seconds(value)
     if converted is not None and converted <= 0:
         raise ValueError(f"{name} must be positive, not {value!r}")
     return converted
@@ -144,7 +144,7 @@ async def call_tool(
     timeout: float | timedelta | None = None,
     ttl: float | timedelta | None = None,
     meta: dict[str, Any] | None = None,
-    cancel_grace: float | timedelta = core.CANCEL_GRACE_SECONDS,
+    cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
 ) -> Any:
     """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
 
@@ -171,7 +171,7 @@ async def call_tool(
     overall = _positive("timeout", timeout)
     ttl_ms = _ttl_ms(ttl, overall)
     connection = await _connection(session)
-    return await core.call_tool(
+    return await client_logic.call_tool(
         connection,
         name,
         arguments,
@@ -192,7 +192,7 @@ async def start_tool(
     on_status: OnStatus | None = None,
     ttl: float | timedelta | None = None,
     meta: dict[str, Any] | None = None,
-    cancel_grace: float | timedelta = core.CANCEL_GRACE_SECONDS,
+    cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
 ) -> TaskRun[Any]:
     """Start a tool as a task and return its :class:`TaskRun` without waiting for the result.
 
@@ -203,7 +203,7 @@ async def start_tool(
     assert grace is not None
     ttl_ms = _ttl_ms(ttl, None)
     connection = await _connection(session)
-    return await core.start_tool(
+    return await client_logic.start_tool(
         connection, name, arguments, on_status=on_status, ttl_ms=ttl_ms, meta=meta, cancel_grace=grace
     )
 
@@ -213,7 +213,7 @@ async def resume(
     task_id: str,
     *,
     on_status: OnStatus | None = None,
-    cancel_grace: float | timedelta = core.CANCEL_GRACE_SECONDS,
+    cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
 ) -> TaskRun[Any]:
     """Attach to a task created elsewhere (another session or process) by its id.
 
@@ -224,4 +224,4 @@ async def resume(
     grace = _positive("cancel_grace", cancel_grace)
     assert grace is not None
     connection = await _connection(session)
-    return await core.resume(connection, task_id, on_status=on_status, cancel_grace=grace)
+    return await client_logic.resume(connection, task_id, on_status=on_status, cancel_grace=grace)

@@ -17,7 +17,7 @@ import mcp.types as types
 import pytest
 
 from mcp_tasks_compat import TaskCancelledError
-from mcp_tasks_compat._client_core import RemoteError, follow
+from mcp_tasks_compat._client import RemoteError, follow
 from mcp_tasks_compat.client import call_tool, resume, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus, utc_now
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28, Dialect

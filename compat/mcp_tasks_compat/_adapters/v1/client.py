@@ -25,7 +25,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import McpError
 from pydantic import BaseModel, ConfigDict
 
-from ... import _client_core as core
+from ... import _client as client_logic
 from ..._detect import sdk_info
 from ...core import codec_2025
 from ...core.model import Task
@@ -50,12 +50,14 @@ def _raw(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-def _remote(error: McpError) -> core.RemoteError:
+def _remote(error: McpError) -> client_logic.RemoteError:
     data = error.error
-    return core.RemoteError(data.code, data.message, data.data, timed_out=data.code == _REQUEST_TIMEOUT)
+    return client_logic.RemoteError(
+        data.code, data.message, data.data, timed_out=data.code == _REQUEST_TIMEOUT
+    )
 
 
-class _SessionConfig(core.StatusListeners):
+class _SessionConfig(client_logic.StatusListeners):
     """What :func:`session_kwargs` plants in the session: who follows which task."""
 
 
@@ -133,33 +135,33 @@ class _Wire:
     def to_result(self, payload: Mapping[str, Any]) -> types.CallToolResult:
         return types.CallToolResult.model_validate(dict(payload))
 
-    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         if self._config is None:
             return lambda: None
         return self._config.listen(task_id, listener)
 
     async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
         """Never asked: 2025-11-25 input requests reach the session's callbacks as ordinary requests."""
-        raise core.RemoteError(
+        raise client_logic.RemoteError(
             METHOD_NOT_FOUND, "inputRequests exist only in the Tasks extension (2026-07-28)"
         )
 
     async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
-        raise core.RemoteError(
+        raise client_logic.RemoteError(
             METHOD_NOT_FOUND, "tasks/update exists only in the Tasks extension (2026-07-28)"
         )
 
 
 class _Connection:
-    """:class:`~.._client_core.ClientConnection` for one 1.x ``ClientSession``."""
+    """:class:`~.._client.ClientConnection` for one 1.x ``ClientSession``."""
 
-    def __init__(self, session: ClientSession, negotiated: core.Negotiated) -> None:
+    def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
         self._session = session
         self._negotiated = negotiated
         self._tools: dict[str, TaskSupport] = dict(negotiated.tool_task_support or {})
 
     @property
-    def negotiated(self) -> core.Negotiated:
+    def negotiated(self) -> client_logic.Negotiated:
         return self._negotiated
 
     @property
@@ -220,7 +222,7 @@ async def _list_tool_support(session: ClientSession) -> dict[str, TaskSupport]:
             return support
 
 
-async def _negotiate(session: ClientSession) -> core.Negotiated:
+async def _negotiate(session: ClientSession) -> client_logic.Negotiated:
     version: str | None = None
     caps = session.get_server_capabilities()
     if caps is None:
@@ -230,9 +232,9 @@ async def _negotiate(session: ClientSession) -> core.Negotiated:
     if not codec_2025.server_offers_tool_tasks(wire_caps):
         reason = "the server's initialize capabilities do not offer tasks for tools/call"
         logger.info("tasks are inactive on this connection: %s", reason)
-        return core.Negotiated(version, None, None, server_offers_tasks=False, reason=reason)
+        return client_logic.Negotiated(version, None, None, server_offers_tasks=False, reason=reason)
     support = await _list_tool_support(session)
-    return core.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True)
+    return client_logic.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True)
 
 
 _CONNECTIONS: weakref.WeakKeyDictionary[ClientSession, _Connection] = weakref.WeakKeyDictionary()

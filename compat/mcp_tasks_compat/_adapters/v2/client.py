@@ -15,7 +15,7 @@
   through. ``notifications/tasks/status`` (absent from 2.x's core tables) arrives through a
   ``NotificationBinding`` that :func:`session_kwargs` adds.
 
-Everything about *what* to send and *what it means* lives in :mod:`.._client_core`.
+Everything about *what* to send and *what it means* lives in :mod:`.._client`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from ... import _client_core as core
+from ... import _client as client_logic
 from ..._detect import sdk_info
 from ...core import codec_2025, codec_2026
 from ...core.model import Task
@@ -123,8 +123,10 @@ def _raw(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-def _remote(error: MCPError) -> core.RemoteError:
-    return core.RemoteError(error.code, error.message, error.data, timed_out=error.code == REQUEST_TIMEOUT)
+def _remote(error: MCPError) -> client_logic.RemoteError:
+    return client_logic.RemoteError(
+        error.code, error.message, error.data, timed_out=error.code == REQUEST_TIMEOUT
+    )
 
 
 # --- what session_kwargs() plants in the session ------------------------------------------------
@@ -135,9 +137,9 @@ class _SessionConfig:
     """The per-session choices made in :func:`session_kwargs`, found again from the session."""
 
     dialects: tuple[Dialect, ...]
-    statuses: core.StatusListeners = field(default_factory=core.StatusListeners)
+    statuses: client_logic.StatusListeners = field(default_factory=client_logic.StatusListeners)
 
-    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         return self.statuses.listen(task_id, listener)
 
 
@@ -150,8 +152,8 @@ class _ResolveTask:
     async def __call__(self, handle: TaskHandle, context: ClaimContext) -> mcp_types.CallToolResult:
         task = codec_2026.decode_create_task_result(_raw(handle))
         wire = _Wire2026(context.session, self.config)
-        return await core.follow(
-            wire, task, on_status=None, overall_timeout=None, cancel_grace=core.CANCEL_GRACE_SECONDS
+        return await client_logic.follow(
+            wire, task, on_status=None, overall_timeout=None, cancel_grace=client_logic.CANCEL_GRACE_SECONDS
         )
 
 
@@ -294,7 +296,7 @@ class _WireBase:
         except MCPError as error:
             raise _remote(error) from None
 
-    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         if self._config is None:
             return lambda: None
         return self._config.listen(task_id, listener)
@@ -303,7 +305,7 @@ class _WireBase:
         try:
             parsed = _INPUT_REQUEST.validate_python(dict(request), by_name=False)
         except ValidationError as error:
-            raise core.RemoteError(
+            raise client_logic.RemoteError(
                 INVALID_PARAMS, f"unreadable input request ({error.error_count()} validation error(s))"
             ) from None
         params = parsed.params
@@ -312,7 +314,7 @@ class _WireBase:
         )
         answer = await self._session.dispatch_input_request(context, parsed)
         if isinstance(answer, mcp_types.ErrorData):
-            raise core.RemoteError(answer.code, answer.message, answer.data)
+            raise client_logic.RemoteError(answer.code, answer.message, answer.data)
         return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
@@ -332,13 +334,13 @@ class _Wire2026(_WireBase):
         return codec_2026.decode_get_task_result(raw)
 
     async def result_payload(self, task_id: str) -> dict[str, Any]:
-        raise core.RemoteError(METHOD_NOT_FOUND, "tasks/result does not exist in the Tasks extension")
+        raise client_logic.RemoteError(METHOD_NOT_FOUND, "tasks/result does not exist in the Tasks extension")
 
     async def cancel(self, task_id: str) -> Task | None:
         await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
         return None
 
-    def listen(self, task_id: str, listener: core.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         return lambda: None  # notifications/tasks needs a subscriptions/listen stream; polling suffices
 
 
@@ -366,10 +368,10 @@ class _Wire2025(_WireBase):
 
 
 class _Connection:
-    """:class:`~.._client_core.ClientConnection` for one 2.x ``ClientSession``."""
+    """:class:`~.._client.ClientConnection` for one 2.x ``ClientSession``."""
 
     def __init__(
-        self, session: ClientSession, negotiated: core.Negotiated, config: _SessionConfig | None
+        self, session: ClientSession, negotiated: client_logic.Negotiated, config: _SessionConfig | None
     ) -> None:
         self._session = session
         self._negotiated = negotiated
@@ -377,7 +379,7 @@ class _Connection:
         self._tools: dict[str, TaskSupport] = dict(negotiated.tool_task_support or {})
 
     @property
-    def negotiated(self) -> core.Negotiated:
+    def negotiated(self) -> client_logic.Negotiated:
         return self._negotiated
 
     @property
@@ -412,7 +414,7 @@ class _Connection:
         if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not _has_claim_for_task(session):
                 return await session.call_tool(name, arguments, meta=_meta(meta))
-            # The server decides (even on a "plain" call); a task handle is followed by the core.
+            # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
             answer = await session.call_tool(name, arguments, meta=_meta(meta), allow_claimed=True)
             if isinstance(answer, mcp_types.CallToolResult):
                 return answer
@@ -501,7 +503,7 @@ async def _handshake(session: ClientSession, discover_timeout: float) -> str | N
     return reason
 
 
-async def _negotiate(session: ClientSession, discover_timeout: float) -> core.Negotiated:
+async def _negotiate(session: ClientSession, discover_timeout: float) -> client_logic.Negotiated:
     fallback_reason: str | None = None
     if session.protocol_version is None:
         fallback_reason = await _handshake(session, discover_timeout)
@@ -516,7 +518,7 @@ async def _negotiate(session: ClientSession, discover_timeout: float) -> core.Ne
         if config is not None and DIALECT_2026_07_28 not in config.dialects:
             reason = "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections"
             return _inactive(version, reason, offers=True)
-        return core.Negotiated(version, DIALECT_2026_07_28, None, server_offers_tasks=True)
+        return client_logic.Negotiated(version, DIALECT_2026_07_28, None, server_offers_tasks=True)
     prefix = f"{fallback_reason}, so the connection uses the {version} handshake; " if fallback_reason else ""
     offers = codec_2025.server_offers_tool_tasks(caps)
     if not offers:
@@ -533,12 +535,14 @@ async def _negotiate(session: ClientSession, discover_timeout: float) -> core.Ne
         reason = f"{prefix}session_kwargs(dialect='2026-07-28') keeps tasks to the Tasks extension"
         return _inactive(version, reason, offers=True)
     support = await _list_tool_support(session)
-    return core.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True, reason=None)
+    return client_logic.Negotiated(
+        version, DIALECT_2025_11_25, support, server_offers_tasks=True, reason=None
+    )
 
 
-def _inactive(version: str | None, reason: str, *, offers: bool) -> core.Negotiated:
+def _inactive(version: str | None, reason: str, *, offers: bool) -> client_logic.Negotiated:
     logger.info("tasks are inactive on this connection: %s", reason)
-    return core.Negotiated(version, None, None, server_offers_tasks=offers, reason=reason)
+    return client_logic.Negotiated(version, None, None, server_offers_tasks=offers, reason=reason)
 
 
 _CONNECTIONS: weakref.WeakKeyDictionary[ClientSession, _Connection] = weakref.WeakKeyDictionary()

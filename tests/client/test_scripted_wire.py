@@ -1,4 +1,4 @@
-"""The SDK-free client core against a scripted wire: clamping, status de-duplication, odd answers."""
+"""The SDK-free client logic against a scripted wire: clamping, status de-duplication, odd answers."""
 
 from __future__ import annotations
 
@@ -10,16 +10,17 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import PeerProtocolError, TaskFailedError
-from mcp_tasks_compat._client_core import (
+from mcp_tasks_compat._client import (
     MAX_POLL_SECONDS,
     MIN_POLL_SECONDS,
     RemoteError,
-    _Reporter,  # pyright: ignore[reportPrivateUsage]
     clamp_poll_seconds,
     follow,
 )
+from mcp_tasks_compat._client.poller import Reporter
+from mcp_tasks_compat._client.run import FOLLOWERS
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
-from mcp_tasks_compat.dialects import Dialect
+from mcp_tasks_compat.dialects import ALL_DIALECTS, Dialect
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -47,7 +48,7 @@ def test_poll_hints_are_clamped(hint_ms: int | None, expected: float) -> None:
 @pytest.mark.anyio
 async def test_the_reporter_passes_each_distinct_status_once_and_never_goes_backwards() -> None:
     seen: list[tuple[str, str | None]] = []
-    reporter = _Reporter(lambda t: seen.append((t.status.value, t.status_message)))
+    reporter = Reporter(lambda t: seen.append((t.status.value, t.status_message)))
     await reporter.report(task())
     await reporter.report(task(at=1))  # same (status, message): not repeated
     await reporter.report(task(at=3, status_message="two"))
@@ -65,8 +66,13 @@ async def test_an_async_on_status_is_awaited() -> None:
         await anyio.lowlevel.checkpoint()
         seen.append(t.status.value)
 
-    await _Reporter(on_status).report(task())
+    await Reporter(on_status).report(task())
     assert seen == ["working"]
+
+
+def test_every_dialect_has_exactly_one_follower() -> None:
+    assert set(FOLLOWERS) == set(ALL_DIALECTS)
+    assert len(set(FOLLOWERS.values())) == len(ALL_DIALECTS)
 
 
 class ScriptedWire:

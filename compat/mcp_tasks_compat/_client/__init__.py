@@ -1,0 +1,54 @@
+"""The client's task logic, written once for both SDK majors and both dialects.
+
+Rules of this layer:
+
+* It is SDK-free: nothing here imports ``mcp``, nor the public ``client`` module above it.
+* The adapters (``_adapters/v1_client.py``, ``_adapters/v2_client.py``) implement its protocols
+  (:mod:`.protocols`: a ``ClientConnection`` per session, a ``TaskWire`` per dialect, errors as
+  ``RemoteError``); everything that decides *what* to send and *what it means* lives here.
+* Whether a call runs as a task is decided before anything is sent (:mod:`.plan`).
+* The follower is picked once per dialect, from the wire's dialect (:data:`.run.FOLLOWERS`):
+  :mod:`.follow_2025` and :mod:`.follow_2026` share the poll loop of :mod:`.poller`, and neither
+  asks which dialect it is on.
+* Every way a task can end maps to one of the ``Task*Error`` family (:mod:`.outcomes`).
+"""
+
+from __future__ import annotations
+
+from .poller import StatusListeners, clamp_poll_seconds
+from .protocols import (
+    CANCEL_GRACE_SECONDS,
+    DEFAULT_POLL_SECONDS,
+    MAX_POLL_SECONDS,
+    MIN_POLL_SECONDS,
+    ClientConnection,
+    Mode,
+    Negotiated,
+    OnStatus,
+    RemoteError,
+    StatusListener,
+    TaskWire,
+)
+from .run import TaskRun, call_tool, follow, resume, seconds, start_tool
+
+__all__ = [
+    "CANCEL_GRACE_SECONDS",
+    "DEFAULT_POLL_SECONDS",
+    "MAX_POLL_SECONDS",
+    "MIN_POLL_SECONDS",
+    "ClientConnection",
+    "Mode",
+    "Negotiated",
+    "OnStatus",
+    "RemoteError",
+    "StatusListener",
+    "StatusListeners",
+    "TaskRun",
+    "TaskWire",
+    "call_tool",
+    "clamp_poll_seconds",
+    "follow",
+    "resume",
+    "seconds",
+    "start_tool",
+]

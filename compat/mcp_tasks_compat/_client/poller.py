@@ -1,0 +1,252 @@
+"""The poll loop both dialects share, and what it reports.
+
+* ``pollInterval`` / ``pollIntervalMs`` re-read on every answer and clamped to [100 ms, 30 s];
+* the TTL backstop: a task past ``createdAt + ttl`` is reported expired, never polled forever;
+* ``tasks/get`` with its error answers mapped to the ``Task*Error`` family;
+* ``on_status`` fed each distinct status once, never backwards, pushed statuses included;
+* the shielded, time-bounded, best-effort ``tasks/cancel`` for a call that ends early.
+
+A follower (``follow_2025.py``, ``follow_2026.py``) subclasses :class:`Poller` and says how its
+dialect turns a terminal task into a result.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any, Generic
+
+import anyio
+
+from ..core import codec_2025
+from ..core.model import Task, TaskStatus
+from ..errors import INVALID_PARAMS, PeerProtocolError
+from .outcomes import expired_error, lookup_error
+from .protocols import (
+    DEFAULT_POLL_SECONDS,
+    MAX_POLL_SECONDS,
+    MIN_POLL_SECONDS,
+    OnStatus,
+    RemoteError,
+    ResultT,
+    StatusListener,
+    TaskWire,
+)
+
+__all__ = ["Expiry", "Poller", "Reporter", "StatusListeners", "best_effort_cancel", "clamp_poll_seconds"]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
+
+
+def clamp_poll_seconds(poll_interval_ms: int | None, *, fallback: float = DEFAULT_POLL_SECONDS) -> float:
+    """The server's poll hint in seconds, clamped to [100 ms, 30 s] (no hint: ``fallback``)."""
+    seconds = fallback if poll_interval_ms is None else poll_interval_ms / 1000
+    if not math.isfinite(seconds):
+        seconds = MAX_POLL_SECONDS
+    return min(MAX_POLL_SECONDS, max(MIN_POLL_SECONDS, seconds))
+
+
+class StatusListeners:
+    """Who follows which task on one session, fed by pushed 2025-11-25 status notifications."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, list[StatusListener]] = {}
+
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
+        """Follow ``task_id``; the returned function stops following."""
+        self._by_task.setdefault(task_id, []).append(listener)
+
+        def unlisten() -> None:
+            entries = self._by_task.get(task_id, [])
+            if listener in entries:
+                entries.remove(listener)
+            if not entries:
+                self._by_task.pop(task_id, None)
+
+        return unlisten
+
+    def deliver(self, raw: object) -> None:
+        """Decode one ``notifications/tasks/status`` params object and pass it on (malformed: ignored)."""
+        try:
+            task = codec_2025.decode_task(raw, where="notifications/tasks/status")
+        except PeerProtocolError as error:
+            logger.debug("ignored a malformed notifications/tasks/status: %s", error)
+            return
+        for listener in list(self._by_task.get(task.task_id, ())):
+            listener(task)
+
+
+class Reporter:
+    """Feeds ``on_status`` each distinct (status, statusMessage), in the order observed.
+
+    Stale answers (an older ``lastUpdatedAt`` than the newest seen) and anything after a
+    terminal status are dropped, so a push that overtook a poll never reports backwards.
+    """
+
+    def __init__(self, on_status: OnStatus | None) -> None:
+        self._on_status = on_status
+        self.last: Task | None = None
+        self._reported: tuple[TaskStatus, str | None] | None = None
+        self._pending: list[Task] = []
+        self.wakeup = anyio.Event()
+
+    def observe(self, task: Task) -> None:
+        """Record ``task`` (synchronous, so safe in a notification handler); :meth:`flush` delivers it."""
+        last = self.last
+        if last is not None:
+            if last.is_terminal:
+                return
+            if task.last_updated_at < last.last_updated_at and not task.is_terminal:
+                return
+        self.last = task
+        key = (task.status, task.status_message)
+        if key != self._reported:
+            self._reported = key
+            self._pending.append(task)
+            self.wakeup.set()
+
+    async def flush(self) -> None:
+        if self.wakeup.is_set():
+            self.wakeup = anyio.Event()
+        while self._pending:
+            task = self._pending.pop(0)
+            if self._on_status is None:
+                continue
+            outcome = self._on_status(task)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    async def report(self, task: Task) -> None:
+        self.observe(task)
+        await self.flush()
+
+
+class Expiry:
+    """The TTL backstop: ``createdAt + ttl`` on the local monotonic clock.
+
+    A task this client created is anchored at the moment its creation answer arrived; a resumed
+    task by the age its own timestamps show (``lastUpdatedAt - createdAt``, both on the server's
+    clock, so clock skew can only make the backstop later, never early). ``ttl`` is re-read from
+    every answer because servers may change it.
+    """
+
+    def __init__(self, task: Task, *, resumed: bool) -> None:
+        age = max(0.0, (task.last_updated_at - task.created_at).total_seconds()) if resumed else 0.0
+        self._anchor = time.monotonic() - age
+        self._ttl_ms = task.ttl_ms
+
+    def update(self, task: Task) -> None:
+        self._ttl_ms = task.ttl_ms
+
+    def remaining(self) -> float | None:
+        if self._ttl_ms is None:
+            return None
+        return self._anchor + self._ttl_ms / 1000 - time.monotonic()
+
+    def passed(self) -> bool:
+        remaining = self.remaining()
+        return remaining is not None and remaining <= 0
+
+
+class Poller(abc.ABC, Generic[ResultT]):
+    """Polls one task to a terminal status; a subclass per dialect turns it into a result or an error.
+
+    The loop is never cancelled in the middle of a request: :meth:`stop_polling` lets it end after
+    the current one (mcp 1.x sessions die when a request is cancelled just as its answer arrives).
+    """
+
+    def __init__(
+        self, wire: TaskWire[ResultT], task: Task, reporter: Reporter, expiry: Expiry, *, resumed: bool
+    ) -> None:
+        self.wire = wire
+        self.task_id = task.task_id
+        self.reporter = reporter
+        self.expiry = expiry
+        self.resumed = resumed
+        self.first = task
+        self.stopped = False
+
+    @property
+    def latest(self) -> Task:
+        return self.reporter.last or self.first
+
+    async def run(self) -> ResultT:
+        """Follow the task to its result, passing on pushed statuses meanwhile."""
+        unlisten = self.wire.listen(self.task_id, self.reporter.observe)
+        try:
+            await self.reporter.report(self.first)
+            return await self._follow()
+        finally:
+            unlisten()
+
+    @abc.abstractmethod
+    async def _follow(self) -> ResultT:
+        """The dialect's way from the first answer to the result."""
+
+    def _observed(self, task: Task) -> None:
+        """Called with every ``tasks/get`` answer once it is reported (a follower may act on it)."""
+
+    async def get(self) -> Task | None:
+        """One ``tasks/get`` (reported); ``None`` when the SDK's read timeout fired (retry)."""
+        try:
+            task = await self.wire.get(self.task_id)
+        except RemoteError as error:
+            if error.timed_out:
+                return None
+            if error.code == INVALID_PARAMS and self.expiry.passed():
+                raise expired_error(self.task_id, self.latest.ttl_ms) from None
+            raise lookup_error(
+                error, self.task_id, self.wire.dialect, method="tasks/get", resumed=self.resumed
+            ) from None
+        self.expiry.update(task)
+        await self.reporter.report(task)
+        self._observed(task)
+        return task
+
+    async def _sleep_or_expire(self) -> bool:
+        """Sleep one poll interval (passing on pushed statuses); ``True`` when the TTL ran out instead."""
+        delay = clamp_poll_seconds(self.latest.poll_interval_ms)
+        remaining = self.expiry.remaining()
+        expires = remaining is not None and remaining <= delay
+        end = anyio.current_time() + (max(0.0, remaining) if expires and remaining is not None else delay)
+        while not self.stopped:
+            left = end - anyio.current_time()
+            if left <= 0:
+                break
+            with anyio.move_on_after(left):
+                await self.reporter.wakeup.wait()
+            await self.reporter.flush()
+            if self.latest.is_terminal:
+                break  # a pushed terminal status: confirm it now rather than after the interval
+        return expires
+
+    def stop_polling(self) -> None:
+        """Let the poll loop end after its current request (it is never cancelled mid-request)."""
+        self.stopped = True
+        self.reporter.wakeup.set()
+
+    async def poll_until_terminal(self) -> Task | None:
+        """``tasks/get`` until terminal (``None`` once stopped); at the TTL one last look, then expired."""
+        while True:
+            expired = await self._sleep_or_expire()
+            if self.stopped:
+                return None
+            task = await self.get()
+            if task is not None and task.is_terminal:
+                return task
+            if expired and self.expiry.passed():
+                raise expired_error(self.task_id, self.latest.ttl_ms)
+
+
+async def best_effort_cancel(wire: TaskWire[Any], task_id: str, *, grace: float) -> Task | None:
+    """Shielded, time-bounded ``tasks/cancel`` that never raises (the call is already ending)."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
+        try:
+            return await wire.cancel(task_id)
+        except Exception as error:
+            logger.debug("best-effort tasks/cancel for %s failed: %r", task_id, error)
+    return None

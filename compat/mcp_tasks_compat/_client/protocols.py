@@ -1,0 +1,162 @@
+"""What the adapters provide, and the names and limits every module of this layer shares.
+
+An adapter wraps one ``ClientSession`` as a :class:`ClientConnection` and each dialect's
+``tasks/*`` requests as a :class:`TaskWire`, and reports JSON-RPC error answers as
+:class:`RemoteError`; nothing above those three depends on which SDK major is installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol, TypeVar
+
+from ..core.model import Task
+from ..dialects import Dialect, TaskSupport
+from ..errors import UnsupportedOptIn
+
+__all__ = [
+    "CANCEL_GRACE_SECONDS",
+    "DEFAULT_POLL_SECONDS",
+    "MAX_POLL_SECONDS",
+    "MIN_POLL_SECONDS",
+    "RESULT_GRACE_SECONDS",
+    "ClientConnection",
+    "Mode",
+    "Negotiated",
+    "OnStatus",
+    "RemoteError",
+    "ResultT",
+    "ResultT_co",
+    "StatusListener",
+    "TaskWire",
+]
+
+MIN_POLL_SECONDS: Final = 0.1
+MAX_POLL_SECONDS: Final = 30.0
+DEFAULT_POLL_SECONDS: Final = 1.0
+"""Used when the server gives no poll hint at all."""
+CANCEL_GRACE_SECONDS: Final = 2.0
+"""How long a best-effort ``tasks/cancel`` may take when the call ends early."""
+RESULT_GRACE_SECONDS: Final = 1.0
+"""How long the 2025-11-25 ``tasks/result`` wait may trail a terminal ``tasks/get`` before it is re-asked."""
+
+Mode = Literal["auto", "task", "plain"]
+OnStatus = Callable[[Task], "Awaitable[None] | None"]
+StatusListener = Callable[[Task], None]
+
+ResultT = TypeVar("ResultT")
+ResultT_co = TypeVar("ResultT_co", covariant=True)
+
+
+class RemoteError(Exception):
+    """A JSON-RPC error answer to a ``tasks/*`` request, as an adapter reports it.
+
+    ``timed_out`` marks the SDK's own read timeout (the request may simply be retried).
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None, *, timed_out: bool = False) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.timed_out = timed_out
+
+
+@dataclass(frozen=True)
+class Negotiated:
+    """What one connection offers: the protocol version and the task dialect in use on it.
+
+    ``dialect`` is ``"2026-07-28"`` when ``server/discover`` declared the Tasks extension,
+    ``"2025-11-25"`` when ``initialize`` declared ``capabilities.tasks.requests.tools.call``, and
+    ``None`` when this connection cannot run tasks (``reason`` says why).
+    ``tool_task_support`` maps tool names to their 2025-11-25 ``execution.taskSupport``; it is
+    ``None`` where the dialect does not declare it (2026-07-28: the server decides per call).
+    ``protocol_version`` is ``None`` only on mcp 1.x when the session was initialized by the
+    caller before :func:`~mcp_tasks_compat.client.negotiate` (1.x does not keep it).
+    """
+
+    protocol_version: str | None
+    dialect: Dialect | None
+    tool_task_support: dict[str, TaskSupport] | None = None
+    server_offers_tasks: bool = False
+    reason: str | None = None
+
+
+class TaskWire(Protocol[ResultT_co]):
+    """One dialect's ``tasks/*`` requests on one session, as plain task models."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def get(self, task_id: str) -> Task:
+        """``tasks/get``; raises :class:`RemoteError` on a JSON-RPC error."""
+        ...
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        """2025-11-25 ``tasks/result`` (waits until terminal): the tool result JSON, minus related-task."""
+        ...
+
+    async def cancel(self, task_id: str) -> Task | None:
+        """``tasks/cancel``: the task after cancel (2025-11-25), or ``None`` for the 2026-07-28 ack."""
+        ...
+
+    def to_result(self, payload: Mapping[str, Any]) -> ResultT_co:
+        """The installed SDK's ``CallToolResult`` for a tool result JSON."""
+        ...
+
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
+        """Register ``listener`` for pushed status notifications; returns the unregister call."""
+        ...
+
+    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """2026-07-28: one input request through the session's own callback; the answer as wire JSON.
+
+        Raises :class:`RemoteError` when the callback refuses (an ``ErrorData``; a session without
+        the callback refuses every request of that kind) or the request cannot be read.
+        """
+        ...
+
+    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
+        """2026-07-28 ``tasks/update`` with ``inputResponses``; raises :class:`RemoteError`."""
+        ...
+
+
+class ClientConnection(Protocol[ResultT_co]):
+    """One negotiated ``ClientSession`` as this layer sees it."""
+
+    @property
+    def negotiated(self) -> Negotiated: ...
+
+    @property
+    def installed(self) -> str:
+        """``"mcp <version>"``, for refusal messages."""
+        ...
+
+    def wire(self) -> TaskWire[ResultT_co]:
+        """The wire for ``negotiated.dialect`` (only called when it is not ``None``)."""
+        ...
+
+    def task_readiness(self) -> UnsupportedOptIn | None:
+        """Why this session cannot run tasks at all (e.g. built without ``session_kwargs()``)."""
+        ...
+
+    async def tool_support(self, name: str) -> TaskSupport:
+        """2025-11-25 ``execution.taskSupport`` of ``name`` (tools listed once and cached)."""
+        ...
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        as_task: bool,
+        ttl_ms: int | None,
+        meta: dict[str, Any] | None,
+    ) -> Task | ResultT_co:
+        """Send ``tools/call``: a :class:`Task` when the server created one, else its ``CallToolResult``.
+
+        ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the request is the same
+        either way and the server decides.
+        """
+        ...

@@ -1,0 +1,350 @@
+"""The entry points: a call run as a task, a started task's handle, a resumed task.
+
+Each runs under a :class:`_Guard` (the overall timeout, and a best-effort ``tasks/cancel`` for
+a task that is left unfinished when the call ends early) and hands the task to the follower of
+the wire's dialect, picked once from :data:`FOLLOWERS`; the followers never ask which dialect
+they are on.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, Final, Generic, Literal
+
+import anyio
+
+from ..core.model import Task
+from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from ..errors import TaskError, TaskTimeoutError
+from .follow_2025 import Follower2025
+from .follow_2026 import Follower2026
+from .outcomes import lookup_error
+from .plan import check_ready, plan_call, refuse
+from .poller import Expiry, Poller, Reporter, best_effort_cancel, clamp_poll_seconds
+from .protocols import CANCEL_GRACE_SECONDS, ClientConnection, OnStatus, RemoteError, ResultT, TaskWire
+
+__all__ = ["FOLLOWERS", "TaskRun", "call_tool", "follow", "resume", "seconds", "start_tool"]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
+
+FOLLOWERS: Final[Mapping[Dialect, type[Poller[Any]]]] = {
+    DIALECT_2025_11_25: Follower2025[Any],
+    DIALECT_2026_07_28: Follower2026[Any],
+}
+"""The one place a dialect picks its follower."""
+
+
+def _follower(
+    wire: TaskWire[ResultT], task: Task, reporter: Reporter, expiry: Expiry, *, resumed: bool
+) -> Poller[ResultT]:
+    return FOLLOWERS[wire.dialect](wire, task, reporter, expiry, resumed=resumed)
+
+
+class _Guard:
+    """Runs an operation under the overall timeout; ends an unfinished task when the call ends early.
+
+    Caller cancellation (anyio or asyncio), the timeout, and any unexpected error all send a
+    shielded, time-bounded ``tasks/cancel`` for a task that is known and not yet terminal.
+    """
+
+    def __init__(self, *, timeout: float | None, grace: float, what: str) -> None:
+        self.timeout = timeout
+        self.grace = grace
+        self.what = what
+        self.wire: TaskWire[Any] | None = None
+        self.task_id: str | None = None
+        self.reporter: Reporter | None = None
+
+    def attach(self, wire: TaskWire[Any], task_id: str, reporter: Reporter) -> None:
+        self.wire, self.task_id, self.reporter = wire, task_id, reporter
+
+    def _unfinished(self) -> bool:
+        if self.wire is None or self.task_id is None:
+            return False
+        last = self.reporter.last if self.reporter is not None else None
+        return last is None or not last.is_terminal
+
+    async def _end_task(self) -> None:
+        if self._unfinished():
+            assert self.wire is not None
+            assert self.task_id is not None
+            await best_effort_cancel(self.wire, self.task_id, grace=self.grace)
+
+    async def run(self, operation: Callable[[], Awaitable[ResultT]], *, end_on_abort: bool = True) -> ResultT:
+        """Run ``operation``; with ``end_on_abort=False`` only the timeout (not cancelling) ends the task."""
+        deadline = math.inf if self.timeout is None else anyio.current_time() + self.timeout
+        try:
+            with anyio.CancelScope(deadline=deadline) as scope:
+                return await operation()
+        except TaskError:
+            raise  # the task ended (or is gone): nothing left to cancel
+        except BaseException:
+            if end_on_abort:
+                await self._end_task()
+            raise
+        # Only our own deadline gets here (the scope swallowed its cancellation).
+        assert scope.cancelled_caught
+        await self._end_task()
+        if self.task_id is None:
+            raise TaskTimeoutError(
+                f"{self.what} did not finish within {self.timeout} s (no task had been created yet)",
+                task_id=None,
+            )
+        raise TaskTimeoutError(
+            f"{self.what} did not finish within {self.timeout} s; task {self.task_id} was asked to cancel",
+            task_id=self.task_id,
+        )
+
+
+async def call_tool(
+    connection: ClientConnection[ResultT],
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    mode: str,
+    on_status: OnStatus | None,
+    overall_timeout: float | None,
+    ttl_ms: int | None,
+    meta: dict[str, Any] | None,
+    cancel_grace: float,
+) -> ResultT:
+    as_task = await plan_call(connection, name, mode)
+    guard = _Guard(timeout=overall_timeout, grace=cancel_grace, what=f"tools/call {name!r}")
+    reporter = Reporter(on_status)
+
+    async def operation() -> ResultT:
+        started = await connection.call(name, arguments, as_task=as_task, ttl_ms=ttl_ms, meta=meta)
+        if not isinstance(started, Task):
+            return started
+        # A server may hand back a task even on a "plain" call (2026-07-28: the server decides);
+        # it is resolved here rather than dropped.
+        wire = connection.wire()
+        guard.attach(wire, started.task_id, reporter)
+        expiry = Expiry(started, resumed=False)
+        return await _follower(wire, started, reporter, expiry, resumed=False).run()
+
+    return await guard.run(operation)
+
+
+async def follow(
+    wire: TaskWire[ResultT],
+    task: Task,
+    *,
+    on_status: OnStatus | None,
+    overall_timeout: float | None,
+    cancel_grace: float,
+) -> ResultT:
+    """Follow a task this client just created (e.g. from a ``ResultClaim.resolve`` hook) to its result."""
+    reporter = Reporter(on_status)
+    guard = _Guard(timeout=overall_timeout, grace=cancel_grace, what=f"task {task.task_id}")
+    guard.attach(wire, task.task_id, reporter)
+    follower = _follower(wire, task, reporter, Expiry(task, resumed=False), resumed=False)
+    return await guard.run(follower.run)
+
+
+class TaskRun(Generic[ResultT]):
+    """A handle on one remote task: poll it, wait for it, cancel it.
+
+    ``async with`` cancels the task on exit unless it already ended. Cancelling a pending
+    :meth:`result` does not cancel the remote task (the handle stays usable); leave the
+    ``async with`` block or call :meth:`cancel` for that. ``task_id`` is ``None`` only when a
+    2026-07-28 server chose to answer the call directly instead of creating a task (its result
+    is then available at once).
+    """
+
+    def __init__(
+        self,
+        *,
+        wire: TaskWire[ResultT] | None,
+        task: Task | None,
+        immediate: ResultT | None = None,
+        dialect: Dialect,
+        on_status: OnStatus | None = None,
+        resumed: bool = False,
+        cancel_grace: float = CANCEL_GRACE_SECONDS,
+    ) -> None:
+        self._wire = wire
+        self._first = task
+        self._immediate = immediate
+        self.dialect: Dialect = dialect
+        self._reporter = Reporter(on_status)
+        self._resumed = resumed
+        self._grace = cancel_grace
+        self._expiry = Expiry(task, resumed=resumed) if task is not None else None
+        self._lock = anyio.Lock()
+        self._outcome: tuple[Literal["ok"], ResultT] | tuple[Literal["error"], BaseException] | None = None
+        if immediate is not None:
+            self._outcome = ("ok", immediate)
+
+    def __repr__(self) -> str:
+        last = self.last_status
+        state = last.status.value if last is not None else ("answered directly" if self._immediate else "?")
+        return f"<TaskRun {self.task_id} dialect={self.dialect} status={state}>"
+
+    @property
+    def task_id(self) -> str | None:
+        return self._first.task_id if self._first is not None else None
+
+    @property
+    def last_status(self) -> Task | None:
+        """The newest state observed so far, without a round trip."""
+        return self._reporter.last or self._first
+
+    @property
+    def done(self) -> bool:
+        """Whether the task is known to have ended (or there never was one)."""
+        last = self.last_status
+        return self._outcome is not None or last is None or last.is_terminal
+
+    async def status(self) -> Task | None:
+        """A fresh ``tasks/get`` (also reported to ``on_status``); ``None`` when there is no task."""
+        if self._wire is None or self._first is None:
+            return None
+        try:
+            task = await self._wire.get(self._first.task_id)
+        except RemoteError as error:
+            raise lookup_error(
+                error, self._first.task_id, self._wire.dialect, method="tasks/get", resumed=self._resumed
+            ) from None
+        await self._reporter.report(task)
+        return task
+
+    # The timeout also cancels the remote task, which a caller-side fail_after cannot do.
+    async def result(self, *, timeout: float | timedelta | None = None) -> ResultT:  # noqa: ASYNC109
+        """Wait for the task's result; raises the ``Task*Error`` that says how it ended otherwise.
+
+        ``timeout`` bounds this wait; when it passes, the task is cancelled and
+        :class:`~mcp_tasks_compat.errors.TaskTimeoutError` raised.
+        """
+        async with self._lock:
+            if self._outcome is None:
+                assert self._wire is not None
+                assert self._first is not None
+                assert self._expiry is not None
+                wire, first = self._wire, self._first
+                guard = _Guard(timeout=seconds(timeout), grace=self._grace, what=f"task {first.task_id}")
+                guard.attach(wire, first.task_id, self._reporter)
+                start = self._reporter.last or first
+                follower = _follower(wire, start, self._reporter, self._expiry, resumed=self._resumed)
+                try:
+                    value = await guard.run(follower.run, end_on_abort=False)
+                except TaskError as error:
+                    self._outcome = ("error", error)
+                    raise
+                self._outcome = ("ok", value)
+            if self._outcome[0] == "error":
+                raise self._outcome[1]
+            return self._outcome[1]
+
+    async def cancel(self, *, wait: float = 5.0) -> Task | None:
+        """Send ``tasks/cancel`` and report the state it leads to.
+
+        Cancellation is cooperative (2026-07-28 servers only acknowledge it), so this polls up to
+        ``wait`` seconds for a terminal status and returns the newest state seen.
+        """
+        if self._wire is None or self._first is None:
+            return None
+        wire, task_id = self._wire, self._first.task_id
+        last = self.last_status
+        if last is not None and last.is_terminal:
+            return last
+        try:
+            answered = await wire.cancel(task_id)
+        except RemoteError as error:
+            logger.debug("tasks/cancel for %s answered %s; reading the state instead", task_id, error)
+            answered = None
+        if answered is not None:
+            await self._reporter.report(answered)
+        current = self.last_status
+        deadline = anyio.current_time() + wait
+        # The deadline is checked between requests, never by cancelling one (see Poller).
+        while (current is None or not current.is_terminal) and anyio.current_time() < deadline:
+            fetched = await self.status()
+            if fetched is None:
+                break
+            current = fetched
+            if not fetched.is_terminal:
+                pause = clamp_poll_seconds(fetched.poll_interval_ms)
+                await anyio.sleep(max(0.0, min(pause, deadline - anyio.current_time())))
+        return current or self.last_status
+
+    async def __aenter__(self) -> TaskRun[ResultT]:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._wire is None or self._first is None or self.done:
+            return
+        await best_effort_cancel(self._wire, self._first.task_id, grace=self._grace)
+
+
+async def start_tool(
+    connection: ClientConnection[ResultT],
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    on_status: OnStatus | None,
+    ttl_ms: int | None,
+    meta: dict[str, Any] | None,
+    cancel_grace: float,
+) -> TaskRun[ResultT]:
+    await plan_call(connection, name, "task")
+    dialect = connection.negotiated.dialect
+    assert dialect is not None
+    started = await connection.call(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta)
+    if not isinstance(started, Task):
+        return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
+    run = TaskRun(
+        wire=connection.wire(), task=started, dialect=dialect, on_status=on_status, cancel_grace=cancel_grace
+    )
+    await run._reporter.report(started)  # pyright: ignore[reportPrivateUsage]
+    return run
+
+
+async def resume(
+    connection: ClientConnection[ResultT],
+    task_id: str,
+    *,
+    on_status: OnStatus | None,
+    cancel_grace: float,
+) -> TaskRun[ResultT]:
+    if not isinstance(task_id, str) or not task_id:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"task_id must be a non-empty string, not {task_id!r}")
+    negotiated = connection.negotiated
+    if negotiated.dialect is None:
+        raise refuse(
+            connection,
+            f"resume({task_id!r})",
+            f"a connection whose server offers tasks ({negotiated.reason or 'this one does not'})",
+            "resume on a connection to the server that created the task",
+        )
+    check_ready(connection)
+    wire = connection.wire()
+    try:
+        task = await wire.get(task_id)
+    except RemoteError as error:
+        raise lookup_error(error, task_id, wire.dialect, method="tasks/get", resumed=True) from None
+    run = TaskRun(
+        wire=wire,
+        task=task,
+        dialect=negotiated.dialect,
+        on_status=on_status,
+        resumed=True,
+        cancel_grace=cancel_grace,
+    )
+    await run._reporter.report(task)  # pyright: ignore[reportPrivateUsage]
+    return run
+
+
+def seconds(value: float | timedelta | None) -> float | None:
+    """Accept seconds or a ``timedelta`` for every duration option."""
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return float(value)
