@@ -15,6 +15,7 @@ Rules of this layer:
 
 from __future__ import annotations
 
+from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
 from .protocols import (
     CANCEL_GRACE_SECONDS,
@@ -37,6 +38,7 @@ __all__ = [
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
     "ClientConnection",
+    "DeclaredSupport",
     "Mode",
     "Negotiated",
     "OnStatus",
@@ -47,6 +49,7 @@ __all__ = [
     "TaskWire",
     "call_tool",
     "clamp_poll_seconds",
+    "declared_support",
     "follow",
     "resume",
     "seconds",

@@ -6,13 +6,15 @@ half-made task on the server.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
+from ..core import codec_2025
 from ..dialects import DIALECT_2026_07_28, TaskSupport
 from ..errors import UnsupportedOptIn, UnsupportedOptInError
 from .protocols import ClientConnection
 
-__all__ = ["check_ready", "plan_call", "refuse"]
+__all__ = ["DeclaredSupport", "check_ready", "declared_support", "plan_call", "refuse"]
 
 _TASKY: Final[frozenset[TaskSupport]] = frozenset({"optional", "required"})
 
@@ -62,3 +64,28 @@ async def plan_call(connection: ClientConnection[Any], name: str, mode: str) -> 
             "use mode='auto' or mode='plain' for this tool",
         )
     return False
+
+
+def declared_support(tools: Iterable[Mapping[str, Any]]) -> dict[str, TaskSupport]:
+    """Each listed tool's 2025-11-25 ``execution.taskSupport`` (``tools/list`` entries as wire JSON)."""
+    return {str(tool.get("name")): codec_2025.decode_tool_task_support(tool) for tool in tools}
+
+
+class DeclaredSupport:
+    """What a 2025-11-25 server declared per tool, listed again only when a tool was not seen yet.
+
+    A tool registered after the connection opened is then found without listing on every call.
+    """
+
+    def __init__(
+        self,
+        known: Mapping[str, TaskSupport] | None,
+        list_tools: Callable[[], Awaitable[list[dict[str, Any]]]],
+    ) -> None:
+        self._known: dict[str, TaskSupport] = dict(known or {})
+        self._list_tools = list_tools
+
+    async def of(self, name: str) -> TaskSupport:
+        if name not in self._known:
+            self._known.update(declared_support(await self._list_tools()))
+        return self._known.get(name, "forbidden")

@@ -21,9 +21,10 @@ from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
 from ..base import Answerer, Streams, Tool
-from ..shared import form_answer, list_all_tools, serve_asgi
+from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
+from .client import list_tools as list_tools  # the client facet's, as wire JSON
 from .server import install, lowlevel_server_of
 
 if TYPE_CHECKING:
@@ -126,17 +127,6 @@ def is_modern(version: str | None) -> bool:
     """mcp 1.x speaks only handshake-era protocol versions."""
     del version
     return False
-
-
-async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
-    """Every tool (all pages) as wire JSON."""
-
-    async def page(cursor: str | None) -> dict[str, Any]:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        listing = await session.list_tools(params=params)
-        return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-    return await list_all_tools(page)
 
 
 def result_wire(result: Any) -> dict[str, Any]:

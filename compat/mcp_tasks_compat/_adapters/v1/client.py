@@ -31,6 +31,7 @@ from ...core import codec_2025
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, Dialect, TaskSupport
 from ...errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
+from ..shared import list_all_tools
 
 __all__ = ["connection", "session_kwargs"]
 
@@ -158,7 +159,7 @@ class _Connection:
     def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
         self._session = session
         self._negotiated = negotiated
-        self._tools: dict[str, TaskSupport] = dict(negotiated.tool_task_support or {})
+        self._tools = client_logic.DeclaredSupport(negotiated.tool_task_support, lambda: list_tools(session))
 
     @property
     def negotiated(self) -> client_logic.Negotiated:
@@ -175,9 +176,7 @@ class _Connection:
         return None  # any 1.x session can run tasks; session_kwargs() only adds pushed statuses
 
     async def tool_support(self, name: str) -> TaskSupport:
-        if name not in self._tools:
-            self._tools.update(await _list_tool_support(self._session))
-        return self._tools.get(name, "forbidden")
+        return await self._tools.of(name)
 
     async def call(
         self,
@@ -207,19 +206,15 @@ class _Connection:
         return types.CallToolResult.model_validate(raw)
 
 
-async def _list_tool_support(session: ClientSession) -> dict[str, TaskSupport]:
-    support: dict[str, TaskSupport] = {}
-    cursor: str | None = None
-    while True:
+async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
+    """Every tool (all pages) as wire JSON."""
+
+    async def page(cursor: str | None) -> dict[str, Any]:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         listing = await session.list_tools(params=params)
-        for tool in listing.tools:
-            support[tool.name] = codec_2025.decode_tool_task_support(
-                tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-            )
-        cursor = listing.nextCursor
-        if not cursor:
-            return support
+        return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    return await list_all_tools(page)
 
 
 async def _negotiate(session: ClientSession) -> client_logic.Negotiated:
@@ -233,7 +228,7 @@ async def _negotiate(session: ClientSession) -> client_logic.Negotiated:
         reason = "the server's initialize capabilities do not offer tasks for tools/call"
         logger.info("tasks are inactive on this connection: %s", reason)
         return client_logic.Negotiated(version, None, None, server_offers_tasks=False, reason=reason)
-    support = await _list_tool_support(session)
+    support = client_logic.declared_support(await list_tools(session))
     return client_logic.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True)
 
 

@@ -225,7 +225,7 @@ _current_session: contextvars.ContextVar[_SessionTasks | None] = contextvars.Con
 _installed: WeakKeyDictionary[Server[Any, Any], _Installation] = WeakKeyDictionary()
 
 
-def install(tasks: TaskPolicy, server: Any) -> None:
+def install(policy: TaskPolicy, server: Any) -> None:
     """Enable task-capable tools on an mcp 1.x low-level ``Server`` or ``FastMCP``.
 
     Call it once, before the server runs; tools may be registered before or after.
@@ -233,7 +233,7 @@ def install(tasks: TaskPolicy, server: Any) -> None:
     lowlevel = lowlevel_server_of(server)
     if lowlevel in _installed:
         raise ValueError(f"tasks are already installed on server {lowlevel.name!r}")
-    installation = _Installation(tasks, lowlevel)
+    installation = _Installation(policy, lowlevel)
     _installed[lowlevel] = installation
     installation.wrap_handlers()
     lowlevel.run = installation.run

@@ -22,16 +22,16 @@ from mcp_types import (
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
-    PaginatedRequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._detect import sdk_info
 from ...errors import UnsupportedSdkError
 from ..base import Answerer, Streams, Tool
-from ..shared import form_answer, list_all_tools, serve_asgi
+from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
+from .client import list_tools as list_tools  # the client facet's, as wire JSON
 from .server import mcpserver_kwargs
 
 if TYPE_CHECKING:
@@ -119,17 +119,6 @@ def server_identity(session: ClientSession) -> tuple[str | None, str | None]:
 def is_modern(version: str | None) -> bool:
     """Whether ``version`` is a per-request (``server/discover``) protocol version."""
     return version in MODERN_PROTOCOL_VERSIONS
-
-
-async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
-    """Every tool (all pages) as wire JSON."""
-
-    async def page(cursor: str | None) -> dict[str, Any]:
-        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        listing = await session.list_tools(params=params)
-        return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-    return await list_all_tools(page)
 
 
 def result_wire(result: Any) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from ...dialects import (
     TaskSupport,
 )
 from ...errors import METHOD_NOT_FOUND, UnsupportedOptIn, UnsupportedOptInError, UnsupportedSdkError
+from ..shared import list_all_tools
 
 __all__ = ["STATUS_NOTIFICATION", "TaskHandle", "connection", "session_kwargs"]
 
@@ -376,7 +377,7 @@ class _Connection:
         self._session = session
         self._negotiated = negotiated
         self._config = config
-        self._tools: dict[str, TaskSupport] = dict(negotiated.tool_task_support or {})
+        self._tools = client_logic.DeclaredSupport(negotiated.tool_task_support, lambda: list_tools(session))
 
     @property
     def negotiated(self) -> client_logic.Negotiated:
@@ -395,9 +396,7 @@ class _Connection:
         return _NO_KWARGS if self._config is None else None
 
     async def tool_support(self, name: str) -> TaskSupport:
-        if name not in self._tools:
-            self._tools.update(await _list_tool_support(self._session))
-        return self._tools.get(name, "forbidden")
+        return await self._tools.of(name)
 
     async def call(
         self,
@@ -454,18 +453,15 @@ def _meta(meta: dict[str, Any] | None) -> Any:
     return dict(meta) if meta else None
 
 
-async def _list_tool_support(session: ClientSession) -> dict[str, TaskSupport]:
-    """Every tool's 2025-11-25 ``execution.taskSupport`` (all pages)."""
-    support: dict[str, TaskSupport] = {}
-    cursor: str | None = None
-    while True:
+async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
+    """Every tool (all pages) as wire JSON."""
+
+    async def page(cursor: str | None) -> dict[str, Any]:
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         listing = await session.list_tools(params=params)
-        for tool in listing.tools:
-            support[tool.name] = codec_2025.decode_tool_task_support(_raw(tool))
-        cursor = listing.next_cursor
-        if not cursor:
-            return support
+        return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    return await list_all_tools(page)
 
 
 def _capabilities(session: ClientSession) -> dict[str, Any]:
@@ -534,7 +530,7 @@ async def _negotiate(session: ClientSession, discover_timeout: float) -> client_
     if config is not None and DIALECT_2025_11_25 not in config.dialects:
         reason = f"{prefix}session_kwargs(dialect='2026-07-28') keeps tasks to the Tasks extension"
         return _inactive(version, reason, offers=True)
-    support = await _list_tool_support(session)
+    support = client_logic.declared_support(await list_tools(session))
     return client_logic.Negotiated(
         version, DIALECT_2025_11_25, support, server_offers_tasks=True, reason=None
     )

@@ -307,14 +307,14 @@ def _version_gated(binding: MethodBinding) -> RequestHandler:
     return gated
 
 
-def mcpserver_kwargs(tasks: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
+def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     """``MCPServer(...)`` keyword arguments: ours composed with the user's, the rest passed through.
 
     The user's extensions and middleware come first (outermost), so they see every call before a
     task is made; ours are innermost. The user's lifespan wraps the engine's task group, and its
     value is what tools see.
     """
-    runtime = TasksRuntime(tasks, served_dialects(tasks))
+    runtime = TasksRuntime(policy, served_dialects(policy))
     kwargs = dict(user_kwargs)
     extensions: list[Extension] = list(kwargs.pop("extensions", None) or ())
     if any(getattr(extension, "identifier", None) == TASKS_EXTENSION_ID for extension in extensions):
@@ -333,7 +333,7 @@ def mcpserver_kwargs(tasks: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     return kwargs
 
 
-def install(tasks: TaskPolicy, server: Any) -> None:
+def install(policy: TaskPolicy, server: Any) -> None:
     """Enable tasks on an mcp 2.x low-level ``Server`` in place; refuse an ``MCPServer``."""
     if isinstance(server, MCPServer):
         raise UnsupportedOptInError(
@@ -361,7 +361,7 @@ def install(tasks: TaskPolicy, server: Any) -> None:
             f"server {lowlevel.name!r} has no tools/call handler to run as tasks; "
             "build it with on_call_tool=..."
         )
-    runtime = TasksRuntime(tasks, served_dialects(tasks))
+    runtime = TasksRuntime(policy, served_dialects(policy))
     if runtime.serves_2026:
         extension = TasksExtension(runtime)
         bindings = extension.methods()
