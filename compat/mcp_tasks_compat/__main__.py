@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .dialects import ALL_DIALECTS
 from .errors import CompatError
@@ -108,19 +108,18 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="show SDK logs and the server's stderr")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mcp-tasks-compat",
-        description="Run long MCP tool calls as tasks on mcp 1.x and 2.x, in both task dialects.",
-        epilog=_EPILOG,
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+AddParser = Callable[..., argparse.ArgumentParser]
+"""``add_parser`` of the command subparsers: each ``_add_*`` below adds one command."""
 
-    info = commands.add_parser("info", help="what the installed mcp SDK supports")
+
+def _add_info(add_parser: AddParser) -> None:
+    info = add_parser("info", help="what the installed mcp SDK supports")
     info.add_argument("--json", action="store_true", help="print JSON instead of a table")
     info.set_defaults(handler=_cmd_info)
 
-    demo = commands.add_parser(
+
+def _add_demo(add_parser: AddParser) -> None:
+    demo = add_parser(
         "demo",
         help="run a long tool as a task against an in-process example server, cancel another run, "
         "then one that asks a question",
@@ -139,9 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("-v", "--verbose", action="store_true", help="show SDK logs")
     demo.set_defaults(handler=_cmd_demo)
 
-    serve = commands.add_parser(
-        "example-server", help="serve the example tools (slow_echo, fail, must_task, ask)"
-    )
+
+def _add_example_server(add_parser: AddParser) -> None:
+    serve = add_parser("example-server", help="serve the example tools (slow_echo, fail, must_task, ask)")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP host (default: 127.0.0.1)")
     serve.add_argument(
@@ -150,7 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
     serve.set_defaults(handler=_cmd_example_server)
 
-    call = commands.add_parser(
+
+def _add_call(add_parser: AddParser) -> None:
+    call = add_parser(
         "call",
         help="call a tool, as a task where the server offers one",
         usage=(
@@ -183,7 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target(call)
     call.set_defaults(handler=_cmd_call)
 
-    probe = commands.add_parser(
+
+def _add_probe(add_parser: AddParser) -> None:
+    probe = add_parser(
         "probe",
         help="what a server offers: protocol, task dialects, each tool's task support",
         usage="mcp-tasks-compat probe [--json] [options] (--url URL | -- COMMAND ARGS...)",
@@ -192,6 +195,20 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_target(probe)
     probe.set_defaults(handler=_cmd_probe)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-tasks-compat",
+        description="Run long MCP tool calls as tasks on mcp 1.x and 2.x, in both task dialects.",
+        epilog=_EPILOG,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_info(commands.add_parser)
+    _add_demo(commands.add_parser)
+    _add_example_server(commands.add_parser)
+    _add_call(commands.add_parser)
+    _add_probe(commands.add_parser)
     return parser
 
 
