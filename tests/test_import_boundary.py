@@ -229,6 +229,19 @@ def test_each_module_imports_only_its_layer_and_below(path: Path) -> None:
     assert upward == [], f"{path.relative_to(PACKAGE)} imports above its layer: {upward}"
 
 
+def test_the_core_uses_the_standard_library_only() -> None:
+    """``core/`` is the part tested the same under every SDK: no anyio, no pydantic, no mcp."""
+    third_party = sorted(
+        {
+            name
+            for path in sorted((PACKAGE / "core").glob("*.py"))
+            for name in resolved_imports(path)
+            if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith(PACKAGE.name)
+        }
+    )
+    assert third_party == []
+
+
 def test_the_package_has_no_import_cycles() -> None:
     paths = python_files()
     names = {path: structure_figures.module_name(path, PACKAGE) for path in paths}

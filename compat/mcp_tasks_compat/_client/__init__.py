@@ -3,7 +3,7 @@
 Rules of this layer:
 
 * It is SDK-free: nothing here imports ``mcp``, nor the public ``client`` module above it.
-* The adapters (``_adapters/v1_client.py``, ``_adapters/v2_client.py``) implement its protocols
+* The adapters' client facets (``_adapters/v1/client.py``, ``_adapters/v2/client.py``) implement its protocols
   (:mod:`.protocols`: a ``ClientConnection`` per session, a ``TaskWire`` per dialect, errors as
   ``RemoteError``); everything that decides *what* to send and *what it means* lives here.
 * Whether a call runs as a task is decided before anything is sent (:mod:`.plan`).
