@@ -24,6 +24,7 @@ __all__ = [
     "TaskFailedError",
     "TaskNotFoundError",
     "TaskStateError",
+    "TaskStoreError",
     "TaskTimeoutError",
     "UnsupportedOptIn",
     "UnsupportedOptInError",
@@ -96,6 +97,13 @@ class TaskStateError(CompatError, RuntimeError):
     def __init__(self, message: str, *, jsonrpc_code: int = INVALID_PARAMS) -> None:
         self.jsonrpc_code = jsonrpc_code
         super().__init__(message)
+
+
+class TaskStoreError(CompatError, RuntimeError):
+    """The task store cannot be used: a file that is not ours, a newer schema, read-only, locked,
+    full, or a store server that does not answer. The message names the store and the fix."""
+
+    code = "task-store"
 
 
 class PeerProtocolError(CompatError, ValueError):

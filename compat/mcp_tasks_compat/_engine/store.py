@@ -1,73 +1,268 @@
-"""Where task records live: the :class:`TaskStore` contract and the in-memory default."""
+"""Where task states live: the :class:`TaskStore` and :class:`Notifier` contracts, and the in-memory store.
+
+Storage only, like the python-sdk's own task store: a store keeps :class:`~.persisted.TaskState`
+values and never runs work. Every write is a compare-and-set on ``version``, so two processes
+sharing a store (a restarted server, replicas behind a load balancer) never overwrite each
+other's transitions silently: the loser re-reads and asks the lifecycle table again, which keeps
+a cancelled task cancelled when another replica finishes its work.
+
+The notifier carries what a process must hear *now* from another one: a task changed (wake the
+waiters), its cancellation was asked (stop the work), input was answered (deliver it to the
+work). In one process the engine wakes its own waiters, so the in-memory notifier is a no-op.
+
+Contract (checked for every store by ``tests/contracts/test_task_store.py``):
+
+* ``create`` is durable when it returns (the spec wants a task readable before the create answer
+  is sent); an id that exists raises :class:`StoreConflict`.
+* ``get`` returns ``None`` for an unknown (or deleted) id.
+* ``save(state)`` writes ``state`` with ``version + 1`` and returns it, if the stored version is
+  ``state.version``; otherwise it raises :class:`StoreConflict` carrying the stored state (or
+  ``None`` if the task is gone).
+* ``due_for_expiry(now)`` returns states whose ``expires_at`` is at or before ``now``, soonest
+  first, without scanning tasks that are not due; ``next_expiry()`` the soonest deadline.
+* ``lease_expired(now)`` returns non-terminal states with a ``runner`` whose ``lease_until`` is
+  at or before ``now``.
+* ``list_tasks(owner=..., cursor=..., limit=...)`` pages through an owner's tasks (or every
+  owner's, :data:`EVERY_OWNER`) in creation order; the cursor is opaque and ``None`` at the end.
+"""
 
 from __future__ import annotations
 
+import bisect
 import heapq
-import math
-from typing import Protocol
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal, Protocol
 
-from .state import TaskRecord
+import anyio
 
-__all__ = ["InMemoryTaskStore", "TaskStore"]
+from ..core.model import format_timestamp, parse_timestamp
+from ..errors import TaskStoreError
+from .persisted import TaskState
+
+__all__ = [
+    "EVERY_OWNER",
+    "InMemoryTaskStore",
+    "Notifier",
+    "SilentNotifier",
+    "StoreConflict",
+    "StoreEvent",
+    "TaskStore",
+    "TaskStoreError",
+    "encode_cursor",
+]
+
+
+class _EveryOwner:
+    def __repr__(self) -> str:
+        return "EVERY_OWNER"
+
+
+EVERY_OWNER: Final = _EveryOwner()
+"""``list_tasks(owner=EVERY_OWNER)``: every task, for operators (``owner=None`` means unowned)."""
+
+EventKind = Literal["changed", "cancel", "input"]
+
+
+@dataclass(frozen=True)
+class StoreEvent:
+    """One message between processes sharing a store: what happened to which task, and who said so."""
+
+    kind: EventKind
+    task_id: str
+    origin: str
+
+
+class StoreConflict(Exception):
+    """A compare-and-set lost: ``current`` is what the store holds now (``None``: the task is gone)."""
+
+    def __init__(self, task_id: str, current: TaskState | None) -> None:
+        self.task_id = task_id
+        self.current = current
+        super().__init__(f"task {task_id} changed in the store meanwhile")
+
+
+class Notifier(Protocol):
+    """Carries :class:`StoreEvent` between the processes sharing a store."""
+
+    async def publish(self, event: StoreEvent) -> None: ...
+
+    def subscribe(self) -> AbstractAsyncContextManager[AsyncIterator[StoreEvent]]:
+        """``async with notifier.subscribe() as events: async for event in events: ...``.
+
+        Events published while subscribed are delivered; a notifier that cannot deliver (the
+        connection dropped) raises :class:`TaskStoreError` from the iterator.
+        """
+        ...
 
 
 class TaskStore(Protocol):
-    """Where task records live. The in-memory default is enough for one process.
+    """Where task states live (see the module docstring for the contract every store keeps)."""
 
-    A durable store keeps the same contract: ``get`` returns ``None`` for unknown ids, and
-    ``pop_expired`` returns records whose deadline passed, without scanning the live ones.
-    """
+    @property
+    def notifier(self) -> Notifier: ...
 
-    async def add(self, record: TaskRecord) -> None: ...
+    @property
+    def describe(self) -> str:
+        """What and where the store is, for messages (``memory:``, ``sqlite:///tasks.db``)."""
+        ...
 
-    async def get(self, task_id: str) -> TaskRecord | None: ...
+    async def open(self) -> None:
+        """Connect, create or migrate; idempotent. A bad store raises :class:`TaskStoreError`."""
+        ...
 
-    async def remove(self, task_id: str) -> None: ...
+    async def close(self) -> None: ...
 
-    async def reschedule(self, record: TaskRecord) -> None: ...
+    async def create(self, state: TaskState) -> None: ...
 
-    async def pop_expired(self, now: float) -> list[TaskRecord]: ...
+    async def get(self, task_id: str) -> TaskState | None: ...
 
-    async def owned_by(self, owner: str | None) -> list[TaskRecord]: ...
+    async def save(self, state: TaskState) -> TaskState: ...
+
+    async def delete(self, task_id: str) -> None: ...
+
+    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
+
+    async def next_expiry(self) -> datetime | None: ...
+
+    async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
+
+    async def list_tasks(
+        self, *, owner: str | None | _EveryOwner = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+    ) -> tuple[list[TaskState], str | None]: ...
+
+
+class SilentNotifier:
+    """One process: nothing to tell anyone (the engine wakes its own waiters)."""
+
+    async def publish(self, event: StoreEvent) -> None:
+        del event
+
+    @asynccontextmanager
+    async def subscribe(self) -> AsyncIterator[AsyncIterator[StoreEvent]]:
+        yield _never()
+
+
+async def _never() -> AsyncIterator[StoreEvent]:
+    await anyio.sleep_forever()
+    yield  # pragma: no cover - unreachable, makes this an async generator
 
 
 class InMemoryTaskStore:
-    """Dict + expiry heap. Rescheduling pushes a new heap entry; stale entries are skipped."""
+    """One process: a dict, an expiry heap (stale entries skipped) and a creation-ordered index."""
 
     def __init__(self) -> None:
-        self._records: dict[str, TaskRecord] = {}
-        self._heap: list[tuple[float, str]] = []
+        self._states: dict[str, TaskState] = {}
+        self._heap: list[tuple[datetime, str]] = []
+        self._order: list[tuple[datetime, str]] = []  # (created_at, id), sorted: the list order
+        self._notifier = SilentNotifier()
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._states)
 
-    async def add(self, record: TaskRecord) -> None:
-        self._records[record.task.task_id] = record
-        if record.expires_at != math.inf:
-            heapq.heappush(self._heap, (record.expires_at, record.task.task_id))
+    @property
+    def notifier(self) -> Notifier:
+        return self._notifier
 
-    async def get(self, task_id: str) -> TaskRecord | None:
-        return self._records.get(task_id)
+    @property
+    def describe(self) -> str:
+        return "memory:"
 
-    async def remove(self, task_id: str) -> None:
-        self._records.pop(task_id, None)
+    async def open(self) -> None:
+        return None
 
-    async def reschedule(self, record: TaskRecord) -> None:
-        if record.expires_at != math.inf:
-            heapq.heappush(self._heap, (record.expires_at, record.task.task_id))
+    async def close(self) -> None:
+        return None
 
-    async def pop_expired(self, now: float) -> list[TaskRecord]:
-        due: list[TaskRecord] = []
+    async def create(self, state: TaskState) -> None:
+        if state.task_id in self._states:
+            raise StoreConflict(state.task_id, self._states[state.task_id])
+        self._states[state.task_id] = state
+        bisect.insort(self._order, (state.task.created_at, state.task_id))
+        self._schedule(state)
+
+    async def get(self, task_id: str) -> TaskState | None:
+        return self._states.get(task_id)
+
+    async def save(self, state: TaskState) -> TaskState:
+        current = self._states.get(state.task_id)
+        if current is None or current.version != state.version:
+            raise StoreConflict(state.task_id, current)
+        saved = state.evolve(version=state.version + 1)
+        self._states[state.task_id] = saved
+        if saved.expires_at != current.expires_at:
+            self._schedule(saved)
+        return saved
+
+    async def delete(self, task_id: str) -> None:
+        state = self._states.pop(task_id, None)
+        if state is not None:
+            index = bisect.bisect_left(self._order, (state.task.created_at, task_id))
+            if index < len(self._order) and self._order[index] == (state.task.created_at, task_id):
+                del self._order[index]
+
+    def _schedule(self, state: TaskState) -> None:
+        if state.expires_at is not None:
+            heapq.heappush(self._heap, (state.expires_at, state.task_id))
+
+    def _drop_stale_heads(self) -> None:
+        while self._heap:
+            deadline, task_id = self._heap[0]
+            state = self._states.get(task_id)
+            if state is not None and state.expires_at == deadline:
+                return
+            heapq.heappop(self._heap)
+
+    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
+        due: list[TaskState] = []
         seen: set[str] = set()
-        while self._heap and self._heap[0][0] <= now:
-            deadline, task_id = heapq.heappop(self._heap)
-            record = self._records.get(task_id)
-            # Skip stale entries, and duplicates: a reschedule to an equal deadline (a coarse
-            # clock) must not hand out one record twice, or a task would expire twice at once.
-            if record is not None and record.expires_at == deadline and task_id not in seen:
+        for deadline, task_id in heapq.nsmallest(len(self._heap), self._heap):
+            if deadline > now or len(due) >= limit:
+                break
+            state = self._states.get(task_id)
+            # Stale entries (rescheduled or deleted) and duplicates (an equal deadline pushed twice).
+            if state is not None and state.expires_at == deadline and task_id not in seen:
                 seen.add(task_id)
-                due.append(record)
+                due.append(state)
+        self._drop_stale_heads()
         return due
 
-    async def owned_by(self, owner: str | None) -> list[TaskRecord]:
-        return [r for r in self._records.values() if r.owner == owner]
+    async def next_expiry(self) -> datetime | None:
+        self._drop_stale_heads()
+        return self._heap[0][0] if self._heap else None
+
+    async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
+        del now, limit
+        return []  # one process: its own runs never lose their lease
+
+    async def list_tasks(
+        self, *, owner: str | None | _EveryOwner = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+    ) -> tuple[list[TaskState], str | None]:
+        start = 0 if cursor is None else bisect.bisect_right(self._order, _decode_cursor(cursor))
+        page: list[TaskState] = []
+        for created_at, task_id in self._order[start:]:
+            state = self._states.get(task_id)
+            if state is None or (owner is not EVERY_OWNER and state.owner != owner):
+                continue
+            if len(page) == limit:
+                return page, encode_cursor(page[-1])
+            page.append(state)
+            del created_at
+        return page, None
+
+
+def encode_cursor(last: TaskState) -> str:
+    """A page cursor: where the page ended in creation order (valid even if that task is deleted)."""
+    return f"{format_timestamp(last.task.created_at)}|{last.task_id}"
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    created, sep, task_id = cursor.partition("|")
+    try:
+        if not sep or not task_id:
+            raise ValueError(cursor)
+        return parse_timestamp(created), task_id
+    except ValueError:
+        raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None

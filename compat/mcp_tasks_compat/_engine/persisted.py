@@ -1,0 +1,164 @@
+"""What a store keeps of a task: :class:`TaskState`, frozen and serialisable, and its JSON form.
+
+The same state is read by every process that shares a store (a restarted server, another
+replica), so it holds only values that mean the same there: the task, who owns it, its dialect
+and tool, the input answers not yet picked up, **wall-clock** deadlines, which replica runs the
+work and until when that replica's lease holds, and a version for compare-and-set. Everything
+that exists only in the process running the work (cancel scope, events, listeners) is the live
+run in :mod:`.state`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Final, cast
+
+from ..core.model import JsonRpcError, Task, TaskStatus, format_timestamp, parse_timestamp
+from ..dialects import ALL_DIALECTS, Dialect
+
+__all__ = ["SCHEMA_VERSION", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
+
+SCHEMA_VERSION: Final = 1
+"""The version of :func:`state_to_json`'s shape; a durable store refuses data of a newer one."""
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """One task as a store keeps it.
+
+    ``version`` is the store's compare-and-set token: :meth:`~.store.TaskStore.save` succeeds only
+    when the stored version equals it, and returns the state with the next version.
+    ``runner``/``lease_until``: the replica running the work and until when its claim holds; a
+    non-terminal task whose lease ran out belongs to a replica that stopped, and is failed.
+    ``expires_at``: when the store may drop the task (``None``: never), wall clock, UTC.
+    ``rerun``: the tool opted in to be run again, rather than failed, when its replica stopped.
+    """
+
+    task: Task
+    dialect: Dialect
+    owner: str | None
+    tool_name: str
+    expires_at: datetime | None = None
+    input_responses: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    input_serial: int = 0
+    runner: str | None = None
+    lease_until: datetime | None = None
+    version: int = 0
+    rerun: bool = False
+
+    @property
+    def task_id(self) -> str:
+        return self.task.task_id
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.task.is_terminal
+
+    def evolve(self, **changes: Any) -> TaskState:
+        return replace(self, **changes)
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else format_timestamp(value)
+
+
+def _parse_time(value: object) -> datetime | None:
+    return None if value is None else parse_timestamp(str(value))
+
+
+def _task_to_json(task: Task) -> dict[str, Any]:
+    return {
+        "taskId": task.task_id,
+        "status": task.status.value,
+        "createdAt": format_timestamp(task.created_at),
+        "lastUpdatedAt": format_timestamp(task.last_updated_at),
+        "ttlMs": task.ttl_ms,
+        "pollIntervalMs": task.poll_interval_ms,
+        "statusMessage": task.status_message,
+        "result": None if task.result is None else dict(task.result),
+        "error": None if task.error is None else task.error.to_wire(),
+        "inputRequests": {key: dict(value) for key, value in task.input_requests.items()},
+    }
+
+
+def _task_from_json(data: Mapping[str, Any]) -> Task:
+    error = data.get("error")
+    result = data.get("result")
+    requests = cast("Mapping[str, Mapping[str, Any]]", data.get("inputRequests") or {})
+    return Task(
+        task_id=str(data["taskId"]),
+        status=TaskStatus(data["status"]),
+        created_at=parse_timestamp(str(data["createdAt"])),
+        last_updated_at=parse_timestamp(str(data["lastUpdatedAt"])),
+        ttl_ms=data.get("ttlMs"),
+        poll_interval_ms=data.get("pollIntervalMs"),
+        status_message=data.get("statusMessage"),
+        result=None if result is None else dict(cast("Mapping[str, Any]", result)),
+        error=None
+        if error is None
+        else JsonRpcError(int(error["code"]), str(error["message"]), error.get("data")),
+        input_requests=MappingProxyType({str(k): dict(v) for k, v in requests.items()}),
+    )
+
+
+def state_to_json(state: TaskState) -> dict[str, Any]:
+    """The state as JSON-compatible values (what a durable store writes)."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "task": _task_to_json(state.task),
+        "dialect": state.dialect,
+        "owner": state.owner,
+        "toolName": state.tool_name,
+        "expiresAt": _time(state.expires_at),
+        "inputResponses": {key: dict(value) for key, value in state.input_responses.items()},
+        "inputSerial": state.input_serial,
+        "runner": state.runner,
+        "leaseUntil": _time(state.lease_until),
+        "version": state.version,
+        "rerun": state.rerun,
+    }
+
+
+def state_from_json(data: Mapping[str, Any]) -> TaskState:
+    """The inverse of :func:`state_to_json`; ``ValueError`` for data this version cannot read."""
+    schema = data.get("schema")
+    if schema != SCHEMA_VERSION:
+        raise ValueError(f"task state of schema {schema!r}; this mcp-tasks-compat reads {SCHEMA_VERSION}")
+    dialect = data.get("dialect")
+    if dialect not in ALL_DIALECTS:
+        raise ValueError(f"task state of unknown dialect {dialect!r}")
+    try:
+        responses = cast("Mapping[str, Mapping[str, Any]]", data.get("inputResponses") or {})
+        return TaskState(
+            task=_task_from_json(cast("Mapping[str, Any]", data["task"])),
+            dialect=cast("Dialect", dialect),
+            owner=cast("str | None", data.get("owner")),
+            tool_name=str(data.get("toolName") or ""),
+            expires_at=_parse_time(data.get("expiresAt")),
+            input_responses=MappingProxyType({str(k): dict(v) for k, v in responses.items()}),
+            input_serial=int(data.get("inputSerial") or 0),
+            runner=cast("str | None", data.get("runner")),
+            lease_until=_parse_time(data.get("leaseUntil")),
+            version=int(data.get("version") or 0),
+            rerun=bool(data.get("rerun")),
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"malformed task state: {exc!r}") from None
+
+
+def dumps(state: TaskState) -> str:
+    """Compact JSON text of :func:`state_to_json` (keys sorted, so equal states give equal text)."""
+    return json.dumps(state_to_json(state), separators=(",", ":"), sort_keys=True)
+
+
+def loads(text: str | bytes) -> TaskState:
+    data: object = json.loads(text)
+    if not isinstance(data, Mapping):
+        raise ValueError("task state is not a JSON object")
+    return state_from_json(cast("Mapping[str, Any]", data))
