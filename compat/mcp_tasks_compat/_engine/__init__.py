@@ -24,27 +24,50 @@ relayed between the work and the client), ``expiry`` (deadlines and the sweeper)
 
 from __future__ import annotations
 
-from .engine import DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine, current_run, report_status
+from .engine import (
+    DEFAULT_LEASE_S,
+    DEFAULT_TTL_FLOOR_MS,
+    PollPolicy,
+    TaskEngine,
+    current_run,
+    report_status,
+)
 from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
+from .persisted import TaskState
 from .policy import SUPPORT_VALUES, TaskPolicy
 from .state import InputRefused, InputSender, TaskRecord, TaskWriter, ToolCallFailure, new_task_id
-from .store import InMemoryTaskStore, TaskStore
+from .store import (
+    EVERY_OWNER,
+    InMemoryTaskStore,
+    Notifier,
+    SilentNotifier,
+    StoreConflict,
+    StoreEvent,
+    TaskStore,
+)
 
 __all__ = [
+    "DEFAULT_LEASE_S",
     "DEFAULT_TTL_FLOOR_MS",
     "DELIVERY_BOUND_S",
+    "EVERY_OWNER",
     "EXPIRED_GRACE_MS",
     "SUPPORT_VALUES",
     "InMemoryTaskStore",
     "InputRefused",
     "InputRelay",
     "InputSender",
+    "Notifier",
     "PollPolicy",
+    "SilentNotifier",
+    "StoreConflict",
+    "StoreEvent",
     "Sweeper",
     "TaskEngine",
     "TaskPolicy",
     "TaskRecord",
+    "TaskState",
     "TaskStore",
     "TaskWriter",
     "ToolCallFailure",

@@ -1,18 +1,24 @@
 """The task engine: creates a task, runs its work, applies the outcome, wakes waiters, cancels.
 
-The engine is the only writer of a record's task (:class:`~.state.TaskWriter`); its input relay
+The engine is the only writer of task states (:class:`~.state.TaskWriter`); its input relay
 (:attr:`TaskEngine.inputs`) and its sweeper (:attr:`TaskEngine.expiry`) change tasks through it.
+Every change is a compare-and-set save to the store, judged again by the lifecycle table when
+another process wrote first; with a shared store (SQLite, Redis) the engine also renews the
+leases of the runs it holds and follows the store's notifier, so a cancel or an answer given on
+another replica reaches the work here.
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
+import secrets
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
+from functools import partial
 from typing import Any
 
 import anyio
@@ -21,11 +27,12 @@ import anyio.abc
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import JsonRpcError, Task, TaskStatus, utc_now
 from ..dialects import DIALECT_2025_11_25, Dialect
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskStateError
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskStateError, TaskStoreError
 from .expiry import Sweeper
 from .inputs import InputRelay
-from .state import TaskRecord, ToolCallFailure, new_task_id
-from .store import InMemoryTaskStore, TaskStore
+from .persisted import TaskState
+from .state import StateChange, TaskRecord, ToolCallFailure, new_task_id
+from .store import InMemoryTaskStore, StoreConflict, StoreEvent, TaskStore
 
 __all__ = ["DEFAULT_TTL_FLOOR_MS", "PollPolicy", "TaskEngine", "current_run", "report_status"]
 
@@ -33,6 +40,9 @@ logger = logging.getLogger("mcp_tasks_compat.engine")
 
 DEFAULT_TTL_FLOOR_MS = 3_600_000
 """Real long runs need an hour; a client asking for less gets the floor."""
+
+DEFAULT_LEASE_S = 30.0
+"""How long a replica's claim on a run holds without renewal (renewed every third of it)."""
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
@@ -68,7 +78,7 @@ async def report_status(message: str) -> bool:
     if run is None:
         return False
     engine, record = run
-    await engine.set_status_message(record.task.task_id, message)
+    await engine.set_status_message(record, message)
     return True
 
 
@@ -102,7 +112,7 @@ async def _tell_listeners(record: TaskRecord) -> None:
 
 
 class TaskEngine:
-    """Creates, runs, reads, cancels and expires tasks for one server."""
+    """Creates, runs, reads, cancels and expires tasks for one server (one replica of it)."""
 
     def __init__(
         self,
@@ -112,21 +122,31 @@ class TaskEngine:
         default_ttl_ms: int | None = None,
         poll_policy: PollPolicy | None = None,
         status_interval_s: float = 0.1,
-        clock: Callable[[], float] = time.monotonic,
+        lease_s: float = DEFAULT_LEASE_S,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
+        if lease_s <= 0:
+            raise ValueError("lease_s must be positive")
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.ttl_floor_ms = ttl_floor_ms
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.poll_policy = poll_policy or PollPolicy()
         self.status_interval_s = status_interval_s
+        self.lease_s = lease_s
+        self.replica_id = secrets.token_hex(8)
+        self.shared = bool(getattr(self.store, "shared", True))
+        """Other processes may use the store: leases, the notifier and re-reads matter."""
         self._clock = clock
+        self._records: dict[str, TaskRecord] = {}
+        self._watchers: dict[str, int] = {}
+        self._opened = False
         self.inputs = InputRelay(self)
         self.expiry = Sweeper(self, self.store)
 
-    def monotonic(self) -> float:
-        return self._clock()
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), timezone.utc)
 
     def effective_ttl(self, requested_ms: int | None, *, requested: bool) -> int | None:
         """The TTL a task gets: the request's (floored), or the default; ``None`` stays unlimited."""
@@ -135,6 +155,8 @@ class TaskEngine:
         if requested_ms is None:
             return None
         return max(requested_ms, self.ttl_floor_ms)
+
+    # --- creating and running ------------------------------------------------------------------
 
     async def create(
         self,
@@ -145,7 +167,7 @@ class TaskEngine:
         ttl_ms: int | None,
         status_message: str | None = None,
     ) -> TaskRecord:
-        """Create a ``working`` task, readable before this returns."""
+        """Create a ``working`` task, durably stored (readable by any replica) before this returns."""
         now = utc_now()
         task = Task(
             task_id=new_task_id(),
@@ -156,11 +178,16 @@ class TaskEngine:
             poll_interval_ms=self.poll_policy.minimum_ms,
             status_message=status_message,
         )
-        expires = self.expiry.deadline(ttl_ms)
-        record = TaskRecord(task=task, dialect=dialect, owner=owner, tool_name=tool_name, expires_at=expires)
-        await self.store.add(record)
+        state = TaskState(task, dialect, owner, tool_name, expires_at=self.expiry.deadline(ttl_ms))
+        if self.shared:
+            state = state.evolve(runner=self.replica_id, lease_until=self._lease_end())
+        await self.store.create(state)
+        record = self._records[task.task_id] = TaskRecord(state)
         self.expiry.wake()
         return record
+
+    def _lease_end(self) -> datetime:
+        return self.now() + timedelta(seconds=self.lease_s)
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
@@ -187,13 +214,28 @@ class TaskEngine:
                 failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
                 await self.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
         finally:
+            record.scope = None  # the run is over here, whatever happens next
             if not record.task.is_terminal:
                 # Stopped from outside (the session or the server shutting down: the cancellation
                 # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
                 # The task must still end rather than stay "working" for its pollers.
                 with anyio.CancelScope(shield=True):
-                    await self.finish(record, TaskEvent.CANCEL, message="the server stopped this task")
+                    await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
+            if (
+                not self._watchers.get(record.task.task_id)
+                and self._records.get(record.task.task_id) is record
+            ):
+                del self._records[record.task.task_id]  # ended: the store has it, nothing lives here
             _current.reset(token)
+
+    async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:
+        """End a task while shutting down: a store that is gone by now must not mask the shutdown."""
+        try:
+            await self.finish(record, event, message=message)
+        except TaskStoreError:
+            logger.warning("task %s could not be ended in the store", record.task.task_id, exc_info=True)
+
+    # --- changing a task -------------------------------------------------------------------------
 
     async def finish(
         self,
@@ -207,54 +249,147 @@ class TaskEngine:
     ) -> None:
         """Apply a terminal event; a task that is already terminal keeps its status (sticky).
 
-        ``stop_work`` cancels the run's scope once the status is set and before anyone hears of
+        ``stop_work`` cancels the run's scope once the status is saved and before anyone hears of
         it, so work waiting on the task (for input, say) is cancelled rather than woken to find
-        its task ended.
+        its task ended; a run on another replica hears of it through the notifier.
         """
-        if record.task.is_terminal:
-            return
-        status = next_status(record.task.status, event)
-        changes = _ending_changes(status, result=result, error=error, message=message)
-        await self.update(record, changes, force_notify=True, stop=record.scope if stop_work else None)
 
-    async def update(
+        def end(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            status = next_status(state.task.status, event)
+            changes = _ending_changes(status, result=result, error=error, message=message)
+            return state.evolve(task=state.task.evolve(**changes), runner=None, lease_until=None)
+
+        await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
+
+    async def mutate(
         self,
         record: TaskRecord,
-        changes: dict[str, Any],
+        change: StateChange,
         *,
         force_notify: bool,
         stop: anyio.CancelScope | None = None,
-    ) -> None:
-        """Change the task (statuses come from the lifecycle), then wake waiters and tell listeners."""
-        now = utc_now()
-        age_ms = (now - record.task.created_at) / timedelta(milliseconds=1)
-        changes.setdefault("poll_interval_ms", self.poll_policy.hint_ms(age_ms))
-        record.task = record.task.evolve(last_updated_at=now, **changes)
+        announce: bool = True,
+    ) -> bool:
+        """Apply ``change`` to the latest state and save it (compare-and-set, retried on conflict).
+
+        Then (with ``announce``) wake the waiters, tell the listeners (rate-bounded unless
+        ``force_notify``) and the other processes. ``False``: nothing to do, or the task is gone.
+        """
+        while True:
+            proposed = change(record.state)
+            if proposed is None:
+                return False
+            proposed = self._stamp(record.state, proposed)
+            try:
+                saved = await self.store.save(proposed)
+            except StoreConflict as conflict:
+                if conflict.current is None:
+                    self._drop(record.task.task_id)
+                    return False
+                record.state = conflict.current
+                continue
+            break
+        previous, record.state = record.state, saved
         if stop is not None:
             stop.cancel()
-        await self.expiry.retain_if_ended(record)
+        if announce:
+            await self._announce(record, previous, force_notify=force_notify)
+        return True
+
+    def _stamp(self, old: TaskState, new: TaskState) -> TaskState:
+        """Time-stamp a changed task; restart retention at its terminal transition, so a result is
+        never lost to a run that used up most of its TTL."""
+        if new.task is old.task:
+            return new
+        now = utc_now()
+        task = new.task
+        if task.poll_interval_ms == old.task.poll_interval_ms:
+            age_ms = (now - task.created_at) / timedelta(milliseconds=1)
+            task = task.evolve(poll_interval_ms=self.poll_policy.hint_ms(age_ms))
+        new = new.evolve(task=task.evolve(last_updated_at=now))
+        if new.is_terminal and not old.is_terminal:
+            new = new.evolve(expires_at=self.expiry.deadline(task.ttl_ms))
+        return new
+
+    async def _announce(self, record: TaskRecord, previous: TaskState, *, force_notify: bool) -> None:
         record.wake_waiters()
+        if self.shared:
+            kind = "changed"
+            if record.task.status is TaskStatus.CANCELLED and not previous.is_terminal:
+                kind = "cancel"
+            elif record.state.input_responses != previous.input_responses:
+                kind = "input"
+            try:
+                await self.store.notifier.publish(StoreEvent(kind, record.task.task_id, self.replica_id))
+            except TaskStoreError:
+                logger.warning("could not tell other replicas of task %s", record.task.task_id, exc_info=True)
         mono = self._clock()
         if force_notify or mono - record.last_notified >= self.status_interval_s:
             record.last_notified = mono
             await _tell_listeners(record)
 
+    async def set_status_message(self, record: TaskRecord, message: str) -> None:
+        """Record a progress message (listeners hear it at most every ``status_interval_s``)."""
+
+        def say(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            return state.evolve(task=state.task.evolve(status_message=message))
+
+        await self.mutate(record, say, force_notify=False)
+
+    # --- reading ---------------------------------------------------------------------------------
+
     async def lookup(self, task_id: str, owner: str | None) -> TaskRecord:
-        """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's)."""
-        record = await self.store.get(task_id)
-        if record is None or (record.owner is not None and record.owner != owner):
+        """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's).
+
+        The state is read from the store, so a task created or changed on another replica is
+        seen as it is now.
+        """
+        state = await self.store.get(task_id)
+        if state is None:
+            self._drop(task_id)
             raise PeerProtocolError(f"Task not found: {task_id}", jsonrpc_code=INVALID_PARAMS)
+        if state.owner is not None and state.owner != owner:
+            raise PeerProtocolError(f"Task not found: {task_id}", jsonrpc_code=INVALID_PARAMS)
+        record = self._records.get(task_id)
+        if record is None:
+            return TaskRecord(state)
+        self._adopt(record, state)
         return record
+
+    def _adopt(self, record: TaskRecord, state: TaskState) -> None:
+        """Take a newer state read from the store, and wake whoever waits on the old one."""
+        if state.version > record.state.version:
+            record.state = state
+            record.wake_waiters()
+            if state.is_terminal and record.scope is not None:
+                record.scope.cancel()  # ended elsewhere (cancelled on another replica): stop here
+
+    async def refresh(self, record: TaskRecord) -> None:
+        state = await self.store.get(record.task.task_id)
+        if state is None:
+            self._drop(record.task.task_id)
+            record.wake_waiters()
+            return
+        self._adopt(record, state)
 
     async def get(self, task_id: str, owner: str | None) -> Task:
         return (await self.lookup(task_id, owner)).task
 
-    async def set_status_message(self, task_id: str, message: str) -> None:
-        """Record a progress message (listeners hear it at most every ``status_interval_s``)."""
-        record = await self.store.get(task_id)
-        if record is None or record.task.is_terminal:
-            return
-        await self.update(record, {"status_message": message}, force_notify=False)
+    async def owned_by(self, owner: str | None) -> list[Task]:
+        """Every task of ``owner``, in creation order (all pages of the store)."""
+        tasks: list[Task] = []
+        cursor: str | None = None
+        while True:
+            page, cursor = await self.store.list_tasks(owner=owner, cursor=cursor)
+            tasks.extend(state.task for state in page)
+            if cursor is None:
+                return tasks
+
+    # --- cancelling, waiting, forgetting ---------------------------------------------------------
 
     async def cancel(
         self, task_id: str, owner: str | None, *, strict: bool, reason: str = "cancelled by the client"
@@ -276,26 +411,112 @@ class TaskEngine:
         await self.finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
         return record.task
 
-    async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
-        """Wait until the task is terminal (any number of concurrent waiters)."""
-        record = await self.lookup(task_id, owner)
-        while not record.task.is_terminal:
-            await record.changed.wait()
-        return record.task
+    def watch(self, record: TaskRecord) -> TaskRecord:
+        """Register interest in a task's changes; the canonical record of this process for it."""
+        canonical = self._records.setdefault(record.task.task_id, record)
+        self._watchers[record.task.task_id] = self._watchers.get(record.task.task_id, 0) + 1
+        return canonical
 
-    async def owned_by(self, owner: str | None) -> list[Task]:
-        return [r.task for r in await self.store.owned_by(owner)]
+    def unwatch(self, record: TaskRecord) -> None:
+        task_id = record.task.task_id
+        left = self._watchers.get(task_id, 0) - 1
+        if left > 0:
+            self._watchers[task_id] = left
+            return
+        self._watchers.pop(task_id, None)
+        if record.scope is None and self._records.get(task_id) is record:
+            del self._records[task_id]  # nothing of it lives here any more: the store has it
+
+    async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
+        """Wait until the task is terminal (any number of concurrent waiters, on any replica)."""
+        record = self.watch(await self.lookup(task_id, owner))
+        try:
+            while not record.task.is_terminal:
+                await record.changed.wait()
+            return record.task
+        finally:
+            self.unwatch(record)
+
+    async def forget(self, task_id: str) -> None:
+        await self.store.delete(task_id)
+        self._drop(task_id)
+
+    def _drop(self, task_id: str) -> None:
+        record = self._records.pop(task_id, None)
+        if record is not None:
+            record.wake_waiters()
+
+    def record_of(self, state: TaskState) -> TaskRecord:
+        """This process's record for ``state`` (a fresh one if nothing of it lives here)."""
+        record = self._records.get(state.task_id)
+        if record is None:
+            return TaskRecord(state)
+        self._adopt(record, state)
+        return record
+
+    # --- the background work of a server ---------------------------------------------------------
 
     async def sweep(self) -> int:
         """One expiry sweep now (:meth:`.expiry.Sweeper.sweep`); the engine's sweeper runs it by itself."""
         return await self.expiry.sweep()
 
+    async def open(self) -> None:
+        """Open the store; on a store one process owns (SQLite), fail the runs a previous process
+        left behind (it was killed: nobody runs them any more). Idempotent."""
+        if self._opened:
+            return
+        await self.store.open()
+        self._opened = True
+        if getattr(self.store, "single_node", False):
+            await self.expiry.sweep_lost_runs(every_runner_but=self.replica_id)
+
+    async def background(self, *, max_sleep_s: float = 1.0) -> None:
+        """What a server runs beside its tasks: the sweeper and, on a shared store, the lease
+        renewal and the notifier (so a cancel or an answer given on another replica arrives)."""
+        await self.open()
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(self.expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")
+            if self.shared:
+                group.start_soon(self.renew_leases, name="mcp-tasks leases")
+                group.start_soon(self.follow_other_replicas, name="mcp-tasks notifier")
+
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:
-        """A task group for runs plus the sweeper; leaving it cancels every run still going."""
+        """A task group for runs plus :meth:`background`; leaving it cancels every run still going."""
+        await self.open()
         async with anyio.create_task_group() as group:
-            group.start_soon(self.expiry.run, name="mcp-tasks sweeper")
+            group.start_soon(self.background, name="mcp-tasks background")
             try:
                 yield group
             finally:
                 group.cancel_scope.cancel()
+
+    async def renew_leases(self) -> None:
+        """Keep the leases of the runs held here from running out (every third of the lease)."""
+        while True:
+            await anyio.sleep(self.lease_s / 3)
+            for record in [r for r in self._records.values() if r.scope is not None]:
+                try:
+                    await self.mutate(record, self._renewed, force_notify=False, announce=False)
+                except TaskStoreError:
+                    logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
+
+    def _renewed(self, state: TaskState) -> TaskState | None:
+        if state.is_terminal:
+            return None
+        return state.evolve(runner=self.replica_id, lease_until=self._lease_end())
+
+    async def follow_other_replicas(self) -> None:
+        """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop."""
+        while True:
+            try:
+                async with self.store.notifier.subscribe() as events:
+                    for record in list(self._records.values()):
+                        await self.refresh(record)  # what was missed while not subscribed
+                    async for event in events:
+                        record = self._records.get(event.task_id)
+                        if record is not None and event.origin != self.replica_id:
+                            await self.refresh(record)
+            except TaskStoreError:
+                logger.warning("lost the store's notifier; subscribing again", exc_info=True)
+                await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation

@@ -1,24 +1,29 @@
-"""TTL expiry: each task's deadline, its retention once it ends, and the sweep that acts on them.
+"""TTL expiry and lost runs: each task's deadline, its retention once it ends, and the sweeps.
 
-Deadlines are on the engine's monotonic clock and kept by the store in an order it can pop from
-(the in-memory store's heap), so a sweep never scans every task. A task that expires while still
-running is failed and kept readable for a grace period, not silently dropped; an ended task is
-kept for its TTL counted from its end.
+Deadlines are wall-clock times kept in the task's state, so they mean the same after a restart
+and on every replica; the store hands out what is due in deadline order, so a sweep never scans
+every task. A task that expires while still running is failed and kept readable for a grace
+period, not silently dropped; an ended task is kept for its TTL counted from its end. On a
+shared store a task whose replica stopped renewing its lease is failed too, saying so.
 """
 
 from __future__ import annotations
 
-import math
+from datetime import datetime, timedelta
 
 import anyio
 
 from ..core.lifecycle import TaskEvent
-from ..core.model import JsonRpcError
-from ..errors import INTERNAL_ERROR
-from .state import TaskRecord, TaskWriter
+from ..core.model import JsonRpcError, format_timestamp
+from ..errors import INTERNAL_ERROR, TaskStoreError
+from .persisted import TaskState
+from .state import TaskWriter
 from .store import TaskStore
 
-__all__ = ["EXPIRED_GRACE_MS", "Sweeper"]
+__all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "Sweeper"]
+
+SERVER_STOPPED = "the server stopped while this task ran"
+"""Why a task still working when its server (or replica) went away ended failed."""
 
 EXPIRED_GRACE_MS = 60_000
 """How long a task that expired while running stays readable (as failed) before it is dropped."""
@@ -32,40 +37,74 @@ class Sweeper:
         self._store = store
         self._wakeup = anyio.Event()
 
-    def deadline(self, ttl_ms: int | None) -> float:
-        """The deadline of a task created now with ``ttl_ms``; ``inf`` for an unlimited TTL."""
-        return math.inf if ttl_ms is None else self._writer.monotonic() + ttl_ms / 1000
+    def deadline(self, ttl_ms: int | None) -> datetime | None:
+        """The deadline of a task created (or ended) now with ``ttl_ms``; ``None`` for unlimited."""
+        return None if ttl_ms is None else self._writer.now() + timedelta(milliseconds=ttl_ms)
 
     def wake(self) -> None:
         self._wakeup.set()
 
-    async def retain_if_ended(self, record: TaskRecord) -> None:
-        """Restart retention at the terminal transition, so a result is never lost to a run that
-        used up most of its TTL."""
-        if record.task.is_terminal and record.task.ttl_ms is not None:
-            record.expires_at = self._writer.monotonic() + record.task.ttl_ms / 1000
-            await self._store.reschedule(record)
-
     async def sweep(self) -> int:
         """Expire what is due: running tasks fail (kept for a grace period), ended ones go."""
         removed = 0
-        for record in await self._store.pop_expired(self._writer.monotonic()):
-            if record.task.is_terminal:
-                await self._store.remove(record.task.task_id)
+        now = self._writer.now()
+        for state in await self._store.due_for_expiry(now):
+            if state.is_terminal:
+                await self._writer.forget(state.task_id)
                 removed += 1
                 continue
-            ttl = record.task.ttl_ms
+            ttl = state.task.ttl_ms
             error = JsonRpcError(INTERNAL_ERROR, f"Task exceeded its TTL of {ttl} ms and was stopped")
-            await self._writer.finish(record, TaskEvent.FAIL, error=error, stop_work=True)
-            grace_ms = min(ttl or EXPIRED_GRACE_MS, EXPIRED_GRACE_MS)
-            record.expires_at = self._writer.monotonic() + grace_ms / 1000
-            await self._store.reschedule(record)
+            grace = timedelta(milliseconds=min(ttl or EXPIRED_GRACE_MS, EXPIRED_GRACE_MS))
+            await self._fail(state, error, keep_until=now + grace)
         return removed
+
+    async def sweep_lost_runs(self, *, every_runner_but: str | None = None) -> int:
+        """Fail the tasks whose replica stopped: their lease ran out (or, at start-up of a store
+        one process owns, every run not held by ``every_runner_but``)."""
+        now = self._writer.now()
+        if every_runner_but is None:
+            lost = await self._store.lease_expired(now)
+        else:
+            lost = [s for s in await _all_running(self._store) if s.runner != every_runner_but]
+        for state in lost:
+            since = (
+                ""
+                if state.lease_until is None
+                else f" (its lease ran out at {format_timestamp(state.lease_until)})"
+            )
+            error = JsonRpcError(INTERNAL_ERROR, f"{SERVER_STOPPED}{since}")
+            await self._fail(state, error, keep_until=None)
+        return len(lost)
+
+    async def _fail(self, state: TaskState, error: JsonRpcError, *, keep_until: datetime | None) -> None:
+        record = self._writer.record_of(state)
+        await self._writer.finish(record, TaskEvent.FAIL, error=error, stop_work=True)
+        if keep_until is not None and record.task.is_terminal:
+
+            def keep(current: TaskState) -> TaskState | None:
+                return current.evolve(expires_at=keep_until)
+
+            await self._writer.mutate(record, keep, force_notify=False, announce=False)
 
     async def run(self, *, max_sleep_s: float = 1.0) -> None:
         """Sweep forever; wakes at most every ``max_sleep_s`` and whenever a task is created."""
         while True:
-            await self.sweep()
+            try:
+                await self.sweep()
+                await self.sweep_lost_runs()
+            except TaskStoreError:
+                pass  # the store is unreachable for now: the next round tries again
             self._wakeup = anyio.Event()
             with anyio.move_on_after(max_sleep_s):
                 await self._wakeup.wait()
+
+
+async def _all_running(store: TaskStore) -> list[TaskState]:
+    found: list[TaskState] = []
+    cursor: str | None = None
+    while True:
+        page, cursor = await store.list_tasks(cursor=cursor, limit=500)
+        found.extend(state for state in page if not state.is_terminal)
+        if cursor is None:
+            return found

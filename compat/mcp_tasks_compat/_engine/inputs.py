@@ -11,6 +11,7 @@ expired task releases its waiter.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ import anyio.lowlevel
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import Task, TaskStatus
 from ..errors import TaskStateError
+from .persisted import TaskState
 from .state import InputRefused, InputSender, TaskRecord, TaskWriter
 
 __all__ = ["DELIVERY_BOUND_S", "InputRelay", "input_key_prefix"]
@@ -59,14 +61,30 @@ class InputRelay:
             raise TaskStateError(
                 f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
             )
-        method = str(request.get("method", ""))
-        record.input_serial += 1
-        key = f"{input_key_prefix(method)}-{record.input_serial}"
-        outstanding = {**record.task.input_requests, key: dict(request)}
-        status = next_status(record.task.status, TaskEvent.NEED_INPUT)
-        await self._writer.update(
-            record, {"status": status, "input_requests": outstanding}, force_notify=True
-        )
+        record = self._writer.watch(record)
+        prefix = input_key_prefix(str(request.get("method", "")))
+
+        def ask(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            serial = state.input_serial + 1
+            outstanding = {**state.task.input_requests, f"{prefix}-{serial}": dict(request)}
+            status = next_status(state.task.status, TaskEvent.NEED_INPUT)
+            task = state.task.evolve(status=status, input_requests=outstanding)
+            return state.evolve(task=task, input_serial=serial)
+
+        try:
+            if not await self._writer.mutate(record, ask, force_notify=True):
+                raise TaskStateError(
+                    f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
+                )
+            key = f"{prefix}-{record.state.input_serial}"
+            return await self._await_answer(record, key)
+        finally:
+            self._writer.unwatch(record)
+
+    async def _await_answer(self, record: TaskRecord, key: str) -> dict[str, Any]:
+        """Wait for the answer to ``key`` (given here or on another replica) and take it."""
         answered = False
         try:
             while key not in record.input_responses:
@@ -79,7 +97,15 @@ class InputRelay:
                     )
                 await record.changed.wait()
             answered = True
-            return dict(record.input_responses.pop(key))
+            answer = dict(record.input_responses[key])
+
+            def taken(state: TaskState) -> TaskState | None:
+                rest = {k: v for k, v in state.input_responses.items() if k != key}
+                return state.evolve(input_responses=MappingProxyType(rest))
+
+            with anyio.CancelScope(shield=True):
+                await self._writer.mutate(record, taken, force_notify=False, announce=False)
+            return answer
         finally:
             record.input_claims.discard(key)
             if not answered and key in record.task.input_requests and not record.task.is_terminal:
@@ -87,12 +113,14 @@ class InputRelay:
                     await self._settle(record, withdrawn=[key])
 
     async def _settle(self, record: TaskRecord, *, withdrawn: list[str]) -> None:
-        """Drop answered or withdrawn keys; back to ``working`` once nothing is outstanding."""
-        remaining = {k: v for k, v in record.task.input_requests.items() if k not in withdrawn}
-        changes: dict[str, Any] = {"input_requests": remaining}
-        if not remaining and record.task.status is TaskStatus.INPUT_REQUIRED:
-            changes["status"] = next_status(record.task.status, TaskEvent.INPUT_RECEIVED)
-        await self._writer.update(record, changes, force_notify=True)
+        """Drop withdrawn keys; back to ``working`` once nothing is outstanding."""
+
+        def withdraw(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            return state.evolve(task=_without(state.task, withdrawn))
+
+        await self._writer.mutate(record, withdraw, force_notify=True)
 
     async def submit_responses(
         self, task_id: str, owner: str | None, responses: Mapping[str, Mapping[str, Any]]
@@ -103,22 +131,29 @@ class InputRelay:
         else is ignored, as SEP-2663 asks. A partial answer keeps the task ``input_required``
         with the rest; once nothing is outstanding it is ``working`` again before this returns,
         so a ``tasks/get`` right after the acknowledgement never shows an answered request.
-        Unknown ids raise -32602.
+        Unknown ids raise -32602. The work may run on another replica: the saved answer reaches it
+        through the store's notifier.
         """
         record = await self._writer.lookup(task_id, owner)
         return await self.deliver(record, responses)
 
     async def deliver(self, record: TaskRecord, responses: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """:meth:`submit_responses` for a record the caller already holds."""
-        if record.task.is_terminal:
+        taken: list[str] = []
+
+        def answer(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            outstanding = state.task.input_requests
+            taken[:] = [k for k in responses if k in outstanding and k not in state.input_responses]
+            if not taken:
+                return None
+            given = {**state.input_responses, **{k: dict(responses[k]) for k in taken}}
+            return state.evolve(task=_without(state.task, taken), input_responses=MappingProxyType(given))
+
+        if not await self._writer.mutate(record, answer, force_notify=True):
             return []
-        outstanding = record.task.input_requests
-        taken = [key for key in responses if key in outstanding and key not in record.input_responses]
-        for key in taken:
-            record.input_responses[key] = dict(responses[key])
-        if taken:
-            await self._settle(record, withdrawn=taken)
-        return taken
+        return list(taken)
 
     def claim(self, record: TaskRecord) -> list[tuple[str, Mapping[str, Any]]]:
         """Outstanding requests no one is relaying yet, now claimed by the caller (2025-11-25).
@@ -147,15 +182,19 @@ class InputRelay:
         related-task ``_meta`` and waits for the client's answer); the answer goes to the waiting
         work. Any number of streams may relay one task; each request goes to one of them.
         """
-        async with anyio.create_task_group() as relays:
-            while not record.task.is_terminal:
-                for key, request in self.claim(record):
-                    relays.start_soon(
-                        self._relay_one, record, send, key, request, name=f"mcp-task input {key}"
-                    )
-                await record.changed.wait()
-            relays.cancel_scope.cancel()  # answers still owed to an ended task are no longer wanted
-        return record.task
+        record = self._writer.watch(record)
+        try:
+            async with anyio.create_task_group() as relays:
+                while not record.task.is_terminal:
+                    for key, request in self.claim(record):
+                        relays.start_soon(
+                            self._relay_one, record, send, key, request, name=f"mcp-task input {key}"
+                        )
+                    await record.changed.wait()
+                relays.cancel_scope.cancel()  # answers still owed to an ended task are no longer wanted
+            return record.task
+        finally:
+            self._writer.unwatch(record)
 
     async def _relay_one(
         self, record: TaskRecord, send: InputSender, key: str, request: Mapping[str, Any]
@@ -182,3 +221,14 @@ class InputRelay:
         with anyio.CancelScope(shield=True), anyio.move_on_after(DELIVERY_BOUND_S):
             if not await self.deliver(record, {key: answer}):
                 self.release_claim(record, key)
+
+
+def _without(task: Task, keys: list[str]) -> Task:
+    """``task`` with the input requests ``keys`` answered or withdrawn; ``working`` again once
+    nothing is outstanding."""
+    remaining = {k: v for k, v in task.input_requests.items() if k not in keys}
+    if not remaining and task.status is TaskStatus.INPUT_REQUIRED:
+        return task.evolve(
+            input_requests=remaining, status=next_status(task.status, TaskEvent.INPUT_RECEIVED)
+        )
+    return task.evolve(input_requests=remaining)

@@ -137,7 +137,7 @@ def state_from_json(data: Mapping[str, Any]) -> TaskState:
         responses = cast("Mapping[str, Mapping[str, Any]]", data.get("inputResponses") or {})
         return TaskState(
             task=_task_from_json(cast("Mapping[str, Any]", data["task"])),
-            dialect=cast("Dialect", dialect),
+            dialect=dialect,
             owner=cast("str | None", data.get("owner")),
             tool_name=str(data.get("toolName") or ""),
             expires_at=_parse_time(data.get("expiresAt")),

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from .._detect import refuse_unsupported
 from ..dialects import ALL_DIALECTS, Dialect, TaskSupport
-from .engine import DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
+from .engine import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
 from .store import TaskStore
 
 __all__ = ["SUPPORT_VALUES", "TaskPolicy"]
@@ -24,6 +24,9 @@ class TaskPolicy:
 
     Validated here, at construction: a support value outside :data:`SUPPORT_VALUES`, an unknown
     dialect, or one the installed SDK cannot serve is refused before any server is touched.
+    ``store`` is a :class:`~.store.TaskStore` or a URL (``memory:``, ``sqlite:///tasks.db``,
+    ``redis://host:port/db``); ``lease_s`` is how long a run's claim holds on a shared store
+    without renewal (another replica fails the task once it runs out).
     """
 
     def __init__(
@@ -34,8 +37,9 @@ class TaskPolicy:
         ttl_floor_ms: int = DEFAULT_TTL_FLOOR_MS,
         default_ttl_ms: int | None = None,
         poll_policy: PollPolicy | None = None,
-        store: TaskStore | None = None,
+        store: TaskStore | str | None = None,
         dialects: Iterable[Dialect] | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -53,8 +57,16 @@ class TaskPolicy:
             self.dialects = asked
         self.tools: dict[str, TaskSupport] = declared
         self.default_support: TaskSupport = default_support
+        if isinstance(store, str):
+            from .stores import store_from_url  # the Redis client is imported only when named
+
+            store = store_from_url(store)
         self.engine = TaskEngine(
-            store=store, ttl_floor_ms=ttl_floor_ms, default_ttl_ms=default_ttl_ms, poll_policy=poll_policy
+            store=store,
+            ttl_floor_ms=ttl_floor_ms,
+            default_ttl_ms=default_ttl_ms,
+            poll_policy=poll_policy,
+            lease_s=lease_s,
         )
 
     def support_for(self, tool_name: str) -> TaskSupport:

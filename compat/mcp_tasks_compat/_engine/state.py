@@ -1,17 +1,17 @@
 """What the engine keeps per task, and the errors work raises to end or refuse it.
 
-A :class:`TaskRecord` is the canonical :class:`~..core.model.Task` plus what only the server
-knows (owner, dialect, tool, deadline) and the live objects of its run (cancel scope, change
-event, status listeners, input bookkeeping). Records change only through a :class:`TaskWriter`
-(the engine), so every status change passes the lifecycle table.
+A :class:`TaskRecord` is a task's persisted :class:`~.persisted.TaskState` (what every process
+sharing the store sees) plus the live objects this process holds for it (cancel scope, change
+event, status listeners, input relays). Records change only through a :class:`TaskWriter` (the
+engine), so every status change passes the lifecycle table and is saved before anyone hears of it.
 """
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 import anyio
@@ -19,10 +19,12 @@ import anyio
 from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError, Task
 from ..dialects import Dialect
+from .persisted import TaskState
 
 __all__ = [
     "InputRefused",
     "InputSender",
+    "StateChange",
     "TaskRecord",
     "TaskWriter",
     "ToolCallFailure",
@@ -55,29 +57,50 @@ InputSender = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """``send(key, request) -> answer``: one input request to the client and its result (wire JSON)."""
 
 
-@dataclass
+@dataclass(eq=False)
 class TaskRecord:
-    """A task plus what only the server knows: owner, dialect, tool, run state, waiters."""
+    """A task as this process sees it: its latest :class:`TaskState` plus its live run, if any.
 
-    task: Task
-    dialect: Dialect
-    owner: str | None
-    tool_name: str
-    expires_at: float = math.inf  # monotonic deadline; inf = unlimited
+    The state is what the store holds (the same on every replica); the rest exists only here: the
+    run's cancel scope (set only where the work runs), the change event waiters wait on, the
+    status listeners of the sessions following it, and which input requests a stream of this
+    process is relaying. One record per task per process, so all of them share one event.
+    """
+
+    state: TaskState
     scope: anyio.CancelScope | None = None
     changed: anyio.Event = field(default_factory=anyio.Event)
     listeners: list[Callable[[Task], Awaitable[None]]] = field(
         default_factory=lambda: list[Callable[[Task], Awaitable[None]]]()
     )
     last_notified: float = 0.0
-    input_responses: dict[str, Mapping[str, Any]] = field(
-        default_factory=lambda: dict[str, Mapping[str, Any]]()
-    )
-    """Answers to ``input_requests`` (by key) not yet picked up by the work that asked."""
-    input_serial: int = 0
-    """How many input requests this task has made: keys carry it, so none is ever reused."""
     input_claims: set[str] = field(default_factory=lambda: set[str]())
-    """Keys an adapter is relaying to the client right now (2025-11-25), so no other relays them."""
+    """Keys a stream of this process is relaying to the client right now (2025-11-25)."""
+
+    @property
+    def task(self) -> Task:
+        return self.state.task
+
+    @property
+    def owner(self) -> str | None:
+        return self.state.owner
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.state.dialect
+
+    @property
+    def tool_name(self) -> str:
+        return self.state.tool_name
+
+    @property
+    def input_responses(self) -> Mapping[str, Mapping[str, Any]]:
+        """Answers to ``input_requests`` (by key) not yet picked up by the work that asked."""
+        return self.state.input_responses
+
+    @property
+    def runs_here(self) -> bool:
+        return self.scope is not None
 
     def wake_waiters(self) -> None:
         """Wake everyone waiting on ``changed``; the next wait gets a fresh event (never reused)."""
@@ -85,27 +108,52 @@ class TaskRecord:
         event.set()
 
 
+StateChange = Callable[[TaskState], "TaskState | None"]
+"""A change to a task as a function of its current state (``None``: nothing to do).
+
+Applied by :meth:`TaskWriter.mutate`, which runs it again on the state another process wrote
+meanwhile, so a transition is always judged against the latest status."""
+
+
 class TaskWriter(Protocol):
     """How the engine's collaborators (the input relay, the sweeper) read and change tasks.
 
-    The engine implements it; the collaborators never change ``record.task`` themselves, so every
-    change is stamped, wakes the waiters and reaches the listeners in one place.
+    The engine implements it; the collaborators never change a record's state themselves, so every
+    change is saved (compare-and-set), stamped, wakes the waiters and reaches the listeners in one
+    place.
     """
 
-    def monotonic(self) -> float:
-        """The engine's clock (deadlines are on it)."""
+    def now(self) -> datetime:
+        """The engine's wall clock (deadlines and leases are on it)."""
         ...
 
     async def lookup(self, task_id: str, owner: str | None) -> TaskRecord: ...
 
-    async def update(
+    async def refresh(self, record: TaskRecord) -> None:
+        """Re-read the record's state from the store (another process may have changed it)."""
+        ...
+
+    async def mutate(
         self,
         record: TaskRecord,
-        changes: dict[str, Any],
+        change: StateChange,
         *,
         force_notify: bool,
         stop: anyio.CancelScope | None = None,
-    ) -> None: ...
+        announce: bool = True,
+    ) -> bool:
+        """Apply ``change`` and save it; ``False`` when it had nothing to do or the task is gone."""
+        ...
+
+    def record_of(self, state: TaskState) -> TaskRecord:
+        """This process's record for ``state`` (a fresh one if nothing of it lives here)."""
+        ...
+
+    def watch(self, record: TaskRecord) -> TaskRecord:
+        """Register interest in a task's changes; returns the canonical record of this process."""
+        ...
+
+    def unwatch(self, record: TaskRecord) -> None: ...
 
     async def finish(
         self,
@@ -117,3 +165,7 @@ class TaskWriter(Protocol):
         message: str | None = None,
         stop_work: bool = False,
     ) -> None: ...
+
+    async def forget(self, task_id: str) -> None:
+        """Delete the task from the store and this process."""
+        ...

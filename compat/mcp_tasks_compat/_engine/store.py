@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -130,7 +130,7 @@ class TaskStore(Protocol):
     async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
 
     async def list_tasks(
-        self, *, owner: str | None | _EveryOwner = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+        self, *, owner: str | _EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]: ...
 
 
@@ -141,17 +141,26 @@ class SilentNotifier:
         del event
 
     @asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[AsyncIterator[StoreEvent]]:
-        yield _never()
+    async def subscribe(self) -> AsyncGenerator[AsyncIterator[StoreEvent], None]:
+        yield _Never()
 
 
-async def _never() -> AsyncIterator[StoreEvent]:
-    await anyio.sleep_forever()
-    yield  # pragma: no cover - unreachable, makes this an async generator
+class _Never:
+    """An event stream on which nothing ever arrives."""
+
+    def __aiter__(self) -> _Never:
+        return self
+
+    async def __anext__(self) -> StoreEvent:
+        await anyio.sleep_forever()
+        raise StopAsyncIteration  # pragma: no cover - sleep_forever only ends by cancellation
 
 
 class InMemoryTaskStore:
     """One process: a dict, an expiry heap (stale entries skipped) and a creation-ordered index."""
+
+    shared: Final = False
+    """No other process reads it: the engine needs no leases, notifier or re-reads."""
 
     def __init__(self) -> None:
         self._states: dict[str, TaskState] = {}
@@ -238,7 +247,7 @@ class InMemoryTaskStore:
         return []  # one process: its own runs never lose their lease
 
     async def list_tasks(
-        self, *, owner: str | None | _EveryOwner = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+        self, *, owner: str | _EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]:
         start = 0 if cursor is None else bisect.bisect_right(self._order, _decode_cursor(cursor))
         page: list[TaskState] = []

@@ -385,7 +385,7 @@ class _Installation:
     async def _sweep_while_serving(self) -> None:
         """One TTL sweeper per server: the first session runs it, the next takes over."""
         async with self.sweeper_lock:
-            await self.engine.expiry.run(max_sleep_s=self.sweep_interval_s)
+            await self.engine.background(max_sleep_s=self.sweep_interval_s)
 
     async def _end_session(self, session: _SessionTasks) -> None:
         """Cancel what still runs (saying why) and forget tasks nobody can reach any more."""
@@ -397,8 +397,8 @@ class _Installation:
                     )
                 except PeerProtocolError:
                     continue  # already swept away
-        for record in await self.engine.store.owned_by(session.principal):
-            await self.engine.store.remove(record.task.task_id)
+        for task in await self.engine.owned_by(session.principal):
+            await self.engine.forget(task.task_id)
 
 
 class _TaskHandlers:
