@@ -6,8 +6,8 @@ bound every wait with ``fail_after``, and move time with an injected clock.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
@@ -22,6 +22,7 @@ from mcp_tasks_compat._engine import (
     PollPolicy,
     TaskEngine,
     TaskRecord,
+    TaskState,
     ToolCallFailure,
     current_run,
     report_status,
@@ -428,36 +429,32 @@ async def test_unlimited_ttl_is_never_swept() -> None:
     assert (await engine.get(task.task_id, "alice")).status is TaskStatus.COMPLETED
 
 
-class RecordingStore:
-    """A TaskStore that logs which of its methods the engine calls."""
+class RecordingStore(InMemoryTaskStore):
+    """The in-memory store, logging which of its methods the engine calls."""
 
     def __init__(self) -> None:
-        self.inner = InMemoryTaskStore()
+        super().__init__()
         self.calls: list[str] = []
 
-    async def add(self, record: TaskRecord) -> None:
-        self.calls.append("add")
-        await self.inner.add(record)
-
-    async def get(self, task_id: str) -> TaskRecord | None:
+    async def get(self, task_id: str) -> TaskState | None:
         self.calls.append("get")
-        return await self.inner.get(task_id)
+        return await super().get(task_id)
 
-    async def remove(self, task_id: str) -> None:
-        self.calls.append("remove")
-        await self.inner.remove(task_id)
+    async def save(self, state: TaskState) -> TaskState:
+        self.calls.append("save")
+        return await super().save(state)
 
-    async def reschedule(self, record: TaskRecord) -> None:
-        self.calls.append("reschedule")
-        await self.inner.reschedule(record)
+    async def delete(self, task_id: str) -> None:
+        self.calls.append("delete")
+        await super().delete(task_id)
 
-    async def pop_expired(self, now: float) -> list[TaskRecord]:
-        self.calls.append("pop_expired")
-        return await self.inner.pop_expired(now)
+    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
+        self.calls.append("due_for_expiry")
+        return await super().due_for_expiry(now, limit=limit)
 
-    async def owned_by(self, owner: str | None) -> list[TaskRecord]:
-        self.calls.append("owned_by")
-        return await self.inner.owned_by(owner)
+    async def list_tasks(self, **kwargs: Any) -> tuple[list[TaskState], str | None]:
+        self.calls.append("list_tasks")
+        return await super().list_tasks(**kwargs)
 
 
 async def test_sweeping_asks_the_store_only_for_what_is_due() -> None:
@@ -470,13 +467,13 @@ async def test_sweeping_asks_the_store_only_for_what_is_due() -> None:
     store.calls.clear()
     clock.advance(1)
     assert await engine.sweep() == 1
-    assert store.calls == ["pop_expired", "remove"]
+    assert store.calls == ["due_for_expiry", "delete"]
     assert await store.get(short.task_id) is None
-    assert len(store.inner) == 50
+    assert len(store) == 50
 
 
-class NoScanDict(dict[str, TaskRecord]):
-    """A record table that fails the test if anything iterates over it."""
+class NoScanDict(dict[str, TaskState]):
+    """A state table that fails the test if anything iterates over it."""
 
     def _scan(self, *args: object) -> Any:
         raise AssertionError("the store scanned every task")
@@ -484,23 +481,26 @@ class NoScanDict(dict[str, TaskRecord]):
     __iter__ = values = items = keys = _scan
 
 
-async def test_in_memory_store_pops_expired_records_without_scanning_the_live_ones() -> None:
+async def test_in_memory_store_hands_out_due_states_without_scanning_the_live_ones() -> None:
     store = InMemoryTaskStore()
-    store._records = NoScanDict()  # pyright: ignore[reportPrivateUsage]
-    engine = TaskEngine(store=store, clock=FakeClock(), ttl_floor_ms=0)
+    store._states = NoScanDict()  # pyright: ignore[reportPrivateUsage]
+    clock = FakeClock()
+    engine = TaskEngine(store=store, clock=clock, ttl_floor_ms=0)
     records = [await create(engine, ttl_ms=ttl) for ttl in (5_000, 1_000, 3_000, None)]
-    assert await store.pop_expired(1_000 + 0.5) == []
-    due = await store.pop_expired(1_000 + 3.5)
-    assert [record.task.ttl_ms for record in due] == [1_000, 3_000]  # in deadline order
-    assert records[3].expires_at == math.inf
+    start = engine.now()
+    assert await store.due_for_expiry(start + timedelta(seconds=0.5)) == []
+    due = await store.due_for_expiry(start + timedelta(seconds=3.5))
+    assert [state.task.ttl_ms for state in due] == [1_000, 3_000]  # in deadline order
+    assert records[3].state.expires_at is None
 
 
-async def test_a_record_rescheduled_to_the_same_deadline_is_handed_out_once() -> None:
+async def test_a_state_saved_with_the_same_deadline_is_handed_out_once() -> None:
     store = InMemoryTaskStore()
     engine = TaskEngine(store=store, clock=FakeClock(), ttl_floor_ms=0)
     record = await create(engine, ttl_ms=1_000)
-    await store.reschedule(record)  # e.g. ended within the clock's resolution of its creation
-    assert await store.pop_expired(2_000) == [record]
+    # e.g. ended within the clock's resolution of its creation: the same deadline pushed twice
+    store._schedule(record.state)  # pyright: ignore[reportPrivateUsage]
+    assert await store.due_for_expiry(engine.now() + timedelta(seconds=2)) == [record.state]
 
 
 # --- status messages ----------------------------------------------------------------------------

@@ -330,8 +330,14 @@ class TaskEngine:
             record.last_notified = mono
             await _tell_listeners(record)
 
-    async def set_status_message(self, record: TaskRecord, message: str) -> None:
-        """Record a progress message (listeners hear it at most every ``status_interval_s``)."""
+    async def set_status_message(self, task: TaskRecord | str, message: str) -> None:
+        """Record a progress message (listeners hear it at most every ``status_interval_s``).
+
+        ``task`` is the record (a run reporting on itself) or a task id; an unknown id is ignored.
+        """
+        record = task if isinstance(task, TaskRecord) else await self._record_by_id(task)
+        if record is None:
+            return
 
         def say(state: TaskState) -> TaskState | None:
             if state.is_terminal:
@@ -445,6 +451,13 @@ class TaskEngine:
         record = self._records.pop(task_id, None)
         if record is not None:
             record.wake_waiters()
+
+    async def _record_by_id(self, task_id: str) -> TaskRecord | None:
+        record = self._records.get(task_id)
+        if record is not None:
+            return record
+        state = await self.store.get(task_id)
+        return None if state is None else TaskRecord(state)
 
     def record_of(self, state: TaskState) -> TaskRecord:
         """This process's record for ``state`` (a fresh one if nothing of it lives here)."""

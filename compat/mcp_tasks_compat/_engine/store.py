@@ -225,17 +225,17 @@ class InMemoryTaskStore:
             heapq.heappop(self._heap)
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
+        """Pops what is due off the heap: the caller deletes each or gives it a new deadline
+        (which pushes it again), so nothing due is handed out twice and nothing else is read."""
         due: list[TaskState] = []
         seen: set[str] = set()
-        for deadline, task_id in heapq.nsmallest(len(self._heap), self._heap):
-            if deadline > now or len(due) >= limit:
-                break
+        while self._heap and self._heap[0][0] <= now and len(due) < limit:
+            deadline, task_id = heapq.heappop(self._heap)
             state = self._states.get(task_id)
             # Stale entries (rescheduled or deleted) and duplicates (an equal deadline pushed twice).
             if state is not None and state.expires_at == deadline and task_id not in seen:
                 seen.add(task_id)
                 due.append(state)
-        self._drop_stale_heads()
         return due
 
     async def next_expiry(self) -> datetime | None:
