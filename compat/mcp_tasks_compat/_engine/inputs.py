@@ -64,11 +64,14 @@ class InputRelay:
         record = self._writer.watch(record)
         prefix = input_key_prefix(str(request.get("method", "")))
 
+        keys: list[str] = []  # the key of the state actually saved (a conflict recomputes it)
+
         def ask(state: TaskState) -> TaskState | None:
             if state.is_terminal:
                 return None
             serial = state.input_serial + 1
-            outstanding = {**state.task.input_requests, f"{prefix}-{serial}": dict(request)}
+            keys[:] = [f"{prefix}-{serial}"]
+            outstanding = {**state.task.input_requests, keys[0]: dict(request)}
             status = next_status(state.task.status, TaskEvent.NEED_INPUT)
             task = state.task.evolve(status=status, input_requests=outstanding)
             return state.evolve(task=task, input_serial=serial)
@@ -78,8 +81,7 @@ class InputRelay:
                 raise TaskStateError(
                     f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
                 )
-            key = f"{prefix}-{record.state.input_serial}"
-            return await self._await_answer(record, key)
+            return await self._await_answer(record, keys[0])
         finally:
             self._writer.unwatch(record)
 

@@ -252,8 +252,9 @@ async def test_shim_session_end_cancels_its_runs_saying_why() -> None:
     async with connect(server) as conn:
         task_id = (await conn.tasks.call_tool_as_task("wait", {})).task.taskId
         await controls.started.wait()
-        record = await tasks.engine.store.get(task_id)
-        assert record is not None
+        state = await tasks.engine.store.get(task_id)
+        assert state is not None
+        record = tasks.engine.record_of(state)  # the live record of the run in this process
         record.listeners.append(lambda task: _append(seen, task))
     assert_ended_cleanly(conn)
     assert [(task.status.value, task.status_message) for task in seen] == [("cancelled", SESSION_ENDED)]

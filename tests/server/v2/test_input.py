@@ -54,9 +54,9 @@ class App:
     stopped: anyio.Event = field(default_factory=anyio.Event)
 
     async def record(self, task_id: str) -> TaskRecord:
-        record = await self.tasks.engine.store.get(task_id)  # whoever owns it (2025-11-25: a session)
-        assert record is not None
-        return record
+        state = await self.tasks.engine.store.get(task_id)  # whoever owns it (2025-11-25: a session)
+        assert state is not None
+        return self.tasks.engine.record_of(state)  # the live record of the run in this process
 
     async def status_becomes(self, task_id: str, status: TaskStatus, outstanding: int = 0) -> TaskRecord:
         """Wait (server side, on the task's own change event) for ``status`` with that many requests."""
