@@ -55,7 +55,15 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _cmd_example_server(args: argparse.Namespace) -> int:
     from ._cli import ServeOptions, run_example_server
 
-    return run_example_server(ServeOptions(transport=args.transport, host=args.host, port=args.port))
+    options = ServeOptions(transport=args.transport, host=args.host, port=args.port, store=args.store)
+    return run_example_server(options)
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from ._cli.tasks import TasksOptions, run_tasks
+
+    task_id = getattr(args, "task_id", None)
+    return run_tasks(TasksOptions(action=args.action, store=args.store, task_id=task_id, as_json=args.json))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -146,8 +154,35 @@ def _add_example_server(add_parser: AddParser) -> None:
     serve.add_argument(
         "--port", type=_port, default=8000, help="HTTP port; 0 picks a free one (default: 8000)"
     )
+    serve.add_argument(
+        "--store",
+        default="memory:",
+        metavar="URL",
+        help="where tasks live: memory: (default), sqlite:///tasks.db, redis://host:port/db",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
     serve.set_defaults(handler=_cmd_example_server)
+
+
+def _add_tasks(add_parser: AddParser) -> None:
+    tasks = add_parser(
+        "tasks",
+        help="see and stop the tasks in a server's store (sqlite:, redis:), without a client session",
+        epilog=_EPILOG,
+    )
+    actions = tasks.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, help_text, takes_id in (
+        ("list", "every task: id, status, tool, owner, age, TTL left", False),
+        ("show", "one task in full", True),
+        ("cancel", "cancel a task; the replica running it stops the work", True),
+        ("purge", "delete every ended (completed, failed, cancelled) task", False),
+    ):
+        command = actions.add_parser(action, help=help_text)
+        if takes_id:
+            command.add_argument("task_id", metavar="ID", help="the task's id")
+        command.add_argument("--store", required=True, metavar="URL", help="sqlite:///tasks.db, redis://host:port/db")
+        command.add_argument("--json", action="store_true", help="print one JSON document")
+        command.set_defaults(handler=_cmd_tasks)
 
 
 def _add_call(add_parser: AddParser) -> None:
@@ -209,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_example_server(commands.add_parser)
     _add_call(commands.add_parser)
     _add_probe(commands.add_parser)
+    _add_tasks(commands.add_parser)
     return parser
 
 

@@ -20,12 +20,13 @@ __all__ = ["EXAMPLE_SERVER_NAME", "ServeOptions", "build_example_server", "run_e
 EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
 
-def build_example_server(*, host: str = "127.0.0.1") -> Any:
+def build_example_server(*, host: str = "127.0.0.1", store: str = "memory:") -> Any:
     """The example tools on the installed major's documented server (``FastMCP`` / ``MCPServer``), tasks on.
 
-    ``host`` is where it will listen over HTTP (mcp 1.x derives DNS-rebinding protection from it).
+    ``host`` is where it will listen over HTTP (mcp 1.x derives DNS-rebinding protection from it);
+    ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``).
     """
-    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT))
+    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), store=store)
     return get_adapter().app.build_server(
         EXAMPLE_SERVER_NAME, EXAMPLE_TOOLS, policy, host=host, version=__version__
     )
@@ -36,6 +37,7 @@ class ServeOptions:
     transport: str
     host: str
     port: int
+    store: str = "memory:"
 
 
 def run_example_server(options: ServeOptions) -> int:
@@ -45,7 +47,7 @@ def run_example_server(options: ServeOptions) -> int:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
-        server = build_example_server(host=options.host)
+        server = build_example_server(host=options.host, store=options.store)
         if options.transport == "stdio":
             await get_adapter().app.serve_stdio(server)
         else:

@@ -288,7 +288,9 @@ class TaskEngine:
                 if conflict.current is None:
                     self._drop(record.task.task_id)
                     return False
-                record.state = conflict.current
+                # Another process wrote first: take its state (and stop the run here if it ended
+                # the task there), then judge the change again against it.
+                self._adopt(record, conflict.current)
                 continue
             break
         previous, record.state = record.state, saved

@@ -1,0 +1,140 @@
+"""``tasks list|show|cancel|purge --store URL``: an operator's view of a server's task store.
+
+Reads and writes the store directly, without a client session, so one command shows (and stops)
+what a whole fleet runs. A cancel goes through the engine: the lifecycle table judges it, and on
+a shared store the replica running the work hears of it and stops the work.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+import anyio
+
+from .._engine import EVERY_OWNER, TaskEngine, TaskState
+from .._engine.stores import store_from_url
+from ..core.lifecycle import TaskEvent
+from ..core.model import format_timestamp, utc_now
+from ..errors import CompatError
+from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
+
+__all__ = ["OPERATOR_CANCEL_REASON", "TasksOptions", "run_tasks"]
+
+OPERATOR_CANCEL_REASON: Final = "cancelled by an operator (mcp-tasks-compat tasks cancel)"
+PAGE: Final = 500
+
+
+@dataclass(frozen=True)
+class TasksOptions:
+    action: str  # list | show | cancel | purge
+    store: str
+    task_id: str | None = None
+    as_json: bool = False
+
+
+def _age(since: datetime, now: datetime) -> str:
+    seconds = max(0, int((now - since).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+def _ttl_left(state: TaskState, now: datetime) -> str:
+    if state.expires_at is None:
+        return "unlimited"
+    return _age(now, state.expires_at) if state.expires_at > now else "due"
+
+
+def _row(state: TaskState, now: datetime) -> dict[str, Any]:
+    """One task as the operator sees it (also the ``--json`` shape)."""
+    task = state.task
+    return {
+        "task_id": task.task_id,
+        "status": task.status.value,
+        "tool": state.tool_name,
+        "owner": state.owner,
+        "dialect": state.dialect,
+        "created_at": format_timestamp(task.created_at),
+        "age_s": round((now - task.created_at).total_seconds(), 3),
+        "expires_at": None if state.expires_at is None else format_timestamp(state.expires_at),
+        "ttl_left_s": None
+        if state.expires_at is None
+        else round(max(0.0, (state.expires_at - now).total_seconds()), 3),
+        "status_message": task.status_message,
+        "runner": state.runner,
+    }
+
+
+def _table(states: Sequence[TaskState], now: datetime) -> str:
+    header = ("TASK", "STATUS", "TOOL", "OWNER", "AGE", "TTL LEFT")
+    rows = [
+        (s.task_id, s.task.status.value, s.tool_name, s.owner or "-", _age(s.task.created_at, now), _ttl_left(s, now))
+        for s in states
+    ]
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(f"{cell:<{widths[i]}}" for i, cell in enumerate(row)).rstrip() for row in [header, *rows]]
+    lines.append(f"{len(rows)} task(s)")
+    return "\n".join(lines)
+
+
+async def _every_state(engine: TaskEngine) -> list[TaskState]:
+    found: list[TaskState] = []
+    cursor: str | None = None
+    while True:
+        page, cursor = await engine.store.list_tasks(owner=EVERY_OWNER, cursor=cursor, limit=PAGE)
+        found.extend(page)
+        if cursor is None:
+            return found
+
+
+async def _run(options: TasksOptions) -> tuple[int, str]:
+    engine = TaskEngine(store=store_from_url(options.store))
+    await engine.open()
+    try:
+        now = utc_now()
+        if options.action == "list":
+            states = await _every_state(engine)
+            if options.as_json:
+                return EXIT_OK, json.dumps({"store": engine.store.describe, "tasks": [_row(s, now) for s in states]})
+            return EXIT_OK, _table(states, now)
+        if options.action == "purge":
+            ended = [s for s in await _every_state(engine) if s.is_terminal]
+            for state in ended:
+                await engine.forget(state.task_id)
+            if options.as_json:
+                return EXIT_OK, json.dumps({"store": engine.store.describe, "purged": [s.task_id for s in ended]})
+            return EXIT_OK, f"purged {len(ended)} ended task(s) from {engine.store.describe}"
+        assert options.task_id is not None
+        state = await engine.store.get(options.task_id)
+        if state is None:
+            return EXIT_TOOL_ERROR, f"mcp-tasks-compat: no task {options.task_id[:64]!r} in {engine.store.describe}"
+        if options.action == "cancel":
+            record = engine.record_of(state)
+            await engine.finish(record, TaskEvent.CANCEL, message=OPERATOR_CANCEL_REASON, stop_work=True)
+            state = record.state
+        row = _row(state, now)
+        if options.as_json:
+            return EXIT_OK, json.dumps(row)
+        width = max(len(key) for key in row)
+        return EXIT_OK, "\n".join(f"{key:<{width}}  {value}" for key, value in row.items())
+    finally:
+        await engine.store.close()
+
+
+def run_tasks(options: TasksOptions) -> int:
+    """Run one operator action; the output goes to stdout, a failure is one line on stderr."""
+    try:
+        code, text = anyio.run(_run, options)
+    except (CompatError, ValueError) as error:
+        message = error.message if isinstance(error, CompatError) else str(error)
+        print(f"mcp-tasks-compat: {message.splitlines()[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    print(text, file=sys.stdout if code == EXIT_OK else sys.stderr)
+    return code
