@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 from packaging.version import Version
-
 from tests.redis_server import redis_server
 
 # pytester: tests/kit runs downstream-style suites against the testing kit's plugin.

@@ -61,7 +61,9 @@ class RedisServer:
                 raise RuntimeError(f"redis-server exited with {self.process.returncode}: {error}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"redis-server on port {self.port} did not answer PING in {START_BOUND_S}s")
+                raise RuntimeError(
+                    f"redis-server on port {self.port} did not answer PING in {START_BOUND_S}s"
+                )
             time.sleep(0.02)  # polling a starting process's socket, not synchronising the tests
 
     def stop(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import anyio
 import pytest
+from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine.persisted import TaskState
 from mcp_tasks_compat._engine.redis_store import KEY_TTL_MARGIN, RedisTaskStore
@@ -22,7 +23,6 @@ from mcp_tasks_compat._engine.store import EVERY_OWNER, StoreConflict, StoreEven
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
-from tests.redis_server import redis_server
 
 pytestmark = pytest.mark.anyio
 
@@ -164,7 +164,9 @@ async def test_a_state_that_changes_owner_moves_between_owner_lists(store: Redis
 # -- expiry and leases ---------------------------------------------------------------------------------
 
 
-async def test_due_for_expiry_is_soonest_first_bounded_and_skips_what_is_not_due(store: RedisTaskStore) -> None:
+async def test_due_for_expiry_is_soonest_first_bounded_and_skips_what_is_not_due(
+    store: RedisTaskStore,
+) -> None:
     for task_id, minutes in [("late", 30), ("soon", 5), ("never", None), ("mid", 10), ("tie-b", 10)]:
         expires = None if minutes is None else timedelta(minutes=minutes)
         await store.create(make_state(task_id, expires_in=expires))

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -102,8 +102,13 @@ if held[2] ~= ARGV[4] or held[3] ~= KEYS[5] then
 end
 redis.call('HSET', KEYS[1], 'data', ARGV[2], 'version', ARGV[3], 'order', ARGV[4], 'owner', KEYS[5])
 if ARGV[7] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[7]) else redis.call('PERSIST', KEYS[1]) end
-if ARGV[5] ~= '' then redis.call('ZADD', KEYS[2], ARGV[5], ARGV[8]) else redis.call('ZREM', KEYS[2], ARGV[8]) end
-if ARGV[6] ~= '' then redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8]) else redis.call('ZREM', KEYS[3], ARGV[8]) end
+for i = 2, 3 do
+  if ARGV[i + 3] ~= '' then
+    redis.call('ZADD', KEYS[i], ARGV[i + 3], ARGV[8])
+  else
+    redis.call('ZREM', KEYS[i], ARGV[8])
+  end
+end
 return {1}
 """
 
@@ -178,6 +183,12 @@ def _decode_event(data: object) -> StoreEvent | None:
     if kind not in _EVENT_KINDS or not isinstance(task_id, str) or not isinstance(origin, str):
         return None
     return StoreEvent(kind=cast("EventKind", kind), task_id=task_id, origin=origin)
+
+
+async def _next_message(pubsub: PubSub) -> dict[str, object] | None:
+    """The next pub/sub reply, or ``None`` when none came within :data:`EVENT_POLL_S`."""
+    reply = await pubsub.get_message(timeout=EVENT_POLL_S)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return cast("dict[str, object] | None", reply)
 
 
 class RedisTaskStore:
@@ -265,10 +276,8 @@ class RedisTaskStore:
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            try:
+            with suppress(RedisError, OSError):  # closing a broken pool
                 await client.aclose()
-            except (RedisError, OSError):  # pragma: no cover - closing a broken pool
-                pass
 
     def _unreachable(self, exc: BaseException) -> TaskStoreError:
         reason = str(exc) or type(exc).__name__
@@ -359,7 +368,9 @@ class RedisTaskStore:
                 rows = cast("list[object]", await pipe.execute())
         except (RedisError, OSError) as exc:
             raise self.store_error(exc) from None
-        return [None if row is None else self._decode(tid, row) for tid, row in zip(task_ids, rows)]
+        return [
+            None if row is None else self._decode(tid, row) for tid, row in zip(task_ids, rows, strict=True)
+        ]
 
     async def _forget(self, zsets: tuple[str, str], members: Sequence[str], task_ids: Sequence[str]) -> None:
         if members:
@@ -380,7 +391,7 @@ class RedisTaskStore:
             except (RedisError, OSError) as exc:
                 raise self.store_error(exc) from None
             states = await self._load(ids)
-            gone = [task_id for task_id, state in zip(ids, states) if state is None]
+            gone = [task_id for task_id, state in zip(ids, states, strict=True) if state is None]
             await self._forget((self._expiry_key, self._leases_key), gone, gone)
             found.extend(state for state in states if state is not None)
             if len(ids) < wanted or not gone:
@@ -434,7 +445,11 @@ class RedisTaskStore:
                 raise self.store_error(exc) from None
             ids = [member.partition("|")[2] for member in members]
             states = await self._load(ids)
-            gone = [(member, task_id) for member, task_id, state in zip(members, ids, states) if state is None]
+            gone = [
+                (member, task_id)
+                for member, task_id, state in zip(members, ids, states, strict=True)
+                if state is None
+            ]
             await self._forget((zset, zset), [m for m, _ in gone], [t for _, t in gone])
             for state in states:
                 if state is None:
@@ -469,36 +484,31 @@ class RedisNotifier:
             raise self._store.store_error(exc) from None
 
     @asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[AsyncIterator[StoreEvent]]:
+    async def subscribe(self) -> AsyncGenerator[AsyncIterator[StoreEvent]]:
         store = self._store
-        pubsub = store.connection().pubsub()
+        pubsub: PubSub = store.connection().pubsub()  # pyright: ignore[reportUnknownMemberType]
         try:
             try:
                 await pubsub.subscribe(store.channel)  # pyright: ignore[reportUnknownMemberType]
                 with anyio.fail_after(COMMAND_TIMEOUT_S):
                     while True:  # events published once this returns are delivered
-                        reply = await pubsub.get_message(timeout=EVENT_POLL_S)
-                        if isinstance(reply, dict) and cast("dict[str, object]", reply).get("type") == "subscribe":
+                        reply = await _next_message(pubsub)
+                        if reply is not None and reply.get("type") == "subscribe":
                             break
             except (RedisError, OSError, TimeoutError) as exc:
                 raise store.store_error(exc) from None
             yield self._events(pubsub)
         finally:
-            try:
+            with suppress(RedisError, OSError):  # the connection may be gone already
                 await pubsub.aclose()
-            except (RedisError, OSError):  # pragma: no cover - the connection is already gone
-                pass
 
     async def _events(self, pubsub: PubSub) -> AsyncIterator[StoreEvent]:
         while True:
             try:
-                reply = await pubsub.get_message(timeout=EVENT_POLL_S)
+                message = await _next_message(pubsub)
             except (RedisError, OSError) as exc:
                 raise self._store.store_error(exc) from None
-            if not isinstance(reply, dict):
-                continue
-            message = cast("dict[str, object]", reply)
-            if message.get("type") == "message":
+            if message is not None and message.get("type") == "message":
                 event = _decode_event(message.get("data"))
                 if event is not None:
                     yield event
