@@ -342,8 +342,11 @@ class RedisTaskStore:
             raise StoreConflict(state.task_id, current)
 
     async def get(self, task_id: str) -> TaskState | None:
-        found = await self._load([task_id])
-        return found[0]
+        try:
+            data: object = await self.connection().hget(self._task_key(task_id), "data")  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.store_error(exc) from None
+        return None if data is None else self._decode(task_id, data)
 
     async def save(self, state: TaskState) -> TaskState:
         saved = state.evolve(version=state.version + 1)
