@@ -1,9 +1,11 @@
 """The Redis task store: several replicas share their tasks through one redis-server.
 
-redis-py rather than valkey-py: both are asyncio-only forks of the same client with the same API,
-and redis-py is the one Debian's ``redis-server`` users already have and that is released first.
-Being asyncio-only, this store needs an asyncio event loop; :meth:`RedisTaskStore.open` refuses
-trio with a :class:`TaskStoreError` (use ``sqlite:`` or ``memory:`` there).
+redis-py rather than valkey-py: valkey-py is a fork of it with the same API, and both talk to Redis
+and Valkey servers alike; redis-py is the maintained upstream with the longer record (5.0.1, our
+floor, is from 2023). Both are asyncio-only, so this store needs an asyncio event loop:
+:meth:`RedisTaskStore.open` refuses trio with a :class:`TaskStoreError` (use ``sqlite:`` or
+``memory:`` there). The loop is found with ``asyncio.get_running_loop()`` rather than sniffio,
+which anyio no longer depends on.
 
 Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
 
