@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -120,11 +121,26 @@ def peer_python(session: nox.Session, mcp: str) -> str:
     return str(python)
 
 
+def ensure_redis_server(session: nox.Session) -> None:
+    """The Redis store's tests run against a real redis-server: install Debian's package if it is missing.
+
+    Only as root with apt-get (CI containers); elsewhere those tests skip and say how to install it.
+    """
+    if shutil.which("redis-server"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        session.run("apt-get", "update", "-q", external=True)
+        session.run("apt-get", "install", "-y", "-q", "redis-server", external=True)
+    else:
+        session.log("redis-server is not installed (apt-get install redis-server): the Redis tests will skip")
+
+
 @nox.session
 @nox.parametrize("mcp", MCP_VERSIONS)
 def tests(session: nox.Session, mcp: str) -> None:
     """The test suite against one SDK version, cross-major pairs included; prints what it tests first."""
     install_with_sdk(session, mcp, "test")
+    ensure_redis_server(session)
     peer = peer_python(session, PEER_OF[mcp])
     session.run("python", "-m", "mcp_tasks_compat", "info")
     profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")

@@ -1,13 +1,16 @@
-"""Shared test configuration: Hypothesis profiles, major markers that skip with a reason, anyio backend."""
+"""Shared test configuration: Hypothesis profiles, major markers that skip with a reason, anyio backend,
+and the session's redis-server (``redis_url``)."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
 from packaging.version import Version
+from tests.redis_server import redis_server
 
 # pytester: tests/kit runs downstream-style suites against the testing kit's plugin.
 pytest_plugins = ["pytester"]
@@ -42,6 +45,16 @@ settings.load_profile(HYPOTHESIS_PROFILE)
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A redis-server of this test session on a free loopback port (skips if none is installed).
+
+    Tests sharing it keep apart with a key prefix of their own.
+    """
+    with redis_server() as server:
+        yield server.url
 
 
 def pytest_report_header(config: pytest.Config) -> str:
