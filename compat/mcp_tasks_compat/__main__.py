@@ -180,7 +180,9 @@ def _add_tasks(add_parser: AddParser) -> None:
         command = actions.add_parser(action, help=help_text)
         if takes_id:
             command.add_argument("task_id", metavar="ID", help="the task's id")
-        command.add_argument("--store", required=True, metavar="URL", help="sqlite:///tasks.db, redis://host:port/db")
+        command.add_argument(
+            "--store", required=True, metavar="URL", help="sqlite:///tasks.db, redis://host:port/db"
+        )
         command.add_argument("--json", action="store_true", help="print one JSON document")
         command.set_defaults(handler=_cmd_tasks)
 

@@ -75,11 +75,20 @@ def _row(state: TaskState, now: datetime) -> dict[str, Any]:
 def _table(states: Sequence[TaskState], now: datetime) -> str:
     header = ("TASK", "STATUS", "TOOL", "OWNER", "AGE", "TTL LEFT")
     rows = [
-        (s.task_id, s.task.status.value, s.tool_name, s.owner or "-", _age(s.task.created_at, now), _ttl_left(s, now))
+        (
+            s.task_id,
+            s.task.status.value,
+            s.tool_name,
+            s.owner or "-",
+            _age(s.task.created_at, now),
+            _ttl_left(s, now),
+        )
         for s in states
     ]
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(f"{cell:<{widths[i]}}" for i, cell in enumerate(row)).rstrip() for row in [header, *rows]]
+    lines = [
+        "  ".join(f"{cell:<{widths[i]}}" for i, cell in enumerate(row)).rstrip() for row in [header, *rows]
+    ]
     lines.append(f"{len(rows)} task(s)")
     return "\n".join(lines)
 
@@ -102,19 +111,26 @@ async def _run(options: TasksOptions) -> tuple[int, str]:
         if options.action == "list":
             states = await _every_state(engine)
             if options.as_json:
-                return EXIT_OK, json.dumps({"store": engine.store.describe, "tasks": [_row(s, now) for s in states]})
+                return EXIT_OK, json.dumps(
+                    {"store": engine.store.describe, "tasks": [_row(s, now) for s in states]}
+                )
             return EXIT_OK, _table(states, now)
         if options.action == "purge":
             ended = [s for s in await _every_state(engine) if s.is_terminal]
             for state in ended:
                 await engine.forget(state.task_id)
             if options.as_json:
-                return EXIT_OK, json.dumps({"store": engine.store.describe, "purged": [s.task_id for s in ended]})
+                return EXIT_OK, json.dumps(
+                    {"store": engine.store.describe, "purged": [s.task_id for s in ended]}
+                )
             return EXIT_OK, f"purged {len(ended)} ended task(s) from {engine.store.describe}"
         assert options.task_id is not None
         state = await engine.store.get(options.task_id)
         if state is None:
-            return EXIT_TOOL_ERROR, f"mcp-tasks-compat: no task {options.task_id[:64]!r} in {engine.store.describe}"
+            return (
+                EXIT_TOOL_ERROR,
+                f"mcp-tasks-compat: no task {options.task_id[:64]!r} in {engine.store.describe}",
+            )
         if options.action == "cancel":
             record = engine.record_of(state)
             await engine.finish(record, TaskEvent.CANCEL, message=OPERATOR_CANCEL_REASON, stop_work=True)

@@ -42,10 +42,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
-from ..core.model import parse_timestamp
 from ..errors import TaskStoreError
 from .persisted import TaskState, dumps, loads
-from .store import EVERY_OWNER, EventKind, StoreConflict, StoreEvent, encode_cursor
+from .store import EVERY_OWNER, EventKind, EveryOwner, StoreConflict, StoreEvent, decode_cursor, encode_cursor
 
 try:
     from redis import asyncio as aioredis
@@ -152,13 +151,7 @@ def _order_member(created_at: datetime, task_id: str) -> str:
 
 def _cursor_member(cursor: str) -> str:
     """The list position an :func:`~.store.encode_cursor` cursor names."""
-    created, sep, task_id = cursor.partition("|")
-    try:
-        if not sep or not task_id:
-            raise ValueError(cursor)
-        return _order_member(parse_timestamp(created), task_id)
-    except ValueError:
-        raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None
+    return _order_member(*decode_cursor(cursor))
 
 
 def _redacted(url: str) -> str:
@@ -432,7 +425,7 @@ class RedisTaskStore:
         ]
 
     async def list_tasks(
-        self, *, owner: object = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+        self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")

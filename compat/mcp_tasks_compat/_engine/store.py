@@ -44,6 +44,7 @@ from .persisted import TaskState
 
 __all__ = [
     "EVERY_OWNER",
+    "EveryOwner",
     "InMemoryTaskStore",
     "Notifier",
     "SilentNotifier",
@@ -51,16 +52,19 @@ __all__ = [
     "StoreEvent",
     "TaskStore",
     "TaskStoreError",
+    "decode_cursor",
     "encode_cursor",
 ]
 
 
-class _EveryOwner:
+class EveryOwner:
+    """The type of :data:`EVERY_OWNER` (a store's ``list_tasks`` may test ``owner is EVERY_OWNER``)."""
+
     def __repr__(self) -> str:
         return "EVERY_OWNER"
 
 
-EVERY_OWNER: Final = _EveryOwner()
+EVERY_OWNER: Final = EveryOwner()
 """``list_tasks(owner=EVERY_OWNER)``: every task, for operators (``owner=None`` means unowned)."""
 
 EventKind = Literal["changed", "cancel", "input"]
@@ -130,7 +134,7 @@ class TaskStore(Protocol):
     async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
 
     async def list_tasks(
-        self, *, owner: str | _EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+        self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]: ...
 
 
@@ -247,9 +251,9 @@ class InMemoryTaskStore:
         return []  # one process: its own runs never lose their lease
 
     async def list_tasks(
-        self, *, owner: str | _EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+        self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]:
-        start = 0 if cursor is None else bisect.bisect_right(self._order, _decode_cursor(cursor))
+        start = 0 if cursor is None else bisect.bisect_right(self._order, decode_cursor(cursor))
         page: list[TaskState] = []
         for created_at, task_id in self._order[start:]:
             state = self._states.get(task_id)
@@ -267,7 +271,8 @@ def encode_cursor(last: TaskState) -> str:
     return f"{format_timestamp(last.task.created_at)}|{last.task_id}"
 
 
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """(created_at, task id) of a cursor from :func:`encode_cursor`; :class:`TaskStoreError` otherwise."""
     created, sep, task_id = cursor.partition("|")
     try:
         if not sep or not task_id:
