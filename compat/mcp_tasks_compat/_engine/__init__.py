@@ -29,7 +29,9 @@ from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
 from .policy import SUPPORT_VALUES, TaskPolicy
 from .state import InputRefused, InputSender, TaskRecord, TaskWriter, ToolCallFailure, new_task_id
+from .sqlite_store import SqliteTaskStore
 from .store import InMemoryTaskStore, TaskStore
+from .stores import store_from_url
 
 __all__ = [
     "DEFAULT_TTL_FLOOR_MS",
@@ -41,6 +43,7 @@ __all__ = [
     "InputRelay",
     "InputSender",
     "PollPolicy",
+    "SqliteTaskStore",
     "Sweeper",
     "TaskEngine",
     "TaskPolicy",
@@ -52,4 +55,5 @@ __all__ = [
     "input_key_prefix",
     "new_task_id",
     "report_status",
+    "store_from_url",
 ]
