@@ -38,6 +38,8 @@ SDK_FREE = [
     "mcp_tasks_compat._engine.inputs",
     "mcp_tasks_compat._engine.expiry",
     "mcp_tasks_compat._engine.policy",
+    "mcp_tasks_compat._engine.sqlite_store",
+    "mcp_tasks_compat._engine.stores",
     "mcp_tasks_compat._client",
     "mcp_tasks_compat.examples",
     "mcp_tasks_compat._cli",

@@ -36,6 +36,7 @@ from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
 from .persisted import TaskState
 from .policy import SUPPORT_VALUES, TaskPolicy
+from .sqlite_store import SqliteTaskStore
 from .state import InputRefused, InputSender, TaskRecord, TaskWriter, ToolCallFailure, new_task_id
 from .store import (
     EVERY_OWNER,
@@ -46,6 +47,7 @@ from .store import (
     StoreEvent,
     TaskStore,
 )
+from .stores import store_from_url
 
 __all__ = [
     "DEFAULT_LEASE_S",
@@ -61,6 +63,7 @@ __all__ = [
     "Notifier",
     "PollPolicy",
     "SilentNotifier",
+    "SqliteTaskStore",
     "StoreConflict",
     "StoreEvent",
     "Sweeper",
@@ -75,4 +78,5 @@ __all__ = [
     "input_key_prefix",
     "new_task_id",
     "report_status",
+    "store_from_url",
 ]

@@ -1,0 +1,371 @@
+"""The embedded durable store: task states in one SQLite file, through the standard library.
+
+``sqlite3`` is blocking, so every call runs on an anyio worker thread, one at a time behind an
+``anyio.Lock`` (one connection, never used by two threads at once): that works on asyncio and
+trio alike, which an asyncio-only driver would not. The file is in WAL mode with
+``synchronous=FULL``, so a task is on disk when :meth:`SqliteTaskStore.create` returns (the spec
+wants it readable before the create answer) and readers never wait for the one writer.
+
+A row holds the columns the store queries (owner and creation order for listing, the expiry
+deadline, the runner's lease, the terminal flag, the compare-and-set version) and the exact
+state as JSON text (:func:`~.persisted.dumps`). Times are ISO 8601 text in UTC, fixed width with
+microseconds, so text order is time order. The table layout is versioned in a ``meta`` table and
+migrated on open: a later layout is one more function in :data:`_MIGRATIONS`.
+
+SQLite serves one node (processes on one host may share the file; a network filesystem is not
+safe for it), so there is no one to notify: :attr:`SqliteTaskStore.notifier` is silent. Several
+replicas need the Redis store.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Final, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from ..core.model import parse_timestamp
+from ..errors import TaskStoreError
+from .persisted import TaskState, dumps, loads
+from .store import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, encode_cursor
+
+__all__ = ["STORE_SCHEMA_VERSION", "SqliteTaskStore"]
+
+_T = TypeVar("_T")
+
+APPLICATION: Final = "mcp-tasks-compat"
+"""``meta.application``: how a file says it is ours (a SQLite file without it belongs to someone else)."""
+
+
+def _schema_1(connection: sqlite3.Connection) -> None:
+    connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    connection.execute(
+        """CREATE TABLE tasks (
+            task_id TEXT PRIMARY KEY,
+            owner TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT,
+            lease_until TEXT,
+            runner TEXT,
+            terminal INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            state TEXT NOT NULL
+        )"""
+    )
+    connection.execute("CREATE INDEX tasks_by_creation ON tasks (created_at, task_id)")
+    connection.execute("CREATE INDEX tasks_by_owner ON tasks (owner, created_at, task_id)")
+    connection.execute(
+        "CREATE INDEX tasks_by_expiry ON tasks (expires_at, task_id) WHERE expires_at IS NOT NULL"
+    )
+    connection.execute(
+        "CREATE INDEX tasks_by_lease ON tasks (lease_until, task_id)"
+        " WHERE terminal = 0 AND runner IS NOT NULL AND lease_until IS NOT NULL"
+    )
+
+
+_MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _schema_1}
+"""``_MIGRATIONS[n]`` brings a file from layout ``n - 1`` (0: empty) to ``n``, inside the open transaction."""
+
+STORE_SCHEMA_VERSION: Final = max(_MIGRATIONS)
+"""The table layout this release writes; a file of a newer one is refused, an older one migrated."""
+
+_UPSERT_META: Final = (
+    "INSERT INTO meta (key, value) VALUES ('application', ?), ('schema', ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+_COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, state"
+
+
+def _time(value: datetime | None) -> str | None:
+    """Fixed-width UTC text (``2026-01-02T03:04:05.000006Z``): compares in text as in time."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def _columns(state: TaskState) -> tuple[object, ...]:
+    return (
+        state.owner,
+        _time(state.task.created_at),
+        _time(state.expires_at),
+        _time(state.lease_until),
+        state.runner,
+        int(state.is_terminal),
+        state.version,
+        dumps(state),
+    )
+
+
+def _decode_cursor(cursor: str) -> tuple[str, str]:
+    """The (created_at, task_id) a page ended at: :func:`~.store.encode_cursor`'s form."""
+    created, sep, task_id = cursor.partition("|")
+    try:
+        if not sep or not task_id:
+            raise ValueError(cursor)
+        return str(_time(parse_timestamp(created))), task_id
+    except ValueError:
+        raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None
+
+
+class SqliteTaskStore:
+    """Task states in the SQLite file ``path`` (created if missing; ``file:`` URIs as sqlite reads them).
+
+    ``busy_timeout``: seconds to wait for another process's write before saying the file is
+    locked. :meth:`open` creates or migrates the file, or raises :class:`TaskStoreError` and
+    stays closed; a store that did not open refuses every call.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        self._target = os.fspath(path)
+        self._uri = self._target.startswith("file:")
+        self._path = self._target[len("file:") :].partition("?")[0] if self._uri else self._target
+        self._busy_timeout = busy_timeout
+        self._connection: sqlite3.Connection | None = None
+        self._lock = anyio.Lock()
+        self._notifier = SilentNotifier()
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def notifier(self) -> Notifier:
+        return self._notifier
+
+    @property
+    def describe(self) -> str:
+        return f"sqlite:///{self._path}"
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        async with self._lock:
+            if self._connection is not None:
+                return
+            try:
+                self._connection = await anyio.to_thread.run_sync(self._connect)
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+
+    async def close(self) -> None:
+        async with self._lock:
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                await anyio.to_thread.run_sync(connection.close)
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            self._target,
+            timeout=self._busy_timeout,
+            isolation_level=None,  # autocommit: one statement is one transaction, BEGIN when more
+            check_same_thread=False,  # worker threads vary; the lock keeps it one at a time
+            uri=self._uri,
+        )
+        try:
+            journal = str(connection.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            connection.execute("PRAGMA synchronous = FULL")
+            self._migrate(connection)
+            if journal.lower() != "wal":
+                raise TaskStoreError(
+                    f"{self.describe}: SQLite cannot use write-ahead logging on {self._path} (journal mode"
+                    f" {journal!r}); put the file on a local disk (not a network filesystem)"
+                )
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _migrate(self, connection: sqlite3.Connection) -> None:
+        connection.execute("BEGIN IMMEDIATE")  # two processes opening a new file: one creates it
+        try:
+            found = self._layout(connection)
+            for version in range(found + 1, STORE_SCHEMA_VERSION + 1):
+                _MIGRATIONS[version](connection)
+            # Always written: the write that shows a read-only file at open, not at the first task.
+            connection.execute(_UPSERT_META, (APPLICATION, str(STORE_SCHEMA_VERSION)))
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
+                connection.execute("ROLLBACK")
+            raise
+
+    def _layout(self, connection: sqlite3.Connection) -> int:
+        """The layout version the file holds (0: an empty file); refuses files that are not ours."""
+        tables = sorted(
+            str(row[0])
+            for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        )
+        if not tables:
+            return 0
+        not_ours = (
+            f"{self.describe}: {self._path} is a SQLite database of another application (tables:"
+            f" {', '.join(tables)}); point the task store at a file of its own"
+        )
+        if "meta" not in tables:
+            raise TaskStoreError(not_ours)
+        try:
+            meta = {str(key): str(value) for key, value in connection.execute("SELECT key, value FROM meta")}
+            found = int(meta["schema"])
+        except (sqlite3.OperationalError, KeyError, ValueError):
+            raise TaskStoreError(not_ours) from None
+        if meta.get("application") != APPLICATION:
+            raise TaskStoreError(not_ours)
+        if found > STORE_SCHEMA_VERSION:
+            raise TaskStoreError(
+                f"{self.describe}: {self._path} holds task-store schema {found}, written by a newer"
+                f" mcp-tasks-compat; this one reads up to {STORE_SCHEMA_VERSION}: upgrade mcp-tasks-compat"
+                " (pip install -U mcp-tasks-compat) or use another file"
+            )
+        return found
+
+    def _error(self, exc: sqlite3.Error) -> TaskStoreError:
+        """What a SQLite failure means for the operator, and what to do about it."""
+        name = str(getattr(exc, "sqlite_errorname", ""))  # Python 3.11+; the message text before
+        text = str(exc)
+        where = f"{self.describe}: {self._path}"
+        if name.startswith("SQLITE_NOTADB") or "not a database" in text:
+            fix = "is not a SQLite database; point the task store at a new file or at one it created"
+        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            fix = (
+                "is read-only; the store writes the file and its -wal/-shm files beside it: make the file"
+                " and its folder writable for this user, or use another path"
+            )
+        elif name.startswith("SQLITE_BUSY") or "database is locked" in text:
+            fix = (
+                f"is locked by another process (waited {self._busy_timeout:g} s); stop the process that"
+                " holds it (or a long transaction in a sqlite3 shell), or raise busy_timeout"
+            )
+        elif name.startswith("SQLITE_FULL") or "disk is full" in text:
+            fix = "cannot grow: the disk is full; free space on the volume that holds it"
+        elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+            folder = os.path.dirname(os.path.abspath(self._path))
+            fix = f"cannot be opened; check that the folder {folder} exists and is writable for this user"
+        else:
+            fix = "failed; check the file and the disk"
+        return TaskStoreError(f"{where} {fix} (sqlite: {text})")
+
+    # -- running a call on the worker --------------------------------------------------------------
+
+    async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        async with self._lock:
+            connection = self._connection
+            if connection is None:
+                raise TaskStoreError(f"{self.describe} is not open: call open() first")
+            try:
+                return await anyio.to_thread.run_sync(operation, connection)
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+
+    def _load(self, text: str) -> TaskState:
+        try:
+            return loads(text)
+        except ValueError as exc:
+            raise TaskStoreError(
+                f"{self.describe}: a stored task cannot be read ({exc}); upgrade mcp-tasks-compat if a"
+                " newer release wrote it"
+            ) from None
+
+    def _fetch(
+        self, connection: sqlite3.Connection, query: str, params: tuple[object, ...]
+    ) -> list[TaskState]:
+        return [self._load(str(row[0])) for row in connection.execute(query, params)]
+
+    def _read(self, connection: sqlite3.Connection, task_id: str) -> TaskState | None:
+        found = self._fetch(connection, "SELECT state FROM tasks WHERE task_id = ?", (task_id,))
+        return found[0] if found else None
+
+    # -- the contract ------------------------------------------------------------------------------
+
+    async def create(self, state: TaskState) -> None:
+        def insert(connection: sqlite3.Connection) -> None:
+            cursor = connection.execute(
+                f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (task_id) DO NOTHING",
+                (state.task_id, *_columns(state)),
+            )
+            if cursor.rowcount != 1:
+                raise StoreConflict(state.task_id, self._read(connection, state.task_id))
+
+        await self._call(insert)
+
+    async def get(self, task_id: str) -> TaskState | None:
+        return await self._call(lambda connection: self._read(connection, task_id))
+
+    async def save(self, state: TaskState) -> TaskState:
+        saved = state.evolve(version=state.version + 1)
+
+        def compare_and_set(connection: sqlite3.Connection) -> TaskState:
+            cursor = connection.execute(
+                "UPDATE tasks SET owner = ?, created_at = ?, expires_at = ?, lease_until = ?, runner = ?,"
+                " terminal = ?, version = ?, state = ? WHERE task_id = ? AND version = ?",
+                (*_columns(saved), state.task_id, state.version),
+            )
+            if cursor.rowcount != 1:
+                raise StoreConflict(state.task_id, self._read(connection, state.task_id))
+            return saved
+
+        return await self._call(compare_and_set)
+
+    async def delete(self, task_id: str) -> None:
+        await self._call(
+            lambda connection: connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+        )
+
+    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
+        query = (
+            "SELECT state FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?"
+            " ORDER BY expires_at, task_id LIMIT ?"
+        )
+        return await self._call(lambda connection: self._fetch(connection, query, (_time(now), limit)))
+
+    async def next_expiry(self) -> datetime | None:
+        def soonest(connection: sqlite3.Connection) -> str | None:
+            row = connection.execute(
+                "SELECT MIN(expires_at) FROM tasks WHERE expires_at IS NOT NULL"
+            ).fetchone()
+            return None if row is None or row[0] is None else str(row[0])
+
+        found = await self._call(soonest)
+        return None if found is None else parse_timestamp(found)
+
+    async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
+        query = (
+            "SELECT state FROM tasks WHERE terminal = 0 AND runner IS NOT NULL AND lease_until IS NOT NULL"
+            " AND lease_until <= ? ORDER BY lease_until, task_id LIMIT ?"
+        )
+        return await self._call(lambda connection: self._fetch(connection, query, (_time(now), limit)))
+
+    async def list_tasks(
+        self, *, owner: object = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+    ) -> tuple[list[TaskState], str | None]:
+        """``owner``: a name, ``None`` (unowned tasks) or :data:`~.store.EVERY_OWNER`."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        clauses: list[str] = []
+        params: list[object] = []
+        if owner is None:
+            clauses.append("owner IS NULL")
+        elif isinstance(owner, str):
+            clauses.append("owner = ?")
+            params.append(owner)
+        elif owner is not EVERY_OWNER:
+            raise TypeError(f"owner must be a str, None or EVERY_OWNER, not {owner!r}")
+        if cursor is not None:
+            clauses.append("(created_at, task_id) > (?, ?)")
+            params.extend(_decode_cursor(cursor))
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        query = f"SELECT state FROM tasks{where} ORDER BY created_at, task_id LIMIT ?"
+        params.append(limit + 1)  # one more than the page: is there a next page?
+        found = await self._call(lambda connection: self._fetch(connection, query, tuple(params)))
+        if len(found) > limit:
+            page = found[:limit]
+            return page, encode_cursor(page[-1])
+        return found, None

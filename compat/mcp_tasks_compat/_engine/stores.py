@@ -1,0 +1,53 @@
+"""A task store from a URL: what ``ServerTasks(store=...)`` and ``--store`` accept.
+
+``memory:`` (one process), ``sqlite:///relative.db`` or ``sqlite:////abs/path.db`` (SQLAlchemy's
+form: three slashes, then the path), ``redis://host:port/db`` or ``rediss://`` (several replicas;
+the Redis client is an optional extra, so its module is imported only when asked for).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Final, cast
+
+from ..errors import TaskStoreError
+from .sqlite_store import SqliteTaskStore
+from .store import InMemoryTaskStore, TaskStore
+
+__all__ = ["ACCEPTED_FORMS", "store_from_url"]
+
+ACCEPTED_FORMS: Final = (
+    "memory:",
+    "sqlite:///relative/path.db",
+    "sqlite:////absolute/path.db",
+    "redis://host:port/db",
+    "rediss://host:port/db",
+)
+
+_SQLITE: Final = "sqlite:///"
+_REDIS_MODULE: Final = "mcp_tasks_compat._engine.redis_store"
+
+
+def store_from_url(url: str) -> TaskStore:
+    """The (unopened) store ``url`` names; ``ValueError`` for a form that is not accepted."""
+    if url == "memory:":
+        return InMemoryTaskStore()
+    if url.startswith(_SQLITE):
+        path = url[len(_SQLITE) :]
+        if not path or "?" in path:
+            raise ValueError(f"{url!r}: a sqlite URL is sqlite:/// and a file path, with no query")
+        return SqliteTaskStore(path)
+    if url.startswith(("redis://", "rediss://")):
+        return _redis_store(url)
+    raise ValueError(f"not a task store URL: {url!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
+
+
+def _redis_store(url: str) -> TaskStore:
+    try:
+        module = importlib.import_module(_REDIS_MODULE)
+    except ModuleNotFoundError as exc:
+        raise TaskStoreError(
+            f"{url}: the Redis store needs the redis extra (missing module {exc.name!r}):"
+            " pip install 'mcp-tasks-compat[redis]'"
+        ) from None
+    return cast("TaskStore", module.RedisTaskStore(url))
