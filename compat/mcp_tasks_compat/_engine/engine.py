@@ -142,6 +142,7 @@ class TaskEngine:
         self._records: dict[str, TaskRecord] = {}
         self._watchers: dict[str, int] = {}
         self._opened = False
+        self._recovered = False
         self.inputs = InputRelay(self)
         self.expiry = Sweeper(self, self.store)
 
@@ -476,19 +477,26 @@ class TaskEngine:
         return await self.expiry.sweep()
 
     async def open(self) -> None:
-        """Open the store; on a store one process owns (SQLite), fail the runs a previous process
-        left behind (it was killed: nobody runs them any more). Idempotent."""
-        if self._opened:
-            return
-        await self.store.open()
-        self._opened = True
-        if getattr(self.store, "single_node", False):
-            await self.expiry.sweep_lost_runs(every_runner_but=self.replica_id)
+        """Open the store (idempotent). Reading and changing tasks needs nothing more; serving
+        them needs :meth:`background` too."""
+        if not self._opened:
+            await self.store.open()
+            self._opened = True
+
+    async def recover(self) -> int:
+        """At a server's start on a store one process owns (SQLite): fail the runs a killed
+        predecessor left, since nobody runs them any more. Not for a store shared by replicas,
+        where a live replica may hold them (its lease says so), nor for an operator's command."""
+        if self._recovered or not getattr(self.store, "single_node", False):
+            return 0
+        self._recovered = True
+        return await self.expiry.sweep_lost_runs(every_runner_but=self.replica_id)
 
     async def background(self, *, max_sleep_s: float = 1.0) -> None:
         """What a server runs beside its tasks: the sweeper and, on a shared store, the lease
         renewal and the notifier (so a cancel or an answer given on another replica arrives)."""
         await self.open()
+        await self.recover()
         async with anyio.create_task_group() as group:
             group.start_soon(partial(self.expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")
             if self.shared:
@@ -499,6 +507,7 @@ class TaskEngine:
     async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:
         """A task group for runs plus :meth:`background`; leaving it cancels every run still going."""
         await self.open()
+        await self.recover()  # before the first request can read a run left by a killed server
         async with anyio.create_task_group() as group:
             group.start_soon(self.background, name="mcp-tasks background")
             try:

@@ -68,11 +68,9 @@ class Sweeper:
         else:
             lost = [s for s in await _all_running(self._store) if s.runner != every_runner_but]
         for state in lost:
-            since = (
-                ""
-                if state.lease_until is None
-                else f" (its lease ran out at {format_timestamp(state.lease_until)})"
-            )
+            since = ""
+            if every_runner_but is None and state.lease_until is not None:
+                since = f" (its lease ran out at {format_timestamp(state.lease_until)})"
             error = JsonRpcError(INTERNAL_ERROR, f"{SERVER_STOPPED}{since}")
             await self._fail(state, error, keep_until=None)
         return len(lost)
