@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import secrets
+import socket
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -82,6 +84,33 @@ async def report_status(message: str) -> bool:
     return True
 
 
+def new_replica_id() -> str:
+    """``host/pid/random``: unique per engine, and telling which process on which host runs a task."""
+    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+def runner_died_on_this_host(runner: str) -> bool:
+    """Whether ``runner`` (a :func:`new_replica_id`) was a process of this host that is gone.
+
+    ``False`` when unsure (another host, an id of another shape, a pid now reused): the lease
+    then decides, later but safely.
+    """
+    host, _, rest = runner.partition("/")
+    pid_text = rest.partition("/")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (another user's, say)
+    return False
+
+
 def _ending_changes(
     status: TaskStatus,
     *,
@@ -135,7 +164,7 @@ class TaskEngine:
         self.poll_policy = poll_policy or PollPolicy()
         self.status_interval_s = status_interval_s
         self.lease_s = lease_s
-        self.replica_id = secrets.token_hex(8)
+        self.replica_id = new_replica_id()
         self.shared = bool(getattr(self.store, "shared", True))
         """Other processes may use the store: leases, the notifier and re-reads matter."""
         self._clock = clock
@@ -484,13 +513,13 @@ class TaskEngine:
             self._opened = True
 
     async def recover(self) -> int:
-        """At a server's start on a store one process owns (SQLite): fail the runs a killed
-        predecessor left, since nobody runs them any more. Not for a store shared by replicas,
-        where a live replica may hold them (its lease says so), nor for an operator's command."""
-        if self._recovered or not getattr(self.store, "single_node", False):
+        """At a server's start: fail at once the runs whose process is known dead (it ran on this
+        host and its pid is gone: a server killed and restarted), rather than after their lease.
+        Runs of live processes, or of other hosts, are left to their leases. Idempotent."""
+        if self._recovered or not self.shared:
             return 0
         self._recovered = True
-        return await self.expiry.sweep_lost_runs(every_runner_but=self.replica_id)
+        return await self.expiry.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
 
     async def background(self, *, max_sleep_s: float = 1.0) -> None:
         """What a server runs beside its tasks: the sweeper and, on a shared store, the lease

@@ -9,6 +9,7 @@ shared store a task whose replica stopped renewing its lease is failed too, sayi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import anyio
@@ -59,17 +60,17 @@ class Sweeper:
             await self._fail(state, error, keep_until=now + grace)
         return removed
 
-    async def sweep_lost_runs(self, *, every_runner_but: str | None = None) -> int:
-        """Fail the tasks whose replica stopped: their lease ran out (or, at start-up of a store
-        one process owns, every run not held by ``every_runner_but``)."""
+    async def sweep_lost_runs(self, *, runner_is_dead: Callable[[str], bool] | None = None) -> int:
+        """Fail the tasks whose replica stopped: their lease ran out, or (``runner_is_dead``, at a
+        server's start) their runner is known to be gone."""
         now = self._writer.now()
-        if every_runner_but is None:
+        if runner_is_dead is None:
             lost = await self._store.lease_expired(now)
         else:
-            lost = [s for s in await _all_running(self._store) if s.runner != every_runner_but]
+            lost = [s for s in await _all_running(self._store) if s.runner and runner_is_dead(s.runner)]
         for state in lost:
             since = ""
-            if every_runner_but is None and state.lease_until is not None:
+            if runner_is_dead is None and state.lease_until is not None:
                 since = f" (its lease ran out at {format_timestamp(state.lease_until)})"
             error = JsonRpcError(INTERNAL_ERROR, f"{SERVER_STOPPED}{since}")
             await self._fail(state, error, keep_until=None)

@@ -121,9 +121,6 @@ class SqliteTaskStore:
     stays closed; a store that did not open refuses every call.
     """
 
-    single_node: Final = True
-    """One server process owns the file: at start it fails the runs a killed predecessor left."""
-
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         self._target = os.fspath(path)
         self._uri = self._target.startswith("file:")
