@@ -10,6 +10,7 @@ test that uses ``store`` or ``store_factory`` runs once per (kind, backend) pair
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -18,19 +19,29 @@ import pytest
 from mcp_tasks_compat._engine.sqlite_store import SqliteTaskStore
 from mcp_tasks_compat._engine.store import InMemoryTaskStore, TaskStore
 
-STORE_KINDS = ["memory", "sqlite"]
-BACKENDS: dict[str, tuple[str, ...]] = {"memory": ("asyncio",), "sqlite": ("asyncio", "trio")}
-HAS_LEASES: dict[str, bool] = {"memory": False, "sqlite": True}
+STORE_KINDS = ["memory", "sqlite", "redis"]
+BACKENDS: dict[str, tuple[str, ...]] = {
+    "memory": ("asyncio",),
+    "sqlite": ("asyncio", "trio"),
+    "redis": ("asyncio",),  # redis-py is asyncio-only (the store refuses trio, tested on its own)
+}
+HAS_LEASES: dict[str, bool] = {"memory": False, "sqlite": True, "redis": True}
 
 StoreFactory = Callable[[], TaskStore]
 
 
-def make_store(kind: str, folder: Path) -> TaskStore:
-    """A new, unopened store of ``kind`` whose data lives under ``folder`` (if on disk)."""
+def make_store(kind: str, folder: Path, redis_url: str | None = None) -> TaskStore:
+    """A new, unopened store of ``kind`` whose data lives under ``folder`` (on disk) or under a key
+    prefix of its own (on the session's redis-server)."""
     if kind == "memory":
         return InMemoryTaskStore()
     if kind == "sqlite":
         return SqliteTaskStore(folder / "tasks.db")
+    if kind == "redis":
+        from mcp_tasks_compat._engine.redis_store import RedisTaskStore
+
+        assert redis_url is not None
+        return RedisTaskStore(redis_url, prefix=f"contract-{uuid.uuid4().hex}:")
     raise AssertionError(f"no factory for store kind {kind!r}")
 
 
@@ -44,12 +55,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def store_factory(
-    store_kind: str, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+    store_kind: str,
+    anyio_backend: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> StoreFactory:
-    """Each call: a new unopened store of this test's kind, on a folder of its own."""
+    """Each call: a new unopened store of this test's kind, on a folder (or key prefix) of its own."""
     del anyio_backend  # parametrized with the kind; requested so that it is this test's
+    redis_url: str | None = request.getfixturevalue("redis_url") if store_kind == "redis" else None
     serial = itertools.count()
-    return lambda: make_store(store_kind, tmp_path_factory.mktemp(f"{store_kind}-{next(serial)}"))
+    return lambda: make_store(store_kind, tmp_path_factory.mktemp(f"{store_kind}-{next(serial)}"), redis_url)
 
 
 @pytest.fixture

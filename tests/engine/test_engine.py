@@ -494,15 +494,6 @@ async def test_in_memory_store_hands_out_due_states_without_scanning_the_live_on
     assert records[3].state.expires_at is None
 
 
-async def test_a_state_saved_with_the_same_deadline_is_handed_out_once() -> None:
-    store = InMemoryTaskStore()
-    engine = TaskEngine(store=store, clock=FakeClock(), ttl_floor_ms=0)
-    record = await create(engine, ttl_ms=1_000)
-    # e.g. ended within the clock's resolution of its creation: the same deadline pushed twice
-    store._schedule(record.state)  # pyright: ignore[reportPrivateUsage]
-    assert await store.due_for_expiry(engine.now() + timedelta(seconds=2)) == [record.state]
-
-
 # --- status messages ----------------------------------------------------------------------------
 
 

@@ -29,7 +29,6 @@ Contract (checked for every store by ``tests/contracts/test_task_store.py``):
 from __future__ import annotations
 
 import bisect
-import heapq
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -161,14 +160,14 @@ class _Never:
 
 
 class InMemoryTaskStore:
-    """One process: a dict, an expiry heap (stale entries skipped) and a creation-ordered index."""
+    """One process: a dict plus two sorted indexes (deadlines, creation order), never scanned whole."""
 
     shared: Final = False
     """No other process reads it: the engine needs no leases, notifier or re-reads."""
 
     def __init__(self) -> None:
         self._states: dict[str, TaskState] = {}
-        self._heap: list[tuple[datetime, str]] = []
+        self._deadlines: list[tuple[datetime, str]] = []  # sorted: what is due comes first
         self._order: list[tuple[datetime, str]] = []  # (created_at, id), sorted: the list order
         self._notifier = SilentNotifier()
 
@@ -194,7 +193,7 @@ class InMemoryTaskStore:
             raise StoreConflict(state.task_id, self._states[state.task_id])
         self._states[state.task_id] = state
         bisect.insort(self._order, (state.task.created_at, state.task_id))
-        self._schedule(state)
+        _insert(self._deadlines, state.expires_at, state.task_id)
 
     async def get(self, task_id: str) -> TaskState | None:
         return self._states.get(task_id)
@@ -206,45 +205,22 @@ class InMemoryTaskStore:
         saved = state.evolve(version=state.version + 1)
         self._states[state.task_id] = saved
         if saved.expires_at != current.expires_at:
-            self._schedule(saved)
+            _remove(self._deadlines, current.expires_at, state.task_id)
+            _insert(self._deadlines, saved.expires_at, state.task_id)
         return saved
 
     async def delete(self, task_id: str) -> None:
         state = self._states.pop(task_id, None)
         if state is not None:
-            index = bisect.bisect_left(self._order, (state.task.created_at, task_id))
-            if index < len(self._order) and self._order[index] == (state.task.created_at, task_id):
-                del self._order[index]
-
-    def _schedule(self, state: TaskState) -> None:
-        if state.expires_at is not None:
-            heapq.heappush(self._heap, (state.expires_at, state.task_id))
-
-    def _drop_stale_heads(self) -> None:
-        while self._heap:
-            deadline, task_id = self._heap[0]
-            state = self._states.get(task_id)
-            if state is not None and state.expires_at == deadline:
-                return
-            heapq.heappop(self._heap)
+            _remove(self._order, state.task.created_at, task_id)
+            _remove(self._deadlines, state.expires_at, task_id)
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
-        """Pops what is due off the heap: the caller deletes each or gives it a new deadline
-        (which pushes it again), so nothing due is handed out twice and nothing else is read."""
-        due: list[TaskState] = []
-        seen: set[str] = set()
-        while self._heap and self._heap[0][0] <= now and len(due) < limit:
-            deadline, task_id = heapq.heappop(self._heap)
-            state = self._states.get(task_id)
-            # Stale entries (rescheduled or deleted) and duplicates (an equal deadline pushed twice).
-            if state is not None and state.expires_at == deadline and task_id not in seen:
-                seen.add(task_id)
-                due.append(state)
-        return due
+        end = bisect.bisect_right(self._deadlines, (now, "\U0010ffff"))
+        return [self._states[task_id] for _deadline, task_id in self._deadlines[: min(end, limit)]]
 
     async def next_expiry(self) -> datetime | None:
-        self._drop_stale_heads()
-        return self._heap[0][0] if self._heap else None
+        return self._deadlines[0][0] if self._deadlines else None
 
     async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         del now, limit
@@ -280,3 +256,16 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         return parse_timestamp(created), task_id
     except ValueError:
         raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None
+
+
+def _insert(index: list[tuple[datetime, str]], key: datetime | None, task_id: str) -> None:
+    if key is not None:
+        bisect.insort(index, (key, task_id))
+
+
+def _remove(index: list[tuple[datetime, str]], key: datetime | None, task_id: str) -> None:
+    if key is None:
+        return
+    position = bisect.bisect_left(index, (key, task_id))
+    if position < len(index) and index[position] == (key, task_id):
+        del index[position]
