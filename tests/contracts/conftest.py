@@ -43,7 +43,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def store_factory(store_kind: str, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory) -> StoreFactory:
+def store_factory(
+    store_kind: str, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> StoreFactory:
     """Each call: a new unopened store of this test's kind, on a folder of its own."""
     del anyio_backend  # parametrized with the kind; requested so that it is this test's
     serial = itertools.count()

@@ -19,8 +19,8 @@ from hypothesis import note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from mcp_tasks_compat._engine.store import EVERY_OWNER, StoreConflict, TaskStore
 from mcp_tasks_compat._engine.persisted import TaskState
+from mcp_tasks_compat._engine.store import EVERY_OWNER, StoreConflict, TaskStore
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import ALL_DIALECTS, DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
@@ -365,7 +365,9 @@ IDS = st.sampled_from([f"task-{index}" for index in range(6)])
 OWNERS = st.sampled_from(["alice", "bob", None])
 # A narrow window of instants, microseconds included, so deadlines collide and straddle "now".
 INSTANTS = st.integers(min_value=0, max_value=40).flatmap(
-    lambda second: st.integers(min_value=0, max_value=2).map(lambda micro: at(second) + timedelta(microseconds=micro))
+    lambda second: st.integers(min_value=0, max_value=2).map(
+        lambda micro: at(second) + timedelta(microseconds=micro)
+    )
 )
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
 JSON = st.recursive(
@@ -375,7 +377,9 @@ JSON = st.recursive(
 )
 JSON_OBJECTS = st.dictionaries(st.text(max_size=6), JSON, max_size=3)
 # Unfinished work more often than not, so that lost leases come up.
-STATUSES = st.sampled_from([TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED]) | st.sampled_from(list(TaskStatus))
+STATUSES = st.sampled_from([TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED]) | st.sampled_from(
+    list(TaskStatus)
+)
 
 
 @st.composite
@@ -390,7 +394,9 @@ def states(draw: st.DrawFn, task_id: str) -> TaskState:
         poll_interval_ms=draw(st.none() | st.integers(1, 10**5)),
         status_message=draw(st.none() | st.text(max_size=10)),
         result=draw(st.none() | JSON_OBJECTS),
-        error=draw(st.none() | st.builds(JsonRpcError, st.integers(-33000, -32000), st.text(max_size=8), JSON)),
+        error=draw(
+            st.none() | st.builds(JsonRpcError, st.integers(-33000, -32000), st.text(max_size=8), JSON)
+        ),
         input_requests=MappingProxyType(draw(st.dictionaries(st.text(max_size=4), JSON_OBJECTS, max_size=2))),
     )
     return TaskState(
@@ -399,7 +405,9 @@ def states(draw: st.DrawFn, task_id: str) -> TaskState:
         owner=draw(OWNERS),
         tool_name=draw(st.text(max_size=8)),
         expires_at=draw(st.none() | INSTANTS),
-        input_responses=MappingProxyType(draw(st.dictionaries(st.text(max_size=4), JSON_OBJECTS, max_size=2))),
+        input_responses=MappingProxyType(
+            draw(st.dictionaries(st.text(max_size=4), JSON_OBJECTS, max_size=2))
+        ),
         input_serial=draw(st.integers(0, 1000)),
         runner=draw(st.sampled_from(["replica-a", "replica-b", None])),
         lease_until=draw(st.none() | INSTANTS),
@@ -469,7 +477,9 @@ class StoreMachine(RuleBasedStateMachine):
 
     def edges(self) -> list[datetime]:
         """Every stored deadline and lease: the instants where "at or before now" is decided."""
-        moments = {moment for state in self.model.values() for moment in (state.expires_at, state.lease_until)}
+        moments = {
+            moment for state in self.model.values() for moment in (state.expires_at, state.lease_until)
+        }
         return sorted(moment for moment in moments if moment is not None)
 
     @rule(now=INSTANTS, limit=st.integers(1, 4))
@@ -484,7 +494,11 @@ class StoreMachine(RuleBasedStateMachine):
     def check_expiry_and_leases(self, now: datetime, limit: int) -> None:
         due = self.call(self.store.due_for_expiry, now, limit=limit)
         expected = sorted(
-            (state for state in self.model.values() if state.expires_at is not None and state.expires_at <= now),
+            (
+                state
+                for state in self.model.values()
+                if state.expires_at is not None and state.expires_at <= now
+            ),
             key=lambda state: (state.expires_at, state.task_id),
         )
         self._check_soonest_first(due, expected, limit, lambda state: state.expires_at)
@@ -538,7 +552,9 @@ class StoreMachine(RuleBasedStateMachine):
         assert listed == expected
 
 
-def test_a_store_agrees_with_a_dict(store_factory: StoreFactory, anyio_backend: str, store_has_leases: bool) -> None:
+def test_a_store_agrees_with_a_dict(
+    store_factory: StoreFactory, anyio_backend: str, store_has_leases: bool
+) -> None:
     # Half the profile's examples (at least 25): every one opens a store (a file for SQLite).
     examples = max(25, settings.default.max_examples // 2)
     run_state_machine_as_test(

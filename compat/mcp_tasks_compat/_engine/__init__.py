@@ -28,8 +28,8 @@ from .engine import DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine, current_run, r
 from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
 from .policy import SUPPORT_VALUES, TaskPolicy
-from .state import InputRefused, InputSender, TaskRecord, TaskWriter, ToolCallFailure, new_task_id
 from .sqlite_store import SqliteTaskStore
+from .state import InputRefused, InputSender, TaskRecord, TaskWriter, ToolCallFailure, new_task_id
 from .store import InMemoryTaskStore, TaskStore
 from .stores import store_from_url
 

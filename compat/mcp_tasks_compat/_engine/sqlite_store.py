@@ -127,7 +127,7 @@ class SqliteTaskStore:
         self._path = self._target[len("file:") :].partition("?")[0] if self._uri else self._target
         self._busy_timeout = busy_timeout
         self._connection: sqlite3.Connection | None = None
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # one call on the connection at a time; exists while open
         self._notifier = SilentNotifier()
 
     @property
@@ -145,19 +145,31 @@ class SqliteTaskStore:
     # -- opening ---------------------------------------------------------------------------------
 
     async def open(self) -> None:
+        if self._lock is None:  # made here, on the event loop that uses the store (not at construction)
+            self._lock = anyio.Lock()
         async with self._lock:
             if self._connection is not None:
                 return
             try:
-                self._connection = await anyio.to_thread.run_sync(self._connect)
+                # Shielded: a cancelled open must not drop a connection its thread has just made.
+                with anyio.CancelScope(shield=True):
+                    self._connection = await anyio.to_thread.run_sync(self._connect)
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
+            finally:
+                if self._connection is None:
+                    self._lock = None  # closed, as before the call
 
     async def close(self) -> None:
-        async with self._lock:
+        lock = self._lock
+        if lock is None:
+            return
+        async with lock:
             connection, self._connection = self._connection, None
+            self._lock = None  # the next open may be on another event loop
             if connection is not None:
-                await anyio.to_thread.run_sync(connection.close)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(connection.close)
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
@@ -255,7 +267,10 @@ class SqliteTaskStore:
     # -- running a call on the worker --------------------------------------------------------------
 
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        async with self._lock:
+        lock = self._lock
+        if lock is None:
+            raise TaskStoreError(f"{self.describe} is not open: call open() first")
+        async with lock:
             connection = self._connection
             if connection is None:
                 raise TaskStoreError(f"{self.describe} is not open: call open() first")
@@ -273,7 +288,9 @@ class SqliteTaskStore:
                 " newer release wrote it"
             ) from None
 
-    def _fetch(self, connection: sqlite3.Connection, query: str, params: tuple[object, ...]) -> list[TaskState]:
+    def _fetch(
+        self, connection: sqlite3.Connection, query: str, params: tuple[object, ...]
+    ) -> list[TaskState]:
         return [self._load(str(row[0])) for row in connection.execute(query, params)]
 
     def _read(self, connection: sqlite3.Connection, task_id: str) -> TaskState | None:
@@ -313,7 +330,9 @@ class SqliteTaskStore:
         return await self._call(compare_and_set)
 
     async def delete(self, task_id: str) -> None:
-        await self._call(lambda connection: connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,)))
+        await self._call(
+            lambda connection: connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+        )
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         query = (
@@ -324,7 +343,9 @@ class SqliteTaskStore:
 
     async def next_expiry(self) -> datetime | None:
         def soonest(connection: sqlite3.Connection) -> str | None:
-            row = connection.execute("SELECT MIN(expires_at) FROM tasks WHERE expires_at IS NOT NULL").fetchone()
+            row = connection.execute(
+                "SELECT MIN(expires_at) FROM tasks WHERE expires_at IS NOT NULL"
+            ).fetchone()
             return None if row is None or row[0] is None else str(row[0])
 
         found = await self._call(soonest)
