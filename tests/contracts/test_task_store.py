@@ -376,6 +376,10 @@ JSON = st.recursive(
     max_leaves=8,
 )
 JSON_OBJECTS = st.dictionaries(st.text(max_size=6), JSON, max_size=3)
+# Unfinished work more often than not, so that lost leases come up.
+STATUSES = st.sampled_from([TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED]) | st.sampled_from(
+    list(TaskStatus)
+)
 
 
 @st.composite
@@ -383,7 +387,7 @@ def states(draw: st.DrawFn, task_id: str) -> TaskState:
     created = draw(INSTANTS)
     task = Task(
         task_id=task_id,
-        status=draw(st.sampled_from(list(TaskStatus))),
+        status=draw(STATUSES),
         created_at=created,
         last_updated_at=created + timedelta(microseconds=draw(st.integers(0, 10**7))),
         ttl_ms=draw(st.none() | st.integers(0, 10**9)),
@@ -405,7 +409,7 @@ def states(draw: st.DrawFn, task_id: str) -> TaskState:
             draw(st.dictionaries(st.text(max_size=4), JSON_OBJECTS, max_size=2))
         ),
         input_serial=draw(st.integers(0, 1000)),
-        runner=draw(st.none() | st.sampled_from(["replica-a", "replica-b"])),
+        runner=draw(st.sampled_from(["replica-a", "replica-b", None])),
         lease_until=draw(st.none() | INSTANTS),
         version=draw(st.integers(0, 3)),
         rerun=draw(st.booleans()),
@@ -471,8 +475,23 @@ class StoreMachine(RuleBasedStateMachine):
         self.call(self.store.delete, task_id)
         self.model.pop(task_id, None)
 
+    def edges(self) -> list[datetime]:
+        """Every stored deadline and lease: the instants where "at or before now" is decided."""
+        moments = {
+            moment for state in self.model.values() for moment in (state.expires_at, state.lease_until)
+        }
+        return sorted(moment for moment in moments if moment is not None)
+
     @rule(now=INSTANTS, limit=st.integers(1, 4))
-    def due_for_expiry(self, now: datetime, limit: int) -> None:
+    def expiry_and_leases_at(self, now: datetime, limit: int) -> None:
+        self.check_expiry_and_leases(now, limit)
+
+    @rule(limit=st.integers(1, 4))
+    def expiry_and_leases_at_every_edge(self, limit: int) -> None:
+        for now in self.edges():
+            self.check_expiry_and_leases(now, limit)
+
+    def check_expiry_and_leases(self, now: datetime, limit: int) -> None:
         due = self.call(self.store.due_for_expiry, now, limit=limit)
         expected = sorted(
             (
@@ -483,32 +502,27 @@ class StoreMachine(RuleBasedStateMachine):
             key=lambda state: (state.expires_at, state.task_id),
         )
         self._check_soonest_first(due, expected, limit, lambda state: state.expires_at)
+        lost = self.call(self.store.lease_expired, now, limit=limit)
+        if not self.has_leases:
+            assert lost == []
+            return
+        expected = [
+            state
+            for state in self.model.values()
+            if not state.is_terminal
+            and state.runner is not None
+            and state.lease_until is not None
+            and state.lease_until <= now
+        ]
+        # The contract names no order for lost leases: any ``limit`` of them, each once.
+        assert len(lost) == min(limit, len(expected))
+        assert len({state.task_id for state in lost}) == len(lost)
+        assert all(state in expected for state in lost)
 
     @rule()
     def next_expiry(self) -> None:
         deadlines = [state.expires_at for state in self.model.values() if state.expires_at is not None]
         assert self.call(self.store.next_expiry) == (min(deadlines) if deadlines else None)
-
-    @rule(now=INSTANTS, limit=st.integers(1, 4))
-    def lease_expired(self, now: datetime, limit: int) -> None:
-        found = self.call(self.store.lease_expired, now, limit=limit)
-        if not self.has_leases:
-            assert found == []
-            return
-        expected = sorted(
-            (
-                state
-                for state in self.model.values()
-                if not state.is_terminal
-                and state.runner is not None
-                and state.lease_until is not None
-                and state.lease_until <= now
-            ),
-        )
-        # The contract names no order for lost leases: any ``limit`` of them, each once.
-        assert len(found) == min(limit, len(expected))
-        assert len({state.task_id for state in found}) == len(found)
-        assert all(state in expected for state in found)
 
     @staticmethod
     def _check_soonest_first(
@@ -541,8 +555,8 @@ class StoreMachine(RuleBasedStateMachine):
 def test_a_store_agrees_with_a_dict(
     store_factory: StoreFactory, anyio_backend: str, store_has_leases: bool
 ) -> None:
-    # A third of the profile's examples: every one opens a store (a file on disk for SQLite).
-    examples = max(10, settings.default.max_examples // 3)
+    # Half the profile's examples (at least 25): every one opens a store (a file for SQLite).
+    examples = max(25, settings.default.max_examples // 2)
     run_state_machine_as_test(
         lambda: StoreMachine(store_factory, anyio_backend, store_has_leases),
         settings=settings(settings.default, max_examples=examples),

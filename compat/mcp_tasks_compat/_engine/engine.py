@@ -211,7 +211,8 @@ class TaskEngine:
         state = TaskState(task, dialect, owner, tool_name, expires_at=self.expiry.deadline(ttl_ms))
         if self.shared:
             state = state.evolve(runner=self.replica_id, lease_until=self._lease_end())
-        await self.store.create(state)
+        with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
+            await self.store.create(state)
         record = self._records[task.task_id] = TaskRecord(state)
         self.expiry.wake()
         return record

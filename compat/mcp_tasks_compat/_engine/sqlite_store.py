@@ -127,7 +127,7 @@ class SqliteTaskStore:
         self._path = self._target[len("file:") :].partition("?")[0] if self._uri else self._target
         self._busy_timeout = busy_timeout
         self._connection: sqlite3.Connection | None = None
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # one call on the connection at a time; exists while open
         self._notifier = SilentNotifier()
 
     @property
@@ -145,19 +145,31 @@ class SqliteTaskStore:
     # -- opening ---------------------------------------------------------------------------------
 
     async def open(self) -> None:
+        if self._lock is None:  # made here, on the event loop that uses the store (not at construction)
+            self._lock = anyio.Lock()
         async with self._lock:
             if self._connection is not None:
                 return
             try:
-                self._connection = await anyio.to_thread.run_sync(self._connect)
+                # Shielded: a cancelled open must not drop a connection its thread has just made.
+                with anyio.CancelScope(shield=True):
+                    self._connection = await anyio.to_thread.run_sync(self._connect)
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
+            finally:
+                if self._connection is None:
+                    self._lock = None  # closed, as before the call
 
     async def close(self) -> None:
-        async with self._lock:
+        lock = self._lock
+        if lock is None:
+            return
+        async with lock:
             connection, self._connection = self._connection, None
+            self._lock = None  # the next open may be on another event loop
             if connection is not None:
-                await anyio.to_thread.run_sync(connection.close)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(connection.close)
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
@@ -255,7 +267,10 @@ class SqliteTaskStore:
     # -- running a call on the worker --------------------------------------------------------------
 
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        async with self._lock:
+        lock = self._lock
+        if lock is None:
+            raise TaskStoreError(f"{self.describe} is not open: call open() first")
+        async with lock:
             connection = self._connection
             if connection is None:
                 raise TaskStoreError(f"{self.describe} is not open: call open() first")
