@@ -40,7 +40,7 @@ BOUND = 30.0
 
 
 def _noxfile_constant(name: str) -> Any:
-    tree = ast.parse((ROOT / "noxfile.py").readtext_of(encoding="utf-8"))
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
             return ast.literal_eval(node.value)
