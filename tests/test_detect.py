@@ -145,7 +145,7 @@ def test_a_2x_release_candidate_is_accepted_and_speaks_both_dialects() -> None:
     assert info.opt_ins == tuple(option.name for option in OPT_INS)
 
 
-def test_a_2x_without_the_private_seams_drops_only_the_legacy_dialect() -> None:
+def test_a_2x_without_the_private_seams_drops_only_the_2025_dialect() -> None:
     info = evaluate("2.3.0", features_of(2, private=False))
     assert info.client_dialects == ("2026-07-28",)
     assert info.server_dialects == ("2026-07-28",)

@@ -219,6 +219,22 @@ def _single_setup_error(error: BaseException) -> SessionSetupError | None:
     return found[0] if len(found) == 1 else None
 
 
+def _leaves(error: BaseException) -> list[BaseException]:
+    members: object = getattr(error, "exceptions", None)
+    if not isinstance(members, tuple):
+        return [error]
+    return [leaf for item in cast("tuple[BaseException, ...]", members) for leaf in _leaves(item)]
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    return _leaves(error)[0]
+
+
+def _holds_compat_error(error: BaseException) -> bool:
+    """A library refusal inside the transports' groups says what to do already: let it through."""
+    return any(isinstance(leaf, CompatError) for leaf in _leaves(error))
+
+
 @asynccontextmanager
 async def _connected(
     streams: AbstractAsyncContextManager[tuple[Any, Any]],
@@ -242,9 +258,17 @@ async def _connected(
             opened = True
             yield session
     except Exception as error:
-        failure = None if opened else _single_setup_error(error)
-        if failure is None or failure is error:
+        if opened or (isinstance(error, CompatError) and not isinstance(error, SessionSetupError)):
             raise
+        failure = _single_setup_error(error)
+        if failure is error:
+            raise
+        if failure is None:
+            # The transport itself broke first (a server that exits at once can close its stdin
+            # before the SDK's writer is done): still a setup failure, with what the server said.
+            if _holds_compat_error(error):
+                raise
+            failure = SessionSetupError(f"opening the session failed: {_first_leaf(error)!r}{describe()}")
         raise failure from None
 
 

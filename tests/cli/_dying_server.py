@@ -3,6 +3,9 @@
 It relays stdin to a real ``example-server`` child (whose stdout is ours) and, as soon as it has
 passed on a ``tools/call``, kills the child and exits: the client sees the connection close while
 the call is in flight, at a point fixed by the protocol rather than by a timer.
+
+A script of its own because the testing kit's ``serve`` command cannot do this: its servers
+serve until their client leaves, and dying on purpose mid-call is the whole point here.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ All command lines start at once in the module fixture (each pays for an interpre
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import signal
 import subprocess
@@ -17,18 +16,26 @@ from pathlib import Path
 
 import anyio
 import pytest
-from packaging.version import Version
 
 from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat._version import __version__
 from mcp_tasks_compat.client import negotiate, resume, session_kwargs
 from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 
-from ._kit import CLI, PROCESS_TIMEOUT_S, STDIO_SERVER, Batch, Finished, HttpServer, Lines
+from .harness import (
+    CLI,
+    OTHER_DIALECT,
+    PROCESS_TIMEOUT_S,
+    SERVER_DIALECTS,
+    SPEAKS_2026,
+    STDIO_SERVER,
+    TASK_DIALECT,
+    Batch,
+    Finished,
+    Lines,
+    http_example_server,
+)
 
-MCP_MAJOR = Version(importlib.metadata.version("mcp")).major
-TASK_DIALECT = "2025-11-25" if MCP_MAJOR == 1 else "2026-07-28"
-SERVER_DIALECTS = ["2025-11-25"] if MCP_MAJOR == 1 else ["2026-07-28", "2025-11-25"]
 DYING_SERVER = [sys.executable, str(Path(__file__).with_name("_dying_server.py"))]
 UNREACHABLE_URL = "http://127.0.0.1:9/mcp"  # the discard port: nothing listens there
 STEPS = ["step 1/3", "step 2/3", "step 3/3"]
@@ -38,22 +45,23 @@ LONG_ECHO = '{"text": "never", "seconds": 30, "steps": 120}'
 
 @pytest.fixture(scope="module")
 def runs() -> Iterator[Batch]:
-    server = HttpServer()
+    server = http_example_server()
     batch = Batch()
     try:
         # What needs no HTTP server starts while the server imports mcp.
         batch.start("stdio_call", "call", "slow_echo", ECHO, "--json", "--", *STDIO_SERVER)
         batch.start("stdio_probe", "probe", "--json", "--", *STDIO_SERVER)
         batch.start("demo", "demo", "--seconds", "1", "--steps", "2")
-        other = "2026-07-28" if MCP_MAJOR == 1 else "2025-11-25"
-        batch.start("demo_other_dialect", "demo", "--dialect", other, "--seconds", "1", "--steps", "2")
+        batch.start(
+            "demo_other_dialect", "demo", "--dialect", OTHER_DIALECT, "--seconds", "1", "--steps", "2"
+        )
         batch.start("bad_json", "call", "slow_echo", '{"text": ', "--json", "--url", UNREACHABLE_URL)
         batch.start("not_an_object", "call", "slow_echo", "[1, 2]", "--", *STDIO_SERVER)
         batch.start("two_targets", "call", "slow_echo", "--url", UNREACHABLE_URL, "--", *STDIO_SERVER)
         batch.start("unreachable", "call", "slow_echo", "{}", "--json", "--url", UNREACHABLE_URL)
         batch.start("no_such_command", "probe", "--", "mcp-tasks-compat-no-such-command")
         batch.start("dies", "call", "slow_echo", LONG_ECHO, "--json", "--", *DYING_SERVER)
-        url = batch.url = server.wait_for_url()
+        url = batch.url = server.start()
         batch.start("http_call", "call", "slow_echo", ECHO, "--json", "--url", url)
         batch.start("http_plain", "call", "slow_echo", ECHO, "--mode", "plain", "--json", "--url", url)
         batch.start("http_fail", "call", "fail", '{"message": "boom"}', "--json", "--url", url)
@@ -73,7 +81,7 @@ def runs() -> Iterator[Batch]:
     finally:
         batch.close()
         server.stop()
-        assert not any("Traceback" in line for line in server.stderr), "".join(server.stderr)
+        assert not any("Traceback" in line for line in server.stderr_lines), "\n".join(server.stderr_lines)
 
 
 def no_traceback(run: Finished) -> None:
@@ -163,8 +171,8 @@ def test_call_required_task_tool_as_plain_is_refused_by_the_server(runs: Batch) 
     assert report["task_id"] is None
     assert report["result"] is None
     assert report["error"]["kind"] == "refused"
-    # 1.x: -32601 (task-augmented invocation required); 2.x: -32021 (missing client capability).
-    assert report["error"]["code"] == (-32601 if MCP_MAJOR == 1 else -32021)
+    # 2025-11-25: -32601 (task-augmented invocation required); 2026-07-28: -32021 (missing client capability).
+    assert report["error"]["code"] == {"2025-11-25": -32601, "2026-07-28": -32021}[TASK_DIALECT]
     assert "must_task" in line
 
 
@@ -228,7 +236,7 @@ def test_call_ctrl_c_cancels_the_task_and_exits_3(runs: Batch) -> None:
     assert rest[-1] == f"mcp-tasks-compat: task {heading.group(1)} cancelled by Ctrl-C\n", lines.seen
     assert rest[-2].startswith("[cancelled]"), lines.seen  # the task's own final status
     assert not any("Traceback" in line for line in lines.seen), lines.seen
-    if MCP_MAJOR >= 2:
+    if TASK_DIALECT == "2026-07-28":
         # 2026-07-28 task ids are handles: another connection sees that Ctrl-C cancelled the task.
         # (2025-11-25 tasks belong to the session that made them, and it is gone.)
         assert anyio.run(status_of, runs.url, heading.group(1)) == "cancelled"
@@ -309,7 +317,7 @@ def assert_probe(run: Finished) -> None:
         tool["name"]: tool["task_support"] for tool in found["tools"]
     }.items()
     handshakes = [connection["handshake"] for connection in found["connections"]]
-    assert handshakes == (["initialize"] if MCP_MAJOR == 1 else ["server/discover", "initialize"])
+    assert handshakes == (["server/discover", "initialize"] if SPEAKS_2026 else ["initialize"])
 
 
 def test_probe_over_stdio(runs: Batch) -> None:
@@ -343,7 +351,7 @@ def test_demo_runs_a_task_and_cancels_another(runs: Batch) -> None:
 
 def test_demo_other_dialect_refused_on_1x_run_on_2x(runs: Batch) -> None:
     run = runs.result("demo_other_dialect")
-    if MCP_MAJOR == 1:
+    if not SPEAKS_2026:  # mcp 1.x
         line = one_line_error(run, 2)
         assert "dialect='2026-07-28'" in line
         assert "pip install 'mcp>=2,<3'" in line

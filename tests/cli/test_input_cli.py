@@ -7,7 +7,6 @@ against ``example-server`` over stdio and over streamable HTTP, all command line
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import select
@@ -17,19 +16,16 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from packaging.version import Version
 
-from ._kit import CLI, PROCESS_TIMEOUT_S, STDIO_SERVER, Batch, Finished, HttpServer
+from .harness import CLI, PROCESS_TIMEOUT_S, STDIO_SERVER, TASK_DIALECT, Batch, Finished, http_example_server
 
-MCP_MAJOR = Version(importlib.metadata.version("mcp")).major
-TASK_DIALECT = "2025-11-25" if MCP_MAJOR == 1 else "2026-07-28"
 QUESTION = '{"question": "Your name?"}'
 ANSWER = '{"answer": "Ada"}'
 
 
 @pytest.fixture(scope="module")
 def runs() -> Iterator[Batch]:
-    server = HttpServer()
+    server = http_example_server()
     batch = Batch()
     try:
         batch.start(
@@ -50,14 +46,14 @@ def runs() -> Iterator[Batch]:
             "--",
             *STDIO_SERVER,
         )
-        url = server.wait_for_url()
+        url = server.start()
         batch.start("http_answer", "call", "ask", QUESTION, "--answer", ANSWER, "--json", "--url", url)
         batch.start("http_no_answer_human", "call", "ask", QUESTION, "--url", url)
         yield batch
     finally:
         batch.close()
         server.stop()
-        assert not any("Traceback" in line for line in server.stderr), "".join(server.stderr)
+        assert not any("Traceback" in line for line in server.stderr_lines), "\n".join(server.stderr_lines)
 
 
 def _answered(run: Finished) -> None:
@@ -123,7 +119,7 @@ def test_a_plain_call_asks_through_the_ordinary_request_where_the_dialect_has_on
     run = runs.result("stdio_plain")
     report = run.json()
     assert report["task_id"] is None
-    if MCP_MAJOR == 1:
+    if TASK_DIALECT == "2025-11-25":
         # 2025-11-25 plain call: an ordinary elicitation on the tools/call request.
         assert run.returncode == 0, run.describe()
         assert report["result"]["content"] == [{"type": "text", "text": "Ada"}]

@@ -24,7 +24,7 @@ from mcp_tasks_compat.dialects import DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.server import create_message, elicit, list_roots
 from mcp_tasks_compat.testing import ToolSet, build_task_server, connect_in_memory, dialects
 
-from ._helpers import text_of
+from .harness import text_of
 
 pytestmark = pytest.mark.anyio
 

@@ -20,10 +20,7 @@ from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.testing import ToolSet, connect_in_memory, dialects
 
-from ._harness import open_harness
-from ._helpers import is_error, text_of
-from ._project_server import project_toolset
-from ._script import Script
+from .harness import Script, is_error, open_harness, project_toolset, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -139,11 +136,11 @@ async def test_resume_from_a_second_session_on_2026(
 @pytest.mark.mcp2
 async def test_a_refused_discover_falls_back_to_2025() -> None:
     """A transport that refuses ``server/discover`` (as an old server does) still reaches our 2.x server."""
-    async with open_harness("project-legacy") as harness, harness.session() as session:
+    async with open_harness("project-2025") as harness, harness.session() as session:
         negotiated = await negotiate(session)
         assert negotiated.dialect == "2025-11-25"
         assert text_of(await call_tool(session, "echo", {"text": "old"})) == "old"
         harness.script.release.set()
         with anyio.fail_after(BOUND):
-            result = await call_tool(session, "gated", {"label": "legacy"}, mode="task")
-        assert text_of(result) == "done legacy"
+            result = await call_tool(session, "gated", {"label": "old"}, mode="task")
+        assert text_of(result) == "done old"

@@ -10,18 +10,16 @@ import pytest
 from mcp_tasks_compat import UnsupportedOptInError
 from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
 
-from ._harness import KINDS, open_harness
-from ._helpers import text_of
-from ._script import Knobs
+from .harness import DIALECT_OF, KINDS, Knobs, open_harness, text_of
 
 pytestmark = pytest.mark.anyio
 
 INSTALLED = f"mcp {importlib.metadata.version('mcp')}"
 
 NO_TASKS_REASON = {
-    "v1": "the server's initialize capabilities do not offer tasks for tools/call",
-    "ext": "the server did not declare io.modelcontextprotocol/tasks in server/discover",
-    "legacy": (
+    "sdk-2025": "the server's initialize capabilities do not offer tasks for tools/call",
+    "2026": "the server did not declare io.modelcontextprotocol/tasks in server/discover",
+    "2025": (
         "server/discover was refused (-32601: Method not found), so the connection uses the "
         "2025-11-25 handshake; its initialize capabilities do not offer tasks for tools/call"
     ),
@@ -97,7 +95,7 @@ async def test_resume_is_refused_when_the_server_offers_no_tasks(kind: str) -> N
 
 
 async def test_mode_task_is_refused_for_a_tool_the_server_runs_plain_only(kind: str) -> None:
-    if kind == "ext":
+    if DIALECT_OF[kind] == "2026-07-28":
         pytest.skip("2026-07-28 declares no per-tool task support: the server decides per call")
     async with open_harness(kind) as harness, harness.session() as session:
         with pytest.raises(UnsupportedOptInError) as caught:
@@ -158,7 +156,7 @@ async def test_a_2x_session_without_session_kwargs_is_refused_before_a_task_exis
 
 @pytest.mark.mcp2
 async def test_a_2x_session_advertising_tasks_without_a_claim_is_refused_even_for_plain_calls() -> None:
-    async with open_harness("ext") as harness:
+    async with open_harness("2026") as harness:
         async with harness.session(kwargs={"extensions": {"io.modelcontextprotocol/tasks": {}}}) as session:
             with pytest.raises(UnsupportedOptInError) as caught:
                 await call_tool(session, "gated", {"label": "x"}, mode="plain")
@@ -192,7 +190,7 @@ def test_session_kwargs_refuses_a_second_claim_on_task() -> None:
 
 @pytest.mark.mcp1
 async def test_1x_mode_task_against_plain_tool_still_sends_nothing() -> None:
-    async with open_harness("v1") as harness, harness.session() as session:
+    async with open_harness("sdk-2025") as harness, harness.session() as session:
         negotiated = await negotiate(session)
         assert negotiated.tool_task_support is not None
         with anyio.fail_after(5), pytest.raises(UnsupportedOptInError):
@@ -228,7 +226,7 @@ async def test_without_the_raw_request_seam_2025_tasks_are_refused_or_plain(
     caplog.set_level("WARNING", logger="mcp_tasks_compat.client")
     kwargs = session_kwargs()
     assert any("lacks the private seam v2.raw_request" in message for message in caplog.messages)
-    async with open_harness("legacy") as harness, harness.session(kwargs=kwargs) as session:
+    async with open_harness("2025") as harness, harness.session(kwargs=kwargs) as session:
         negotiated = await negotiate(session)
         assert negotiated.dialect is None
         assert negotiated.server_offers_tasks

@@ -24,9 +24,7 @@ from mcp_tasks_compat import (
 from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
 
-from ._harness import KINDS, MCP_VERSION, open_harness
-from ._helpers import is_error, text_of
-from ._script import Knobs
+from .harness import KINDS, Knobs, is_error, open_harness, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -117,7 +115,7 @@ async def test_a_failed_task_raises_task_failed_error(kind: str) -> None:
             await call_tool(session, "failing", mode="task")
         assert caught.value.task_id == harness.script.created[0]
         assert "boom" in caught.value.error_message
-        if kind == "v1":
+        if harness.sdk_task_server:
             # The 1.x SDK keeps only the exception text (statusMessage): reported as an internal error.
             assert caught.value.error_code == -32603
         else:
@@ -191,12 +189,11 @@ async def test_leaving_async_with_cancels_only_an_unfinished_task(kind: str) -> 
 
 
 async def test_resume_from_a_second_session(kind: str) -> None:
-    scoped = kind == "v1" and MCP_VERSION.__class__("1.27.2") <= MCP_VERSION
     async with open_harness(kind) as harness, harness.session() as first:
         run = await start_tool(first, "gated", {"label": "r"})
         assert run.task_id is not None
         async with harness.session() as second:
-            if scoped:
+            if harness.scopes_tasks_to_sessions:
                 with pytest.raises(TaskNotFoundError, match="scope tasks to the session that created them"):
                     await resume(second, run.task_id)
                 return
@@ -216,7 +213,7 @@ async def test_resume_of_an_unknown_id_raises_task_not_found(kind: str) -> None:
 
 async def test_a_task_past_its_ttl_is_reported_expired(kind: str) -> None:
     # 2025-11-25 takes the client's ttl; the Tasks extension's server picks it (knob).
-    knobs = Knobs(ttl_ms=300 if kind == "ext" else None)
+    knobs = Knobs(ttl_ms=300 if kind == "2026" else None)
     async with open_harness(kind, knobs) as harness, harness.session() as session:
         started = anyio.current_time()
         with anyio.fail_after(BOUND), pytest.raises(TaskExpiredError) as caught:
@@ -307,7 +304,7 @@ async def test_a_session_opened_by_the_caller_is_not_negotiated_again(kind: str)
             await session.initialize()
         negotiated = await negotiate(session)
         assert negotiated.dialect == harness.dialect
-        if kind == "v1":
+        if harness.sdk_task_server:
             assert negotiated.protocol_version is None  # mcp 1.x keeps no record of it
         else:
             assert negotiated.protocol_version == harness.dialect

@@ -10,8 +10,7 @@ import pytest
 from mcp_tasks_compat.client import call_tool, session_kwargs
 from mcp_tasks_compat.core.model import Task
 
-from ._harness import open_harness
-from ._helpers import text_of
+from .harness import open_harness, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.mcp1]
 
@@ -40,7 +39,7 @@ async def _run_gated(session: Any, release: anyio.Event) -> tuple[Any, list[tupl
 
 
 async def test_a_plain_1x_session_works_without_session_kwargs() -> None:
-    async with open_harness("v1") as harness, harness.session(kwargs={}) as session:
+    async with open_harness("sdk-2025") as harness, harness.session(kwargs={}) as session:
         result, seen = await _run_gated(session, harness.script.release)
         assert text_of(result) == "done v1"
         assert seen == [("working", None), ("working", "started"), ("completed", "started")]
@@ -55,7 +54,7 @@ async def test_pushed_statuses_also_reach_the_callers_message_handler() -> None:
     async def mine(message: Any) -> None:
         received.append(message)
 
-    async with open_harness("v1") as harness:
+    async with open_harness("sdk-2025") as harness:
         async with harness.session(kwargs=session_kwargs(message_handler=mine)) as session:
             started_at = anyio.current_time()
             result, seen = await _run_gated(session, harness.script.release)

@@ -10,9 +10,7 @@ import pytest
 from mcp_tasks_compat import TaskNotFoundError
 from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
 
-from ._harness import open_harness
-from ._helpers import gaps, text_of
-from ._script import Knobs, Script
+from .harness import Knobs, Script, gaps, open_harness, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.mcp2]
 
@@ -20,7 +18,7 @@ BOUND = 5.0
 TASKS = "io.modelcontextprotocol/tasks"
 
 
-@pytest.fixture(params=["ext", "legacy"])
+@pytest.fixture(params=["2026", "2025"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -45,7 +43,7 @@ async def test_the_poll_hint_is_re_read_on_every_answer(kind: str) -> None:
 
 
 async def test_a_missing_poll_hint_polls_once_a_second() -> None:
-    async with open_harness("ext", Knobs(poll_hints=(None,))) as harness, harness.session() as session:
+    async with open_harness("2026", Knobs(poll_hints=(None,))) as harness, harness.session() as session:
         harness.script.release.set()
         started = anyio.current_time()
         with anyio.fail_after(BOUND):
@@ -56,7 +54,7 @@ async def test_a_missing_poll_hint_polls_once_a_second() -> None:
 async def test_plain_mode_on_2026_still_follows_a_task_the_server_chose() -> None:
     # The session declares the extension for every request, so the server may answer with a task.
     seen: list[str] = []
-    async with open_harness("ext") as harness, harness.session() as session:
+    async with open_harness("2026") as harness, harness.session() as session:
         harness.script.release.set()
         with anyio.fail_after(BOUND):
             result = await call_tool(
@@ -73,7 +71,7 @@ async def test_plain_mode_on_2026_still_follows_a_task_the_server_chose() -> Non
 
 async def test_a_huge_poll_hint_does_not_delay_a_2025_result() -> None:
     # The tasks/result wait delivers the result; the 30 s (clamped) poll interval is never waited out.
-    async with open_harness("legacy", Knobs(poll_hints=(10**12,))) as harness, harness.session() as session:
+    async with open_harness("2025", Knobs(poll_hints=(10**12,))) as harness, harness.session() as session:
         harness.script.release.set()
         with anyio.fail_after(2.0):
             assert text_of(await call_tool(session, "gated", {"label": "quick"})) == "done quick"
@@ -90,7 +88,7 @@ async def test_a_tasks_result_that_refuses_a_working_task_falls_back_to_polling(
             started.set()
 
     knobs = Knobs(result_refuses_working=True, result_refusal_code=refusal_code)
-    async with open_harness("legacy", knobs) as harness:
+    async with open_harness("2025", knobs) as harness:
         async with harness.session() as session, anyio.create_task_group() as group:
             results: list[Any] = []
 
@@ -106,7 +104,7 @@ async def test_a_tasks_result_that_refuses_a_working_task_falls_back_to_polling(
 
 
 async def test_a_scoped_2025_server_refuses_resume_from_another_session() -> None:
-    async with open_harness("legacy", Knobs(scoped=True)) as harness, harness.session() as first:
+    async with open_harness("2025", Knobs(scoped=True)) as harness, harness.session() as first:
         run = await start_tool(first, "gated", {"label": "s"})
         task_id = run.task_id
         async with harness.session() as second:
@@ -123,7 +121,7 @@ async def test_a_scoped_2025_server_refuses_resume_from_another_session() -> Non
 
 
 async def test_negotiate_falls_back_to_initialize_when_discover_gets_no_answer() -> None:
-    async with open_harness("legacy", Knobs(discover="silent")) as harness, harness.session() as session:
+    async with open_harness("2025", Knobs(discover="silent")) as harness, harness.session() as session:
         started = anyio.current_time()
         with anyio.fail_after(BOUND):
             negotiated = await negotiate(session, discover_timeout=0.3)
@@ -137,7 +135,7 @@ async def test_negotiate_falls_back_to_initialize_when_discover_gets_no_answer()
 async def test_a_probe_that_reached_the_server_late_still_ends_on_2026() -> None:
     # The client gives up on server/discover and sends initialize; the server read the probe first,
     # so it settled on 2026-07-28 and refuses initialize (-32022): the client asks discover again.
-    async with open_harness("ext", Knobs(discover="late")) as harness, harness.session() as session:
+    async with open_harness("2026", Knobs(discover="late")) as harness, harness.session() as session:
         with anyio.fail_after(BOUND):
             negotiated = await negotiate(session, discover_timeout=0.2)
         assert negotiated.protocol_version == "2026-07-28"
@@ -149,7 +147,7 @@ async def test_a_probe_that_reached_the_server_late_still_ends_on_2026() -> None
 
 async def test_negotiate_logs_why_tasks_are_inactive(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("INFO", logger="mcp_tasks_compat.client")
-    async with open_harness("legacy", Knobs(tasks=False)) as harness, harness.session() as session:
+    async with open_harness("2025", Knobs(tasks=False)) as harness, harness.session() as session:
         negotiated = await negotiate(session)
     assert negotiated.dialect is None
     assert negotiated.reason is not None
@@ -162,7 +160,7 @@ async def test_the_dialect_opt_in_keeps_tasks_to_one_dialect() -> None:
     only_2025 = session_kwargs(dialect="2025-11-25")
     assert TASKS in only_2026["extensions"]
     assert "extensions" not in only_2025
-    async with open_harness("legacy") as harness, harness.session(kwargs=only_2026) as session:
+    async with open_harness("2025") as harness, harness.session(kwargs=only_2026) as session:
         negotiated = await negotiate(session)
         assert negotiated.dialect is None
         assert negotiated.server_offers_tasks
@@ -173,7 +171,7 @@ async def test_the_dialect_opt_in_keeps_tasks_to_one_dialect() -> None:
         harness.script.release.set()
         assert text_of(await call_tool(session, "gated", {"label": "p"})) == "done p"
         assert harness.script.created == []
-    async with open_harness("ext") as harness, harness.session(kwargs=only_2025) as session:
+    async with open_harness("2026") as harness, harness.session(kwargs=only_2025) as session:
         negotiated = await negotiate(session)
         assert negotiated.dialect is None
         assert (
@@ -215,7 +213,7 @@ async def test_session_kwargs_composes_the_callers_own_extension_seams() -> None
     assert ours.result_type == "task"
     assert ours.protocol_versions == frozenset({"2026-07-28"})
     assert binding in kwargs["notification_bindings"]
-    async with open_harness("ext") as harness, harness.session(kwargs=kwargs) as session:
+    async with open_harness("2026") as harness, harness.session(kwargs=kwargs) as session:
         harness.script.release.set()
         assert text_of(await call_tool(session, "gated", {"label": "c"})) == "done c"
         assert len(harness.script.created) == 1
@@ -224,7 +222,7 @@ async def test_session_kwargs_composes_the_callers_own_extension_seams() -> None
 async def test_call_tool_allow_claimed_returns_the_claim_model() -> None:
     from mcp_tasks_compat._adapters.v2.client import TaskHandle
 
-    async with open_harness("ext") as harness, harness.session() as session:
+    async with open_harness("2026") as harness, harness.session() as session:
         await negotiate(session)
         handle = await session.call_tool("hang", {}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)
@@ -238,7 +236,7 @@ async def test_the_claims_resolve_hook_follows_the_task() -> None:
     """``ResultClaim.resolve`` works on its own (``mcp.Client`` calls it for claimed results)."""
     from mcp.client.extension import ClaimContext
 
-    async with open_harness("ext") as harness, harness.session() as session:
+    async with open_harness("2026") as harness, harness.session() as session:
         await negotiate(session)
         harness.script.release.set()
         handle = await session.call_tool("gated", {"label": "h"}, allow_claimed=True)
@@ -257,7 +255,7 @@ async def test_mcp_name_header_carries_the_task_id_over_streamable_http() -> Non
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from ._servers import DualDialectServer, http_server
+    from .scripted_servers import DualDialectServer, http_server
 
     script = Script()
     async with anyio.create_task_group() as group:

@@ -1,63 +1,39 @@
 """The example tools served in-process by this library on the installed SDK major, for the peers.
 
-Built only through the public API (``ServerTasks`` with ``install`` on mcp 1.x ``FastMCP``,
-``mcpserver_kwargs`` on mcp 2.x ``MCPServer``), the way a user would, and served over streamable
-HTTP on 127.0.0.1 inside the test's event loop. Over stdio the tests spawn the real command-line
-server instead (:data:`CLI_STDIO_SERVER`).
+The server is the testing kit's (:func:`~mcp_tasks_compat.testing.build_task_server`: ``ServerTasks``
+with ``install`` on mcp 1.x ``FastMCP``, ``mcpserver_kwargs`` on mcp 2.x ``MCPServer``), built the
+way a user would, and served over streamable HTTP on 127.0.0.1 inside the test's event loop, with
+every JSON-RPC request it receives noted. Over stdio the tests spawn the real command-line server
+instead (:data:`CLI_STDIO_SERVER`).
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-
-from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
-from mcp_tasks_compat.server import ServerTasks
+from mcp_tasks_compat.testing import ToolSet, build_task_server
+from server.harness import serve_asgi
 
-__all__ = ["CLI_STDIO_SERVER", "SERVER_NAME", "SeenRequest", "build_example_server", "serve_http"]
+__all__ = ["CLI_STDIO_SERVER", "EXAMPLE_TOOLS_SET", "SeenRequest", "build_example_server", "serve_http"]
 
-SERVER_NAME = "mcp-tasks-compat-interop"
+EXAMPLE_TOOLS_SET = ToolSet(
+    tools=EXAMPLE_TOOLS, support=EXAMPLE_TASK_SUPPORT, name="mcp-tasks-compat-interop"
+)
+"""The command line's example tools, with their task support, under this server's name."""
 
 CLI_STDIO_SERVER = [sys.executable, "-m", "mcp_tasks_compat", "example-server", "--transport", "stdio"]
 """``mcp-tasks-compat example-server`` over stdio with this interpreter (same tools, same support)."""
 
 
 def build_example_server(**server_tasks_options: Any) -> Any:
-    """FastMCP (1.x) or MCPServer (2.x) with the example tools, tasks enabled."""
-    tasks = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), **server_tasks_options)
-    if sdk_info().major == 1:
-        from mcp.server.fastmcp import FastMCP
-
-        server: Any = FastMCP(SERVER_NAME)
-        _add_tools(server)
-        tasks.install(server)
-        return server
-    from mcp.server.mcpserver import MCPServer  # pyright: ignore[reportMissingImports]
-
-    server = MCPServer(SERVER_NAME, **tasks.mcpserver_kwargs())
-    _add_tools(server)
-    return server
-
-
-def _add_tools(server: Any) -> None:
-    for name, tool in EXAMPLE_TOOLS.items():
-        server.tool(name=name)(tool)
-
-
-def _listening_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    return sock
+    """FastMCP (1.x) or MCPServer (2.x) with the example tools, tasks enabled (the kit's server)."""
+    return build_task_server(EXAMPLE_TOOLS_SET, **server_tasks_options)
 
 
 @dataclass(frozen=True)
@@ -118,21 +94,8 @@ async def serve_http(server: Any, *, seen: list[SeenRequest] | None = None) -> A
     its connection waits in the backlog until uvicorn accepts it. ``seen`` collects every
     JSON-RPC request the server receives (method, params, ``mcp-*`` headers).
     """
-    import uvicorn
-
-    sock = _listening_socket()
-    port = sock.getsockname()[1]
     app = server.streamable_http_app()
     if seen is not None:
         app = _recording(app, seen)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    http_server = uvicorn.Server(config)
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(http_server.serve, [sock])
-            try:
-                yield f"http://127.0.0.1:{port}/mcp"
-            finally:
-                http_server.should_exit = True
-    finally:
-        sock.close()
+    async with serve_asgi(app, lifespan="on") as url:
+        yield url

@@ -8,17 +8,15 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.client import call_tool, negotiate
 from mcp_tasks_compat.core.model import Task
 from mcp_tasks_compat.testing import ToolSet
 
-from .toolsets import TOOLS
+from .toolsets import NEWEST_DIALECT, SERVER_CLASS, TOOLS, text_of
 
 pytestmark = pytest.mark.anyio
 
 BOUND = 30.0
-MCP_MAJOR = sdk_info().major
 
 
 @pytest.fixture
@@ -26,26 +24,21 @@ def mcp_tasks_toolset_spec() -> str:
     return f"{__package__}.toolsets:TOOLS"
 
 
-def _text(result: Any) -> str:
-    return "".join(block.text for block in result.content if getattr(block, "type", None) == "text")
-
-
 async def _check(session: Any) -> None:
     statuses: list[Task] = []
     with anyio.fail_after(BOUND):
         result = await call_tool(session, "shout", {"text": "hi"}, on_status=statuses.append)
-        assert _text(result) == "HI (task)"
+        assert text_of(result) == "HI (task)"
         assert statuses
         assert statuses[-1].status.value == "completed"
-        assert _text(await call_tool(session, "whisper", {"text": "QUIET"})) == "quiet"
+        assert text_of(await call_tool(session, "whisper", {"text": "QUIET"})) == "quiet"
     negotiated = await negotiate(session)
-    assert negotiated.dialect == ("2025-11-25" if MCP_MAJOR == 1 else "2026-07-28")
+    assert negotiated.dialect == NEWEST_DIALECT
 
 
 def test_the_spec_reaches_the_in_memory_tool_set(mcp_tasks_toolset: ToolSet, mcp_tasks_server: Any) -> None:
     assert mcp_tasks_toolset is TOOLS
-    kind = "FastMCP" if MCP_MAJOR == 1 else "MCPServer"
-    assert type(mcp_tasks_server).__name__ == kind
+    assert type(mcp_tasks_server).__name__ == SERVER_CLASS
 
 
 async def test_in_memory(mcp_tasks_session: Any) -> None:

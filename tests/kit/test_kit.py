@@ -14,7 +14,6 @@ import anyio
 import pytest
 from packaging.version import Version
 
-from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.client import call_tool, negotiate
 from mcp_tasks_compat.errors import UnsupportedOptInError
 from mcp_tasks_compat.testing import (
@@ -33,16 +32,11 @@ from mcp_tasks_compat.testing import (
     server_command,
 )
 
-from .toolsets import TOOLS
+from .toolsets import EXPECTED_DIALECTS, TOOLS, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLSETS = f"{__package__}.toolsets"
 BOUND = 30.0
-MCP_MAJOR = sdk_info().major
-
-
-def _text(result: Any) -> str:
-    return "".join(block.text for block in result.content if getattr(block, "type", None) == "text")
 
 
 def _noxfile_constant(name: str) -> Any:
@@ -77,8 +71,7 @@ def test_nox_sdk_versions_select_by_major_and_floor() -> None:
 
 
 def test_dialects_are_what_the_installed_mcp_speaks() -> None:
-    expected = ("2025-11-25",) if MCP_MAJOR == 1 else ("2025-11-25", "2026-07-28")
-    assert dialects() == expected
+    assert dialects() == EXPECTED_DIALECTS
 
 
 # --- tool sets ------------------------------------------------------------------------------------
@@ -197,8 +190,8 @@ async def test_connect_in_memory_pins_each_dialect(dialect: str) -> None:
         negotiated = await negotiate(session)
         assert negotiated.dialect == dialect
         with anyio.fail_after(BOUND):
-            assert _text(await call_tool(session, "shout", {"text": "hi"})) == "HI (task)"
-            assert _text(await call_tool(session, "whisper", {"text": "HI"})) == "hi"
+            assert text_of(await call_tool(session, "shout", {"text": "hi"})) == "HI (task)"
+            assert text_of(await call_tool(session, "whisper", {"text": "HI"})) == "hi"
 
 
 @pytest.mark.anyio

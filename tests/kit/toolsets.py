@@ -1,9 +1,29 @@
-"""Tool sets the kit tests serve from subprocesses (importable as ``kit.toolsets`` under pytest)."""
+"""The kit tests' helpers: tool sets they serve from subprocesses (importable as ``kit.toolsets``
+under pytest), and what the kit must find on the installed major.
+
+The kit tests check the kit's own answers about the installed SDK, so they need the expected
+answers from elsewhere: the major is read here, once.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat.server import current_task, report_status
 from mcp_tasks_compat.testing import ToolSet
+
+_MAJOR = get_adapter().major
+EXPECTED_DIALECTS = {1: ("2025-11-25",), 2: ("2025-11-25", "2026-07-28")}[_MAJOR]
+"""What ``dialects()`` must answer."""
+NEWEST_DIALECT = EXPECTED_DIALECTS[-1]
+"""What a kit session negotiates when no dialect is pinned."""
+SERVER_CLASS = {1: "FastMCP", 2: "MCPServer"}[_MAJOR]
+"""The class ``build_task_server`` builds."""
+
+
+def text_of(result: Any) -> str:
+    return "".join(block.text for block in result.content if getattr(block, "type", None) == "text")
 
 
 async def shout(text: str) -> str:

@@ -4,8 +4,9 @@
 // HTTP URL or a stdio command, in a chosen dialect, and prints ONE JSON object on stdout.
 //
 // Dialects:
-//   --dialect 2025-11-25   the client's legacy `initialize` handshake; ext-tasks drives the 2025-11-25
-//                          ("v1") task wire itself through the SDK Client's public request path.
+//   --dialect 2025-11-25   the client's `initialize` handshake (the SDK names that negotiation mode
+//                          "legacy"); ext-tasks drives the 2025-11-25 task wire itself through the
+//                          SDK Client's public request path.
 //   --dialect 2026-07-28   `versionNegotiation: {mode: {pin: "2026-07-28"}}` (server/discover); the
 //                          SDK's modern codec rejects task traffic, so ext-tasks needs `rawDispatch`
 //                          (a host-owned request coordinator) and `v2RequestFraming` (the per-request
@@ -44,7 +45,7 @@ import {
 } from "./_common.mjs";
 
 const MODERN = "2026-07-28";
-const LEGACY = "2025-11-25";
+const DIALECT_2025 = "2025-11-25";
 const CLIENT_INFO = { name: "ts-ext-tasks-client", version: "1.0.0" };
 const started = performance.now();
 
@@ -137,8 +138,8 @@ try {
     cancel: { type: "string" },
     answer: { type: "string", default: '{"action":"accept","content":{"answer":"yes"}}' },
   });
-  if (![MODERN, LEGACY, "auto"].includes(parsed.options.dialect)) {
-    throw new UsageError(`--dialect is ${MODERN}, ${LEGACY} or auto`);
+  if (![MODERN, DIALECT_2025, "auto"].includes(parsed.options.dialect)) {
+    throw new UsageError(`--dialect is ${MODERN}, ${DIALECT_2025} or auto`);
   }
   if (!["allow", "prefer", "require", "forbid"].includes(parsed.options.preference)) {
     throw new UsageError("--preference is allow, prefer, require or forbid");
@@ -178,7 +179,7 @@ if (parsed !== undefined) {
       ? { mode: { pin: MODERN } }
       : options.dialect === "auto"
         ? { mode: "auto" }
-        : { mode: "legacy" };
+        : { mode: "legacy" }; // the SDK's name for the initialize handshake
   const client = new Client(CLIENT_INFO, { capabilities: { elicitation: {} }, versionNegotiation });
   const limit = deadline(parsed.timeoutMs, `${options.tool} via ext_tasks_client`);
   let session;
@@ -238,7 +239,7 @@ function openSession(client, coordinator, { options, answer }) {
   report.task_capabilities = session.capabilities;
   const capabilities = client.getServerCapabilities() ?? {};
   if (modern && capabilities.extensions?.["io.modelcontextprotocol/tasks"] !== undefined) report.dialect = MODERN;
-  else if (!modern && capabilities.tasks !== undefined) report.dialect = LEGACY;
+  else if (!modern && capabilities.tasks !== undefined) report.dialect = DIALECT_2025;
   return session;
 }
 

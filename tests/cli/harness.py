@@ -1,8 +1,12 @@
-"""Run ``python -m mcp_tasks_compat`` as subprocesses, many at once.
+"""The command line tests' harness: ``python -m mcp_tasks_compat`` as subprocesses, many at once.
 
 Every command pays for a fresh interpreter and an ``mcp`` import, so the suite starts all its
 command lines together (:class:`Batch`) and each test waits only for its own. The HTTP example
-server is one subprocess for the whole module; its URL is read from the line it prints to stderr.
+server is one subprocess for the whole module (:func:`http_example_server`, the testing kit's
+``HttpServerProcess``, which reads the URL the server prints to stderr).
+
+What the installed mcp speaks is read once here, from the kit, as dialects: the tests branch on
+the dialect a run used, never on the SDK major.
 """
 
 from __future__ import annotations
@@ -15,11 +19,35 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_tasks_compat.dialects import ALL_DIALECTS, DIALECT_2026_07_28
+from mcp_tasks_compat.testing import HttpServerProcess, dialects
+
+__all__ = [
+    "CLI",
+    "OTHER_DIALECT",
+    "PROCESS_TIMEOUT_S",
+    "SERVER_DIALECTS",
+    "SPEAKS_2026",
+    "STDIO_SERVER",
+    "TASK_DIALECT",
+    "Batch",
+    "Finished",
+    "Lines",
+    "http_example_server",
+]
+
 CLI = [sys.executable, "-m", "mcp_tasks_compat"]
 STDIO_SERVER = [*CLI, "example-server"]
 """The stdio server a ``call`` / ``probe`` spawns after ``--``."""
 PROCESS_TIMEOUT_S = 120.0
 """A bound, not a wait: generous because every subprocess imports ``mcp`` on a possibly busy machine."""
+
+TASK_DIALECT = dialects()[-1]
+"""The dialect the command line picks: the newest the installed mcp speaks."""
+OTHER_DIALECT = next(dialect for dialect in ALL_DIALECTS if dialect != TASK_DIALECT)
+SERVER_DIALECTS = list(reversed(dialects()))
+"""What ``probe`` reports the example server speaks, newest first."""
+SPEAKS_2026 = DIALECT_2026_07_28 in dialects()
 
 
 @dataclass
@@ -107,45 +135,8 @@ class Lines:
             raise AssertionError(f"no output within {PROCESS_TIMEOUT_S} s: {''.join(self.seen)!r}") from None
 
 
-class HttpServer:
-    """``example-server --transport http --port 0`` as a subprocess; ``url`` is what it printed."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [*CLI, "example-server", "--transport", "http", "--port", "0"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.stderr: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr.append(line)
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for_url(self) -> str:
-        while True:
-            try:
-                line = self.lines.get(timeout=PROCESS_TIMEOUT_S)
-            except queue.Empty:
-                self.stop()
-                raise AssertionError("example-server printed no URL") from None
-            if line is None:
-                raise AssertionError(f"example-server exited early: {''.join(self.stderr)!r}")
-            if line.startswith("listening on "):
-                return line.removeprefix("listening on ").strip()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._reader.join(timeout=10)
+def http_example_server() -> HttpServerProcess:
+    """``example-server --transport http --port 0`` as a subprocess (not started yet)."""
+    return HttpServerProcess(
+        [*CLI, "example-server", "--transport", "http", "--port", "0"], start_timeout=PROCESS_TIMEOUT_S
+    )
