@@ -76,7 +76,9 @@ def redis_process(executable: str) -> Iterator[tuple[int, str]]:
                 error = process.stderr.read().decode(errors="replace") if process.stderr else ""
                 raise RuntimeError(f"redis-server exited with {process.returncode}: {error}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server on port {port} did not answer PING in {REDIS_START_BOUND_S}s")
+                raise RuntimeError(
+                    f"redis-server on port {port} did not answer PING in {REDIS_START_BOUND_S}s"
+                )
             time.sleep(0.02)  # waiting for a starting process's socket
         answer = subprocess.run([executable, "--version"], capture_output=True, text=True, check=False)
         words = [word for word in answer.stdout.split() if word.startswith("v=")]  # "v=7.0.15"
@@ -351,8 +353,8 @@ async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None
                 "protocol_version": conn.protocol_version,
                 "variant": "tasks/get",
                 "stored": size,
-                "prefill": f"{size - profile.stores_get_targets} via TaskStore.create (completed, other owner)"
-                f" + {profile.stores_get_targets} run through the client",
+                "prefilled_via_store": size - profile.stores_get_targets,  # TaskStore.create, other owner
+                "run_via_client": profile.stores_get_targets,  # the tasks read back
                 "prefill_s": round(fill_s[(name, size)], 2),
                 "tasks_get_ms": stats,
             }
@@ -361,7 +363,9 @@ async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None
                     round_medians[(name, size)], round_medians[(name, smallest)]
                 )
                 base = summary(samples[(name, smallest)])["median"]
-                row["pooled_p50_ratio_to_smallest"] = round((stats["median"] or 0) / base, 4) if base else None
+                row["pooled_p50_ratio_to_smallest"] = (
+                    round((stats["median"] or 0) / base, 4) if base else None
+                )
                 row["smallest"] = smallest
             bench.add("stores", **row)
 

@@ -210,7 +210,7 @@ async def open_target(
     concurrency: int | None = None,
     store: str | None = None,
 ) -> AsyncIterator[Callable[..., Any]]:
-    """A server of ``kind`` (ours: on the task store ``store``) over ``transport``; yields ``connect(**kwargs)``."""
+    """A server of ``kind`` (ours: on the task store ``store``) over ``transport``; yields ``connect()``."""
     if transport == "memory":
         server = servers.build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)
         servers.quiet_logs()
