@@ -136,7 +136,7 @@ class StoreSites:
 
     def where(self, name: str) -> str:
         if name == "sqlite":
-            return f"file in {self.folder} ({filesystem_of(self.folder)})"
+            return f"a file in a temporary folder ({filesystem_of(self.folder)})"
         if name == "redis":
             return f"{self.redis_version} on 127.0.0.1"
         return "in process"
