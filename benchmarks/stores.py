@@ -43,6 +43,7 @@ __all__ = ["STORES", "StoreSites", "run_stores", "store_sites"]
 STORES = ("memory", "sqlite", "redis")
 FILLER_OWNER = "bench-filler"  # no session is this owner: the filler tasks are only stored
 REDIS_START_BOUND_S = 10.0
+REDIS_DATABASES = 16  # redis-server's default; each use of the Redis store gets a database of its own
 
 
 # --- where the stores live --------------------------------------------------------------------------
@@ -117,13 +118,14 @@ class StoreSites:
     redis_version: str | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     _uses: int = 0
+    _redis_dbs: int = 0
 
     @property
     def names(self) -> list[str]:
         return [name for name in STORES if name not in self.skipped]
 
     def url(self, name: str) -> str:
-        """A store nobody used yet: a new SQLite file, a new Redis database (0-15), memory."""
+        """A store nobody used yet: a new SQLite file, a new Redis database, a new memory store."""
         self._uses += 1
         if name == "memory":
             return "memory:"
@@ -131,7 +133,10 @@ class StoreSites:
             return "sqlite:///" + os.path.join(self.folder, f"tasks-{self._uses}.db")
         if name == "redis":
             assert self.redis_port is not None
-            return f"redis://127.0.0.1:{self.redis_port}/{self._uses % 16}"
+            if self._redis_dbs == REDIS_DATABASES:
+                raise RuntimeError(f"a bench run uses at most {REDIS_DATABASES} Redis databases")
+            self._redis_dbs += 1
+            return f"redis://127.0.0.1:{self.redis_port}/{self._redis_dbs - 1}"
         raise ValueError(f"unknown store {name!r}")
 
     def where(self, name: str) -> str:
