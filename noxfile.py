@@ -167,11 +167,13 @@ BENCH_MAJORS = ["1", "2"]
 @nox.session
 @nox.parametrize("major", BENCH_MAJORS)
 def bench(session: nox.Session, major: str) -> None:
-    """Overhead, latency, throughput and capacity next to the peers; writes docs/benchmarks.md.
+    """Overhead, latency, throughput, capacity (next to the peers) and task stores; writes docs/benchmarks.md.
 
-    Arguments after ``--`` go to ``python -m benchmarks run`` (e.g. ``--only capacity``).
+    Arguments after ``--`` go to ``python -m benchmarks run`` (e.g. ``--only capacity``). The stores
+    section's Redis rows need redis-server (installed here as root, as for the tests; else skipped).
     """
     session.install("-e", ".", "-r", f"benchmarks/requirements-mcp{major}.txt")
+    ensure_redis_server(session)
     out = ROOT / "benchmarks" / "results" / f"bench-mcp{major}.json"
     session.run("python", "-m", "benchmarks", "run", "--profile", "full", "--out", str(out), *session.posargs)
     runs = sorted(str(path) for path in out.parent.glob("bench-mcp*.json"))

@@ -77,13 +77,15 @@ def _free_port() -> int:
 
 
 def _server_argv(
-    kind: str, transport: str, port: int, ttl_ms: int | None, concurrency: int | None
+    kind: str, transport: str, port: int, ttl_ms: int | None, concurrency: int | None, store: str | None
 ) -> list[str]:
     argv = [sys.executable, "-m", "benchmarks.servers", kind, "--transport", transport, "--port", str(port)]
     if ttl_ms is not None:
         argv += ["--ttl-ms", str(ttl_ms)]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
+    if store is not None:
+        argv += ["--store", store]
     return argv
 
 
@@ -94,14 +96,15 @@ def server_process(
     *,
     ttl_ms: int | None = None,
     concurrency: int | None = None,
+    store: str | None = None,
     start_timeout: float = 60,
 ) -> Iterator[ServerProcess]:
     """Start a server process (HTTP: now, and wait until it accepts; stdio: the client spawns it)."""
     if transport == "stdio":
-        yield ServerProcess(kind, transport, _server_argv(kind, "stdio", 0, ttl_ms, concurrency))
+        yield ServerProcess(kind, transport, _server_argv(kind, "stdio", 0, ttl_ms, concurrency, store))
         return
     port = _free_port()
-    argv = _server_argv(kind, "http", port, ttl_ms, concurrency)
+    argv = _server_argv(kind, "http", port, ttl_ms, concurrency, store)
     with tempfile.NamedTemporaryFile("w+b", prefix=f"bench-{kind}-", suffix=".log", delete=False) as log:
         log_path = log.name
     with open(log_path, "wb") as log_file:

@@ -43,6 +43,7 @@ __all__ = [
     "BenchState",
     "available_kinds",
     "build",
+    "build_with_tasks",
     "mcp_major",
     "memory_streams",
     "serve",
@@ -180,29 +181,44 @@ async def release() -> str:
     return "released"
 
 
-def build(kind: str, *, ttl_ms: int | None = None, concurrency: int | None = None) -> Any:
+def build(
+    kind: str, *, ttl_ms: int | None = None, concurrency: int | None = None, store: str | None = None
+) -> Any:
     """Build a server of ``kind`` with the bench tools.
 
     ``ttl_ms``: ours: the TTL floor (and default TTL) of every task. ``concurrency``: peers: the
     Docket worker's concurrency (their default is 10; a capacity run needs one slot per task).
+    ``store``: ours: the task store URL (``memory:`` by default).
     """
+    return build_with_tasks(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)[0]
+
+
+def build_with_tasks(
+    kind: str, *, ttl_ms: int | None = None, concurrency: int | None = None, store: str | None = None
+) -> tuple[Any, Any]:
+    """:func:`build`, and the ``ServerTasks`` of an ``ours`` server (``None`` for the others)."""
     major = mcp_major()
     STATE.store_size = None  # one server per process, but the smoke run builds several in one
     if kind in ("sdk", "ours"):
-        return _build_sdk(kind, major, ttl_ms=ttl_ms)
+        tasks = _ours_tasks(ttl_ms, store) if kind == "ours" else None
+        return _build_sdk(major, tasks), tasks
+    if store is not None:
+        raise ValueError(f"store= is for our server only, not {kind!r}")
     if kind == "fastmcp4":
-        return _build_fastmcp4(concurrency=concurrency)
+        return _build_fastmcp4(concurrency=concurrency), None
     if kind == "fastmcp3":
-        return _build_fastmcp3(concurrency=concurrency)
+        return _build_fastmcp3(concurrency=concurrency), None
     raise ValueError(f"unknown server kind {kind!r}; expected one of {KINDS}")
 
 
-def _ours_tasks(ttl_ms: int | None) -> Any:
+def _ours_tasks(ttl_ms: int | None, store: str | None) -> Any:
     from mcp_tasks_compat.server import ServerTasks
 
     kwargs: dict[str, Any] = {"tools": {"job": "optional"}}
     if ttl_ms is not None:
         kwargs["ttl_floor_ms"] = ttl_ms
+    if store is not None:
+        kwargs["store"] = store
     tasks = ServerTasks(**kwargs)
     store = tasks.engine.store
     if hasattr(store, "__len__"):
@@ -210,8 +226,7 @@ def _ours_tasks(ttl_ms: int | None) -> Any:
     return tasks
 
 
-def _build_sdk(kind: str, major: int, *, ttl_ms: int | None) -> Any:
-    tasks = _ours_tasks(ttl_ms) if kind == "ours" else None
+def _build_sdk(major: int, tasks: Any) -> Any:
     if major == 1:
         from mcp.server.fastmcp import FastMCP
 
@@ -301,8 +316,16 @@ def http_app(kind: str, server: Any) -> Any:
     return server.streamable_http_app()
 
 
-async def serve(kind: str, transport: str, port: int, *, ttl_ms: int | None, concurrency: int | None) -> None:
-    server = build(kind, ttl_ms=ttl_ms, concurrency=concurrency)
+async def serve(
+    kind: str,
+    transport: str,
+    port: int,
+    *,
+    ttl_ms: int | None,
+    concurrency: int | None,
+    store: str | None = None,
+) -> None:
+    server = build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)
     quiet_logs()
     if transport == "stdio":
         # The client waits for this line before it negotiates: a slow import must not eat the
@@ -334,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttl-ms", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=None)
+    parser.add_argument("--store", default=None, help="ours: the task store URL (memory: by default)")
     args = parser.parse_args(argv)
     if args.kind.startswith("fastmcp"):
         os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
@@ -341,7 +365,12 @@ def main(argv: list[str] | None = None) -> None:
     with suppress(KeyboardInterrupt):
         anyio.run(
             lambda: serve(
-                args.kind, args.transport, args.port, ttl_ms=args.ttl_ms, concurrency=args.concurrency
+                args.kind,
+                args.transport,
+                args.port,
+                ttl_ms=args.ttl_ms,
+                concurrency=args.concurrency,
+                store=args.store,
             )
         )
     sys.exit(0)

@@ -23,11 +23,12 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def summary(values: Sequence[float], *, digits: int = 3) -> dict[str, float | int | None]:
-    """n, median, p10/p25/p75/p90/p99, IQR, min, max of a sample (all None when it is empty)."""
+    """n, median, p10/p25/p75/p90/p95/p99, IQR, min, max of a sample (all None when it is empty)."""
+    quantiles = (("median", 50), ("p10", 10), ("p25", 25), ("p75", 75), ("p90", 90), ("p95", 95), ("p99", 99))
     if not values:
-        return {"n": 0, "median": None, "p10": None, "p25": None, "p75": None, "p90": None, "p99": None}
+        return {"n": 0, **{name: None for name, _ in quantiles}}
     out: dict[str, float | int | None] = {"n": len(values)}
-    for name, q in (("median", 50), ("p10", 10), ("p25", 25), ("p75", 75), ("p90", 90), ("p99", 99)):
+    for name, q in quantiles:
         out[name] = round(percentile(values, q), digits)
     out["iqr"] = round(percentile(values, 75) - percentile(values, 25), digits)
     out["min"] = round(min(values), digits)

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from . import clients, servers
+from . import clients, servers, stores
 from .stats import ratio_summary, summary
 
 __all__ = ["PROFILES", "Bench", "Profile", "run_all"]
@@ -53,6 +53,15 @@ class Profile:
     capacity_wait_s: float
     capacity_expiry_slack_s: float  # beyond the TTL, for the sweeper
     capacity_stall_s: float  # stop waiting for all runs to start when the count stops growing
+    stores_transports: tuple[str, ...]
+    stores_seq_calls: int  # task calls per store per round, one caller
+    stores_rounds: int
+    stores_clients: int  # concurrent callers (one session)
+    stores_calls_per_client: int
+    stores_get_sizes: tuple[int, ...]  # tasks stored when tasks/get is read (few, many)
+    stores_get_targets: int  # of which run through the client, and read back
+    stores_get_reads: int  # reads per store and size per round
+    stores_get_rounds: int
 
 
 PROFILES: dict[str, Profile] = {
@@ -80,6 +89,15 @@ PROFILES: dict[str, Profile] = {
         capacity_wait_s=20.0,
         capacity_expiry_slack_s=3.0,
         capacity_stall_s=3.0,
+        stores_transports=("memory",),
+        stores_seq_calls=3,
+        stores_rounds=2,
+        stores_clients=3,
+        stores_calls_per_client=1,
+        stores_get_sizes=(5, 20),
+        stores_get_targets=3,
+        stores_get_reads=5,
+        stores_get_rounds=2,
     ),
     "full": Profile(
         name="full",
@@ -105,6 +123,15 @@ PROFILES: dict[str, Profile] = {
         capacity_wait_s=600.0,
         capacity_expiry_slack_s=15.0,
         capacity_stall_s=20.0,
+        stores_transports=("memory", "http"),
+        stores_seq_calls=30,
+        stores_rounds=5,
+        stores_clients=50,
+        stores_calls_per_client=4,
+        stores_get_sizes=(100, 10_000),
+        stores_get_targets=20,
+        stores_get_reads=100,
+        stores_get_rounds=5,
     ),
 }
 
@@ -176,11 +203,16 @@ def _leaf_message(exc: BaseException) -> str:
 
 @asynccontextmanager
 async def open_target(
-    kind: str, transport: str, *, ttl_ms: int | None = None, concurrency: int | None = None
+    kind: str,
+    transport: str,
+    *,
+    ttl_ms: int | None = None,
+    concurrency: int | None = None,
+    store: str | None = None,
 ) -> AsyncIterator[Callable[..., Any]]:
-    """A server of ``kind`` reachable over ``transport``; yields ``connect(**kwargs)``."""
+    """A server of ``kind`` (ours: on the task store ``store``) over ``transport``; yields ``connect()``."""
     if transport == "memory":
-        server = servers.build(kind, ttl_ms=ttl_ms, concurrency=concurrency)
+        server = servers.build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)
         servers.quiet_logs()
 
         def connect_memory(**kwargs: Any) -> Any:
@@ -188,7 +220,9 @@ async def open_target(
 
         yield connect_memory
         return
-    with clients.server_process(kind, transport, ttl_ms=ttl_ms, concurrency=concurrency) as process:
+    with clients.server_process(
+        kind, transport, ttl_ms=ttl_ms, concurrency=concurrency, store=store
+    ) as process:
 
         def connect_process(**kwargs: Any) -> Any:
             return clients.connect(transport, kind=kind, process=process, **kwargs)
@@ -612,6 +646,11 @@ async def run_all(bench: Bench) -> None:
                 if outcome.get("create_per_s") and index + 1 < len(sizes):
                     estimate = int(sizes[index + 1] / outcome["create_per_s"] * 2000) + 30_000
                     ttl_ms = max(profile.capacity_min_ttl_ms, estimate)
+    if wanted("stores"):
+        if bench.ours:
+            await stores.run_stores(bench, dialects_for("ours", bench.major))
+        else:
+            bench.notes.append("stores: not measured (our server is not installed, or not in --kinds)")
 
 
 def profile_dict(profile: Profile) -> dict[str, Any]:

@@ -7,7 +7,9 @@ the docs page from them.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -21,7 +23,8 @@ if str(REPO_ROOT) not in sys.path:
 from benchmarks import report  # noqa: E402
 from benchmarks.__main__ import run_bench  # noqa: E402
 
-SECTIONS = ("overhead", "latency", "throughput", "capacity")
+SECTIONS = ("overhead", "latency", "throughput", "capacity", "stores")
+REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
 
 
 @pytest.mark.anyio
@@ -67,20 +70,51 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert capacity["rss_baseline_kib"] > 0
     assert capacity["tasks_get_ms"]["n"] > 0
 
+    stores = [row for row in rows if row["section"] == "stores"]
+    expected_stores = {"memory", "sqlite", "redis"} if REDIS_HERE else {"memory", "sqlite"}
+    assert {row["store"] for row in stores} == expected_stores
+    if not REDIS_HERE:
+        assert any("redis rows skipped" in note for note in run["notes"]), run["notes"]
+    sizes = run["profile_sizes"]["stores_get_sizes"]
+    for store in expected_stores:
+        mine = [row for row in stores if row["store"] == store]
+        shapes = {(row["dialect"], row["variant"]) for row in mine if row["variant"] != "tasks/get"}
+        assert shapes == {(d, v) for d in expected_dialects for v in ("sequential", "concurrent")}
+        for row in mine:
+            if row["variant"] != "tasks/get":
+                assert row["task_per_s"]["median"] > 0
+                assert row["ratio_to_memory"]["n"] == run["profile_sizes"]["stores_rounds"]
+        gets = {row["stored"]: row for row in mine if row["variant"] == "tasks/get"}
+        assert sorted(gets) == sorted(sizes)
+        assert all(row["tasks_get_ms"]["median"] > 0 for row in gets.values())
+        assert gets[max(sizes)]["p50_ratio_to_smallest"]["median"] > 0
+
     document = report.merge([run], command="pytest tests/test_bench_smoke.py")
     assert {"schema", "command", "runs", "rows", "targets"} <= document.keys()
     target_names = " ".join(target["target"] for target in document["targets"])
     assert "plain-call overhead" in target_names
     assert "completion-to-result" in target_names
     assert "half the plain rate" not in target_names  # HTTP only; the smoke run is in memory
+    assert "task throughput SQLite ÷ memory" in target_names
+    assert "tasks/get p50" in target_names
+    assert ("task throughput Redis ÷ memory" in target_names) is REDIS_HERE
 
     paths = report.write_outputs(document, tmp_path / "results", tmp_path / "benchmarks.md")
     saved = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert saved["rows"] == json.loads(json.dumps(document["rows"]))
     table = paths["markdown"].read_text(encoding="utf-8")
-    for heading in ("Plain-call overhead", "Completion-to-result", "Throughput", "Capacity", "Targets"):
+    for heading in (
+        "Plain-call overhead",
+        "Completion-to-result",
+        "Throughput",
+        "Capacity",
+        "Task stores",
+        "Targets",
+    ):
         assert heading in table
     assert "`call_tool(mode='plain')`" in table
+    assert "SQLite tasks/s" in table
+    assert "tasks/get p50 ms" in table
     docs = paths["docs"].read_text(encoding="utf-8")
     assert "pytest tests/test_bench_smoke.py" in docs
     assert f"mcp{run['major']} run (smoke" in docs
