@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import os
-import secrets
-import socket
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -33,6 +30,8 @@ from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskStat
 from .expiry import Sweeper
 from .inputs import InputRelay
 from .persisted import TaskState
+from .records import LiveRecords, adopt
+from .replicas import ReplicaLink, new_replica_id
 from .state import StateChange, TaskRecord, ToolCallFailure, new_task_id
 from .store import InMemoryTaskStore, StoreConflict, StoreEvent, TaskStore
 
@@ -82,33 +81,6 @@ async def report_status(message: str) -> bool:
     engine, record = run
     await engine.set_status_message(record, message)
     return True
-
-
-def new_replica_id() -> str:
-    """``host/pid/random``: unique per engine, and telling which process on which host runs a task."""
-    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
-
-
-def runner_died_on_this_host(runner: str) -> bool:
-    """Whether ``runner`` (a :func:`new_replica_id`) was a process of this host that is gone.
-
-    ``False`` when unsure (another host, an id of another shape, a pid now reused): the lease
-    then decides, later but safely.
-    """
-    host, _, rest = runner.partition("/")
-    pid_text = rest.partition("/")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False  # it exists (another user's, say)
-    return False
 
 
 def _ending_changes(
@@ -164,16 +136,17 @@ class TaskEngine:
         self.poll_policy = poll_policy or PollPolicy()
         self.status_interval_s = status_interval_s
         self.lease_s = lease_s
-        self.replica_id = new_replica_id()
+        replica_id = new_replica_id()
         self.shared = bool(getattr(self.store, "shared", True))
         """Other processes may use the store: leases, the notifier and re-reads matter."""
         self._clock = clock
-        self._records: dict[str, TaskRecord] = {}
-        self._watchers: dict[str, int] = {}
+        self._records = LiveRecords()
         self._opened = False
-        self._recovered = False
         self.inputs = InputRelay(self)
         self.expiry = Sweeper(self, self.store)
+        self.replicas = ReplicaLink(
+            self, self.store, self._records, self.expiry, replica_id=replica_id, lease_s=lease_s
+        )
 
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), timezone.utc)
@@ -210,15 +183,13 @@ class TaskEngine:
         )
         state = TaskState(task, dialect, owner, tool_name, expires_at=self.expiry.deadline(ttl_ms))
         if self.shared:
-            state = state.evolve(runner=self.replica_id, lease_until=self._lease_end())
+            state = self.replicas.claim(state)
         with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
             await self.store.create(state)
-        record = self._records[task.task_id] = TaskRecord(state)
+        record = TaskRecord(state)
+        self._records.add(record)
         self.expiry.wake()
         return record
-
-    def _lease_end(self) -> datetime:
-        return self.now() + timedelta(seconds=self.lease_s)
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
@@ -252,11 +223,7 @@ class TaskEngine:
                 # The task must still end rather than stay "working" for its pollers.
                 with anyio.CancelScope(shield=True):
                     await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
-            if (
-                not self._watchers.get(record.task.task_id)
-                and self._records.get(record.task.task_id) is record
-            ):
-                del self._records[record.task.task_id]  # ended: the store has it, nothing lives here
+            self._records.release_if_idle(record)  # ended: the store has it
             _current.reset(token)
 
     async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:
@@ -317,11 +284,11 @@ class TaskEngine:
                 saved = await self.store.save(proposed)
             except StoreConflict as conflict:
                 if conflict.current is None:
-                    self._drop(record.task.task_id)
+                    self._records.drop(record.task.task_id)
                     return False
                 # Another process wrote first: take its state (and stop the run here if it ended
                 # the task there), then judge the change again against it.
-                self._adopt(record, conflict.current)
+                adopt(record, conflict.current)
                 continue
             break
         previous, record.state = record.state, saved
@@ -355,7 +322,8 @@ class TaskEngine:
             elif record.state.input_responses != previous.input_responses:
                 kind = "input"
             try:
-                await self.store.notifier.publish(StoreEvent(kind, record.task.task_id, self.replica_id))
+                event = StoreEvent(kind, record.task.task_id, self.replicas.replica_id)
+                await self.store.notifier.publish(event)
             except TaskStoreError:
                 logger.warning("could not tell other replicas of task %s", record.task.task_id, exc_info=True)
         mono = self._clock()
@@ -389,31 +357,19 @@ class TaskEngine:
         """
         state = await self.store.get(task_id)
         if state is None:
-            self._drop(task_id)
+            self._records.drop(task_id)
             raise PeerProtocolError(f"Task not found: {task_id}", jsonrpc_code=INVALID_PARAMS)
         if state.owner is not None and state.owner != owner:
             raise PeerProtocolError(f"Task not found: {task_id}", jsonrpc_code=INVALID_PARAMS)
-        record = self._records.get(task_id)
-        if record is None:
-            return TaskRecord(state)
-        self._adopt(record, state)
-        return record
-
-    def _adopt(self, record: TaskRecord, state: TaskState) -> None:
-        """Take a newer state read from the store, and wake whoever waits on the old one."""
-        if state.version > record.state.version:
-            record.state = state
-            record.wake_waiters()
-            if state.is_terminal and record.scope is not None:
-                record.scope.cancel()  # ended elsewhere (cancelled on another replica): stop here
+        return self._records.record_of(state)
 
     async def refresh(self, record: TaskRecord) -> None:
         state = await self.store.get(record.task.task_id)
         if state is None:
-            self._drop(record.task.task_id)
+            self._records.drop(record.task.task_id)
             record.wake_waiters()
             return
-        self._adopt(record, state)
+        adopt(record, state)
 
     async def get(self, task_id: str, owner: str | None) -> Task:
         return (await self.lookup(task_id, owner)).task
@@ -451,20 +407,10 @@ class TaskEngine:
         return record.task
 
     def watch(self, record: TaskRecord) -> TaskRecord:
-        """Register interest in a task's changes; the canonical record of this process for it."""
-        canonical = self._records.setdefault(record.task.task_id, record)
-        self._watchers[record.task.task_id] = self._watchers.get(record.task.task_id, 0) + 1
-        return canonical
+        return self._records.watch(record)
 
     def unwatch(self, record: TaskRecord) -> None:
-        task_id = record.task.task_id
-        left = self._watchers.get(task_id, 0) - 1
-        if left > 0:
-            self._watchers[task_id] = left
-            return
-        self._watchers.pop(task_id, None)
-        if record.scope is None and self._records.get(task_id) is record:
-            del self._records[task_id]  # nothing of it lives here any more: the store has it
+        self._records.unwatch(record)
 
     async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
         """Wait until the task is terminal (any number of concurrent waiters, on any replica)."""
@@ -478,12 +424,7 @@ class TaskEngine:
 
     async def forget(self, task_id: str) -> None:
         await self.store.delete(task_id)
-        self._drop(task_id)
-
-    def _drop(self, task_id: str) -> None:
-        record = self._records.pop(task_id, None)
-        if record is not None:
-            record.wake_waiters()
+        self._records.drop(task_id)
 
     async def _record_by_id(self, task_id: str) -> TaskRecord | None:
         record = self._records.get(task_id)
@@ -493,12 +434,7 @@ class TaskEngine:
         return None if state is None else TaskRecord(state)
 
     def record_of(self, state: TaskState) -> TaskRecord:
-        """This process's record for ``state`` (a fresh one if nothing of it lives here)."""
-        record = self._records.get(state.task_id)
-        if record is None:
-            return TaskRecord(state)
-        self._adopt(record, state)
-        return record
+        return self._records.record_of(state)
 
     # --- the background work of a server ---------------------------------------------------------
 
@@ -514,13 +450,8 @@ class TaskEngine:
             self._opened = True
 
     async def recover(self) -> int:
-        """At a server's start: fail at once the runs whose process is known dead (it ran on this
-        host and its pid is gone: a server killed and restarted), rather than after their lease.
-        Runs of live processes, or of other hosts, are left to their leases. Idempotent."""
-        if self._recovered or not self.shared:
-            return 0
-        self._recovered = True
-        return await self.expiry.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
+        """At a server's start on a shared store: fail the runs of dead processes of this host."""
+        return await self.replicas.recover() if self.shared else 0
 
     async def background(self, *, max_sleep_s: float = 1.0) -> None:
         """What a server runs beside its tasks: the sweeper and, on a shared store, the lease
@@ -530,8 +461,8 @@ class TaskEngine:
         async with anyio.create_task_group() as group:
             group.start_soon(partial(self.expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")
             if self.shared:
-                group.start_soon(self.renew_leases, name="mcp-tasks leases")
-                group.start_soon(self.follow_other_replicas, name="mcp-tasks notifier")
+                group.start_soon(self.replicas.renew_leases, name="mcp-tasks leases")
+                group.start_soon(self.replicas.follow_other_replicas, name="mcp-tasks notifier")
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:
@@ -544,33 +475,3 @@ class TaskEngine:
                 yield group
             finally:
                 group.cancel_scope.cancel()
-
-    async def renew_leases(self) -> None:
-        """Keep the leases of the runs held here from running out (every third of the lease)."""
-        while True:
-            await anyio.sleep(self.lease_s / 3)
-            for record in [r for r in self._records.values() if r.scope is not None]:
-                try:
-                    await self.mutate(record, self._renewed, force_notify=False, announce=False)
-                except TaskStoreError:
-                    logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
-
-    def _renewed(self, state: TaskState) -> TaskState | None:
-        if state.is_terminal:
-            return None
-        return state.evolve(runner=self.replica_id, lease_until=self._lease_end())
-
-    async def follow_other_replicas(self) -> None:
-        """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop."""
-        while True:
-            try:
-                async with self.store.notifier.subscribe() as events:
-                    for record in list(self._records.values()):
-                        await self.refresh(record)  # what was missed while not subscribed
-                    async for event in events:
-                        record = self._records.get(event.task_id)
-                        if record is not None and event.origin != self.replica_id:
-                            await self.refresh(record)
-            except TaskStoreError:
-                logger.warning("lost the store's notifier; subscribing again", exc_info=True)
-                await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation

@@ -1,0 +1,124 @@
+"""What a shared store (SQLite, Redis) needs of a serving engine: leases, the notifier, recovery.
+
+Each run's state names its runner (:func:`new_replica_id`: host, pid, random) and until when the
+runner's lease holds. The serving engine renews the leases of its runs, follows the store's
+notifier so a cancel or an answer given on another replica reaches the work here, and at start
+fails at once the runs of a process of this host that is gone (a server killed and restarted).
+Runs of live processes, or of other hosts, are left to their leases: the sweeper fails them when
+a lease runs out.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from datetime import timedelta
+
+import anyio
+
+from ..errors import TaskStoreError
+from .expiry import Sweeper
+from .persisted import TaskState
+from .records import LiveRecords
+from .state import TaskWriter
+from .store import TaskStore
+
+__all__ = ["ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
+
+
+def new_replica_id() -> str:
+    """``host/pid/random``: unique per engine, and telling which process on which host runs a task."""
+    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+def runner_died_on_this_host(runner: str) -> bool:
+    """Whether ``runner`` (a :func:`new_replica_id`) was a process of this host that is gone.
+
+    ``False`` when unsure (another host, an id of another shape, a pid now reused): the lease
+    then decides, later but safely.
+    """
+    host, _, rest = runner.partition("/")
+    pid_text = rest.partition("/")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (another user's, say)
+    return False
+
+
+class ReplicaLink:
+    """The serving engine's link to the other processes sharing its store."""
+
+    def __init__(
+        self,
+        writer: TaskWriter,
+        store: TaskStore,
+        records: LiveRecords,
+        sweeper: Sweeper,
+        *,
+        replica_id: str,
+        lease_s: float,
+    ) -> None:
+        self._writer = writer
+        self._store = store
+        self._records = records
+        self._sweeper = sweeper
+        self.replica_id = replica_id
+        self.lease_s = lease_s
+        self._recovered = False
+
+    async def recover(self) -> int:
+        """Fail at once the runs whose process is known dead (idempotent)."""
+        if self._recovered:
+            return 0
+        self._recovered = True
+        return await self._sweeper.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
+
+    def claim(self, state: TaskState) -> TaskState:
+        """``state`` as run here: this replica as its runner, the lease starting now."""
+        return state.evolve(
+            runner=self.replica_id, lease_until=self._writer.now() + timedelta(seconds=self.lease_s)
+        )
+
+    def _renewed(self, state: TaskState) -> TaskState | None:
+        return None if state.is_terminal else self.claim(state)
+
+    async def renew_leases(self) -> None:
+        """Keep the leases of the runs held here from running out (every third of the lease).
+
+        A renewal that loses its compare-and-set takes the winner's state, so a run cancelled on
+        another process (even one without a notifier) is stopped here at the latest then.
+        """
+        while True:
+            await anyio.sleep(self.lease_s / 3)
+            for record in self._records.running():
+                try:
+                    await self._writer.mutate(record, self._renewed, force_notify=False, announce=False)
+                except TaskStoreError:
+                    logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
+
+    async def follow_other_replicas(self) -> None:
+        """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop."""
+        while True:
+            try:
+                async with self._store.notifier.subscribe() as events:
+                    for record in self._records.all():
+                        await self._writer.refresh(record)  # what was missed while not subscribed
+                    async for event in events:
+                        record = self._records.get(event.task_id)
+                        if record is not None and event.origin != self.replica_id:
+                            await self._writer.refresh(record)
+            except TaskStoreError:
+                logger.warning("lost the store's notifier; subscribing again", exc_info=True)
+                await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation
