@@ -108,11 +108,11 @@ class Lines:
 
 
 class HttpServer:
-    """``example-server --transport http --port 0`` as a subprocess; ``url`` is what it printed."""
+    """``example-server --transport http --port 0 [OPTION...]`` as a subprocess; ``url`` is what it printed."""
 
-    def __init__(self) -> None:
+    def __init__(self, *options: str) -> None:
         self.process = subprocess.Popen(
-            [*CLI, "example-server", "--transport", "http", "--port", "0"],
+            [*CLI, "example-server", "--transport", "http", "--port", "0", *options],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
