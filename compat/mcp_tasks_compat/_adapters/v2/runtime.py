@@ -8,6 +8,7 @@ that outlives the ``tools/call`` request can only live in the lifespan.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import weakref
@@ -15,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 import anyio.abc
 import mcp_types
@@ -30,13 +31,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
 from ...core.model import JsonRpcError, Task, utc_now
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from ...errors import PeerProtocolError
+from ...errors import PeerProtocolError, TaskStoreError
 
 __all__ = [
     "INPUT_CAPABILITIES",
     "INPUT_RESULT_TYPES",
     "Lifespan",
     "TasksRuntime",
+    "answering_store_errors",
     "current_request",
     "mcp_error",
     "send_input",
@@ -45,6 +47,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
@@ -57,6 +60,20 @@ def mcp_error(error: PeerProtocolError | JsonRpcError) -> MCPError:
     if isinstance(error, PeerProtocolError):
         return MCPError(code=error.jsonrpc_code, message=error.message, data=error.data)
     return MCPError(code=error.code, message=error.message, data=error.data)
+
+
+def answering_store_errors(handler: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """A request the store cannot serve (Redis down) is answered -32603 with the store's message,
+    which names the store and the fix; the SDK would answer a bare "Internal server error"."""
+
+    @functools.wraps(handler)
+    async def answered(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await handler(*args, **kwargs)
+        except TaskStoreError as exc:
+            raise MCPError(code=INTERNAL_ERROR, message=exc.message) from None
+
+    return answered
 
 
 def tool_result_wire(result: HandlerResult) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from .runtime import (
     INPUT_CAPABILITIES,
     INPUT_RESULT_TYPES,
     TasksRuntime,
+    answering_store_errors,
     current_request,
     mcp_error,
     send_input,
@@ -130,6 +131,7 @@ class TasksExtension(Extension):
             ),
         ]
 
+    @answering_store_errors
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
@@ -177,11 +179,13 @@ class TasksExtension(Extension):
         _check_mcp_name(ctx, task_id)
         return task_id
 
+    @answering_store_errors
     async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         runtime = self._runtime
         record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026(), DIALECT_2026_07_28)
         return codec_2026.encode_get_task_result(runtime.with_poll_hint(record.task))
 
+    @answering_store_errors
     async def tasks_cancel(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         runtime = self._runtime
         owner = runtime.owner_2026()
@@ -190,6 +194,7 @@ class TasksExtension(Extension):
         await runtime.tasks.engine.cancel(task_id, owner, strict=False)
         return {}
 
+    @answering_store_errors
     async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         runtime = self._runtime
         if not _declares_tasks(ctx):
