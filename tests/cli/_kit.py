@@ -108,7 +108,7 @@ class Lines:
 
 
 class HttpServer:
-    """``example-server --transport http --port 0 [OPTION...]`` as a subprocess; ``url`` is what it printed."""
+    """``example-server --transport http --port 0 [OPTION...]`` as a subprocess, and the URL it printed."""
 
     def __init__(self, *options: str) -> None:
         self.process = subprocess.Popen(

@@ -11,17 +11,17 @@ import json
 import os
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
 import anyio.to_thread
+from tests.cli._kit import CLI, HttpServer
+from tests.conftest import MCP_MAJOR
 
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from tests.cli._kit import CLI, HttpServer
-from tests.conftest import MCP_MAJOR
 
 __all__ = [
     "LOST_RUN",
@@ -62,15 +62,18 @@ class Servers:
 
     started: list[HttpServer] = field(default_factory=lambda: list[HttpServer]())
 
-    async def start(self, *options: str, count: int = 1) -> list[tuple[HttpServer, str]]:
-        """``count`` servers with the same options, started at once; each with its URL."""
+    def start_now(self, *options: str, count: int = 1) -> list[tuple[HttpServer, str]]:
+        """``count`` servers with the same options, started at once; each with its URL (blocking)."""
         batch = [HttpServer(*options) for _ in range(count)]
         self.started.extend(batch)
-        urls: list[str] = []
+        # wait_for_url is bounded by PROCESS_TIMEOUT_S per line.
+        return [(server, server.wait_for_url()) for server in batch]
+
+    async def start(self, *options: str, count: int = 1) -> list[tuple[HttpServer, str]]:
         with anyio.fail_after(START_BOUND_S):
-            for server in batch:
-                urls.append(await anyio.to_thread.run_sync(server.wait_for_url, abandon_on_cancel=True))
-        return list(zip(batch, urls, strict=True))
+            return await anyio.to_thread.run_sync(
+                lambda: self.start_now(*options, count=count), abandon_on_cancel=True
+            )
 
     async def start_one(self, *options: str) -> tuple[HttpServer, str]:
         [(server, url)] = await self.start(*options)
@@ -156,11 +159,10 @@ def is_(status: TaskStatus) -> Callable[[Task], bool]:
 @asynccontextmanager
 async def following(run: Any) -> AsyncIterator[None]:
     """Follow ``run`` to its end in the background (its ``on_status`` hears every change)."""
+
     async def follow() -> None:
-        try:
+        with suppress(Exception):
             await run.result()
-        except Exception:  # noqa: BLE001 - how it ended is checked through the statuses heard
-            pass
 
     async with anyio.create_task_group() as group:
         group.start_soon(follow)

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.anyio
 BOUND_S = 30.0
 
 
-async def test_a_killed_server_restarted_on_its_file_serves_results_and_fails_what_ran(tmp_path: Path) -> None:
+async def test_a_killed_server_restarted_on_its_file_serves_results_and_fails_what_ran(
+    tmp_path: Path,
+) -> None:
     store = f"sqlite:///{tmp_path / 'tasks.db'}"  # an absolute path: sqlite:////tmp/...
     with servers() as started:
         server_a, url_a = await started.start_one("--store", store)
@@ -41,7 +43,8 @@ async def test_a_killed_server_restarted_on_its_file_serves_results_and_fails_wh
                 long = await start_tool(
                     session_a, "slow_echo", {"text": "lost", "seconds": 60, "steps": 60}, on_status=long_watch
                 )
-                assert quick.task_id is not None and long.task_id is not None
+                assert quick.task_id is not None
+                assert long.task_id is not None
                 before = await operator("show", quick.task_id, "--store", store)
                 running = await operator("show", long.task_id, "--store", store)
                 assert before["status"] == "completed"
