@@ -21,6 +21,8 @@ from ._procs import LOST_RUN, NEWEST_DIALECT, Watch, following, is_, kill, opera
 pytestmark = pytest.mark.anyio
 
 BOUND_S = 30.0
+LONG_LEASE = ("--lease-s", "600")
+"""Far longer than the test: only the check that A's pid is gone can fail A's run this soon."""
 
 
 async def test_a_killed_server_restarted_on_its_file_serves_results_and_fails_what_ran(
@@ -28,7 +30,7 @@ async def test_a_killed_server_restarted_on_its_file_serves_results_and_fails_wh
 ) -> None:
     store = f"sqlite:///{tmp_path / 'tasks.db'}"  # an absolute path: sqlite:////tmp/...
     with servers() as started:
-        server_a, url_a = await started.start_one("--store", store)
+        server_a, url_a = await started.start_one("--store", store, *LONG_LEASE)
         with anyio.fail_after(BOUND_S):
             # The session stays open while A dies: a 2025-11-25 session that ends cleanly takes
             # its tasks with it, a crash does not.
@@ -51,7 +53,7 @@ async def test_a_killed_server_restarted_on_its_file_serves_results_and_fails_wh
                 assert running["status"] == "working"
                 kill(server_a)
 
-        _server_b, url_b = await started.start_one("--store", store)
+        _server_b, url_b = await started.start_one("--store", store, *LONG_LEASE)
         with anyio.fail_after(BOUND_S):
             async with connect_http(url_b, dialect=NEWEST_DIALECT) as session_b:
                 # Opening a session is what starts a 1.x server's engine (and its recovery).
