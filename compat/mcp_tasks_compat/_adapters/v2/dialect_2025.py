@@ -123,8 +123,11 @@ class Dialect2025Middleware:
     def __init__(self, runtime: TasksRuntime) -> None:
         self._runtime = runtime
 
-    @answering_store_errors
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        with answering_store_errors():
+            return await self._dispatch(ctx, call_next)
+
+    async def _dispatch(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification
             return await call_next(ctx)
         method = ctx.method

@@ -8,15 +8,14 @@ that outlives the ``tools/call`` request can only live in the lifespan.
 
 from __future__ import annotations
 
-import functools
 import json
 import secrets
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import anyio.abc
 import mcp_types
@@ -47,7 +46,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
@@ -62,18 +60,14 @@ def mcp_error(error: PeerProtocolError | JsonRpcError) -> MCPError:
     return MCPError(code=error.code, message=error.message, data=error.data)
 
 
-def answering_store_errors(handler: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+@contextmanager
+def answering_store_errors() -> Generator[None]:
     """A request the store cannot serve (Redis down) is answered -32603 with the store's message,
     which names the store and the fix; the SDK would answer a bare "Internal server error"."""
-
-    @functools.wraps(handler)
-    async def answered(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return await handler(*args, **kwargs)
-        except TaskStoreError as exc:
-            raise MCPError(code=INTERNAL_ERROR, message=exc.message) from None
-
-    return answered
+    try:
+        yield
+    except TaskStoreError as exc:
+        raise MCPError(code=INTERNAL_ERROR, message=exc.message) from None
 
 
 def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
