@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
+from ._engine import DEFAULT_LEASE_S
 from .dialects import ALL_DIALECTS
 from .errors import CompatError
 
@@ -55,7 +56,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _cmd_example_server(args: argparse.Namespace) -> int:
     from ._cli import ServeOptions, run_example_server
 
-    options = ServeOptions(transport=args.transport, host=args.host, port=args.port, store=args.store)
+    options = ServeOptions(
+        transport=args.transport, host=args.host, port=args.port, store=args.store, lease_s=args.lease_s
+    )
     return run_example_server(options)
 
 
@@ -159,6 +162,13 @@ def _add_example_server(add_parser: AddParser) -> None:
         default="memory:",
         metavar="URL",
         help="where tasks live: memory: (default), sqlite:///tasks.db, redis://host:port/db",
+    )
+    serve.add_argument(
+        "--lease-s",
+        type=_positive_float,
+        default=DEFAULT_LEASE_S,
+        metavar="SECONDS",
+        help=f"how long a run's claim on a shared store holds without renewal (default: {DEFAULT_LEASE_S:g})",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
     serve.set_defaults(handler=_cmd_example_server)

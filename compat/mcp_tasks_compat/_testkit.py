@@ -449,6 +449,20 @@ class HttpServerProcess:
             if line.startswith(LISTENING_PREFIX):
                 return line.removeprefix(LISTENING_PREFIX).strip()
 
+    @property
+    def pid(self) -> int | None:
+        """The server process's id once started."""
+        return None if self._process is None else self._process.pid
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL and wait for the exit, as a crash or an OOM kill would end it (no tidying up)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait(timeout=30)
+
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 10 s; idempotent."""
         process = self._process

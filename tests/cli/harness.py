@@ -135,8 +135,9 @@ class Lines:
             raise AssertionError(f"no output within {PROCESS_TIMEOUT_S} s: {''.join(self.seen)!r}") from None
 
 
-def http_example_server() -> HttpServerProcess:
-    """``example-server --transport http --port 0`` as a subprocess (not started yet)."""
+def http_example_server(*options: str) -> HttpServerProcess:
+    """``example-server --transport http --port 0 [OPTION...]`` as a subprocess (not started yet)."""
     return HttpServerProcess(
-        [*CLI, "example-server", "--transport", "http", "--port", "0"], start_timeout=PROCESS_TIMEOUT_S
+        [*CLI, "example-server", "--transport", "http", "--port", "0", *options],
+        start_timeout=PROCESS_TIMEOUT_S,
     )

@@ -25,6 +25,7 @@ from mcp_tasks_compat._engine import (
     TaskState,
     ToolCallFailure,
     current_run,
+    new_task_id,
     report_status,
 )
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
@@ -608,3 +609,11 @@ def test_poll_hint_defaults() -> None:
     assert policy.hint_ms(0) == 100
     assert policy.hint_ms(10_000) == 1_000
     assert policy.hint_ms(10**9) == 5_000
+
+
+def test_task_ids_never_start_with_a_dash() -> None:
+    # A leading "-" (1 id in 64 from token_urlsafe) made `mcp-tasks-compat tasks show ID` read the
+    # id as an option; 2,000 ids would hold about 31 such without the rule.
+    ids = [new_task_id() for _ in range(2_000)]
+    assert not [task_id for task_id in ids if task_id.startswith("-")]
+    assert len(set(ids)) == len(ids)

@@ -404,6 +404,29 @@ async def test_redis_down_is_a_clear_store_error_and_the_store_recovers(prefix: 
             await store.close()
 
 
+async def test_after_a_redis_restart_no_pooled_connection_fails_its_next_command(prefix: str) -> None:
+    """Connections opened to the Redis that went away are dropped at the first error, not left to
+    fail one request each once Redis is back."""
+    with redis_server() as server:
+        store = await open_store(server.url, prefix)
+        try:
+            await store.create(make_state("t1"))
+            with anyio.fail_after(BOUND_S):
+                async with anyio.create_task_group() as group:  # several connections in the pool
+                    for _ in range(4):
+                        group.start_soon(store.get, "t1")
+            server.stop()
+            with pytest.raises(TaskStoreError, match="does not answer"):
+                await store.get("t1")
+            server.start()
+            with anyio.fail_after(BOUND_S):
+                async with anyio.create_task_group() as group:
+                    for _ in range(4):
+                        group.start_soon(store.get, "t1")
+        finally:
+            await store.close()
+
+
 async def test_open_fails_clearly_when_nothing_listens() -> None:
     with redis_server() as server:
         url = server.url

@@ -9,6 +9,7 @@ from typing import Any, Final
 import anyio
 
 from .._adapters import get_adapter
+from .._engine import DEFAULT_LEASE_S
 from .._version import __version__
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..server import ServerTasks
@@ -20,13 +21,16 @@ __all__ = ["EXAMPLE_SERVER_NAME", "ServeOptions", "build_example_server", "run_e
 EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
 
-def build_example_server(*, host: str = "127.0.0.1", store: str = "memory:") -> Any:
+def build_example_server(
+    *, host: str = "127.0.0.1", store: str = "memory:", lease_s: float = DEFAULT_LEASE_S
+) -> Any:
     """The example tools on the installed major's documented server (``FastMCP`` / ``MCPServer``), tasks on.
 
     ``host`` is where it will listen over HTTP (mcp 1.x derives DNS-rebinding protection from it);
-    ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``).
+    ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
+    ``lease_s`` how long a run's claim on a shared store holds without renewal.
     """
-    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), store=store)
+    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), store=store, lease_s=lease_s)
     return get_adapter().app.build_server(
         EXAMPLE_SERVER_NAME, EXAMPLE_TOOLS, policy, host=host, version=__version__
     )
@@ -38,6 +42,7 @@ class ServeOptions:
     host: str
     port: int
     store: str = "memory:"
+    lease_s: float = DEFAULT_LEASE_S
 
 
 def run_example_server(options: ServeOptions) -> int:
@@ -47,7 +52,7 @@ def run_example_server(options: ServeOptions) -> int:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
-        server = build_example_server(host=options.host, store=options.store)
+        server = build_example_server(host=options.host, store=options.store, lease_s=options.lease_s)
         if options.transport == "stdio":
             await get_adapter().app.serve_stdio(server)
         else:

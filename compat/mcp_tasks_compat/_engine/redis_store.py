@@ -27,7 +27,8 @@ Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
 Every write is one Lua script (create-if-absent, compare-and-set save, delete), so the hash and its
 index entries change together. An index entry whose hash Redis expired is dropped when a read
 meets it. redis-py's own retries are off: a write whose answer was lost must not run twice (a
-retried create would conflict with itself); the pool replaces a dead connection on the next call.
+retried create would conflict with itself); after a connection error the pool's idle connections
+are dropped, so the calls after Redis is back get fresh ones.
 """
 
 from __future__ import annotations
@@ -292,7 +293,19 @@ class RedisTaskStore:
         try:
             return await self._scripts[script](keys=list(keys), args=list(args))
         except (RedisError, OSError) as exc:
-            raise self.store_error(exc) from None
+            raise await self.failed(exc) from None
+
+    async def failed(self, exc: BaseException) -> TaskStoreError:
+        """:meth:`store_error`, after dropping the pool's idle connections when Redis went away.
+
+        They were opened to the Redis that went away: kept, each would fail its next command once
+        Redis is back (redis-py notices a closed socket only when it reads from it).
+        """
+        client = self._client
+        if client is not None and isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+            with suppress(RedisError, OSError):
+                await client.connection_pool.disconnect(inuse_connections=False)
+        return self.store_error(exc)
 
     def store_error(self, exc: BaseException) -> TaskStoreError:
         """The :class:`TaskStoreError` for a redis-py error (never let one escape the store)."""
@@ -340,7 +353,7 @@ class RedisTaskStore:
         try:
             data: object = await self.connection().hget(self._task_key(task_id), "data")  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
-            raise self.store_error(exc) from None
+            raise await self.failed(exc) from None
         return None if data is None else self._decode(task_id, data)
 
     async def save(self, state: TaskState) -> TaskState:
@@ -365,7 +378,7 @@ class RedisTaskStore:
                     pipe.hget(self._task_key(task_id), "data")  # pyright: ignore[reportUnknownMemberType]
                 rows = cast("list[object]", await pipe.execute())
         except (RedisError, OSError) as exc:
-            raise self.store_error(exc) from None
+            raise await self.failed(exc) from None
         return [
             None if row is None else self._decode(tid, row) for tid, row in zip(task_ids, rows, strict=True)
         ]
@@ -387,7 +400,7 @@ class RedisTaskStore:
                     ),
                 )
             except (RedisError, OSError) as exc:
-                raise self.store_error(exc) from None
+                raise await self.failed(exc) from None
             states = await self._load(ids)
             gone = [task_id for task_id, state in zip(ids, states, strict=True) if state is None]
             await self._forget((self._expiry_key, self._leases_key), gone, gone)
@@ -405,7 +418,7 @@ class RedisTaskStore:
             try:
                 ids = cast("list[str]", await self.connection().zrange(self._expiry_key, 0, 0))  # pyright: ignore[reportUnknownMemberType]
             except (RedisError, OSError) as exc:
-                raise self.store_error(exc) from None
+                raise await self.failed(exc) from None
             if not ids:
                 return None
             (state,) = await self._load(ids)
@@ -440,7 +453,7 @@ class RedisTaskStore:
                     await self.connection().zrangebylex(zset, start, "+", start=0, num=wanted),  # pyright: ignore[reportUnknownMemberType]
                 )
             except (RedisError, OSError) as exc:
-                raise self.store_error(exc) from None
+                raise await self.failed(exc) from None
             ids = [member.partition("|")[2] for member in members]
             states = await self._load(ids)
             gone = [
@@ -479,7 +492,7 @@ class RedisNotifier:
         try:
             await self._store.connection().publish(self._store.channel, message)  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
-            raise self._store.store_error(exc) from None
+            raise await self._store.failed(exc) from None
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[StoreEvent]]:
@@ -494,7 +507,7 @@ class RedisNotifier:
                         if reply is not None and reply.get("type") == "subscribe":
                             break
             except (RedisError, OSError, TimeoutError) as exc:
-                raise store.store_error(exc) from None
+                raise await store.failed(exc) from None
             yield self._events(pubsub)
         finally:
             with suppress(RedisError, OSError):  # the connection may be gone already
@@ -505,7 +518,7 @@ class RedisNotifier:
             try:
                 message = await _next_message(pubsub)
             except (RedisError, OSError) as exc:
-                raise self._store.store_error(exc) from None
+                raise await self._store.failed(exc) from None
             if message is not None and message.get("type") == "message":
                 event = _decode_event(message.get("data"))
                 if event is not None:

@@ -33,8 +33,12 @@ __all__ = [
 
 
 def new_task_id() -> str:
-    """256 bits from ``secrets``: unguessable, never reused."""
-    return secrets.token_urlsafe(32)
+    """256 bits from ``secrets``: unguessable, never reused. Never starting with ``-``, which a
+    command line (``mcp-tasks-compat tasks show ID``, argparse) reads as an option, not an id."""
+    while True:
+        task_id = secrets.token_urlsafe(32)
+        if not task_id.startswith("-"):
+            return task_id
 
 
 class ToolCallFailure(Exception):

@@ -345,6 +345,10 @@ class _Installation:
         self.wrap_handlers()
         if not stateless:
             initialization_options = _with_tasks_capability(initialization_options)
+        # The runs a killed server left are failed before this session's first request can read
+        # them (the sweeper below would do it too, but concurrently with the requests).
+        await self.engine.open()
+        await self.engine.recover()
         inner_send, inner_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         async with anyio.create_task_group() as group:
             session = _SessionTasks(group=group, stateless=stateless)

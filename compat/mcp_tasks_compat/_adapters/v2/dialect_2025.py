@@ -41,7 +41,7 @@ from ...core import codec_2025
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
 from ...errors import PeerProtocolError
-from .runtime import TasksRuntime, mcp_error, send_input, tool_work, with_request
+from .runtime import TasksRuntime, answering_store_errors, mcp_error, send_input, tool_work, with_request
 
 __all__ = ["Dialect2025Middleware", "require_task_or_refuse"]
 
@@ -124,6 +124,10 @@ class Dialect2025Middleware:
         self._runtime = runtime
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        with answering_store_errors():
+            return await self._dispatch(ctx, call_next)
+
+    async def _dispatch(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification
             return await call_next(ctx)
         method = ctx.method

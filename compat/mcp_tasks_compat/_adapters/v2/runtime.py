@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import secrets
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any, TypeVar, cast
@@ -30,13 +30,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
 from ...core.model import JsonRpcError, Task, utc_now
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from ...errors import PeerProtocolError
+from ...errors import PeerProtocolError, TaskStoreError
 
 __all__ = [
     "INPUT_CAPABILITIES",
     "INPUT_RESULT_TYPES",
     "Lifespan",
     "TasksRuntime",
+    "answering_store_errors",
     "current_request",
     "mcp_error",
     "send_input",
@@ -57,6 +58,16 @@ def mcp_error(error: PeerProtocolError | JsonRpcError) -> MCPError:
     if isinstance(error, PeerProtocolError):
         return MCPError(code=error.jsonrpc_code, message=error.message, data=error.data)
     return MCPError(code=error.code, message=error.message, data=error.data)
+
+
+@contextmanager
+def answering_store_errors() -> Generator[None]:
+    """A request the store cannot serve (Redis down) is answered -32603 with the store's message,
+    which names the store and the fix; the SDK would answer a bare "Internal server error"."""
+    try:
+        yield
+    except TaskStoreError as exc:
+        raise MCPError(code=INTERNAL_ERROR, message=exc.message) from None
 
 
 def tool_result_wire(result: HandlerResult) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from .runtime import (
     INPUT_CAPABILITIES,
     INPUT_RESULT_TYPES,
     TasksRuntime,
+    answering_store_errors,
     current_request,
     mcp_error,
     send_input,
@@ -133,7 +134,8 @@ class TasksExtension(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        return await with_request(ctx, lambda: self._tool_call(params, ctx, call_next))
+        with answering_store_errors():
+            return await with_request(ctx, lambda: self._tool_call(params, ctx, call_next))
 
     async def _tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -178,35 +180,38 @@ class TasksExtension(Extension):
         return task_id
 
     async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        runtime = self._runtime
-        record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026(), DIALECT_2026_07_28)
-        return codec_2026.encode_get_task_result(runtime.with_poll_hint(record.task))
+        with answering_store_errors():
+            runtime = self._runtime
+            record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026(), DIALECT_2026_07_28)
+            return codec_2026.encode_get_task_result(runtime.with_poll_hint(record.task))
 
     async def tasks_cancel(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        runtime = self._runtime
-        owner = runtime.owner_2026()
-        task_id = self._task_id(ctx)
-        await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
-        await runtime.tasks.engine.cancel(task_id, owner, strict=False)
-        return {}
+        with answering_store_errors():
+            runtime = self._runtime
+            owner = runtime.owner_2026()
+            task_id = self._task_id(ctx)
+            await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+            await runtime.tasks.engine.cancel(task_id, owner, strict=False)
+            return {}
 
     async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        runtime = self._runtime
-        if not _declares_tasks(ctx):
-            raise mcp_error(codec_2026.missing_capability_error())
-        try:
-            task_id, responses = codec_2026.decode_update_params(ctx.params)
-        except PeerProtocolError as exc:
-            raise mcp_error(exc) from None
-        _check_mcp_name(ctx, task_id)
-        owner = runtime.owner_2026()
-        record = await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
-        for key, response in responses.items():
-            request = record.task.input_requests.get(key)
-            if request is not None:
-                _check_input_response(key, str(request.get("method")), response)
-        await runtime.tasks.engine.inputs.submit_responses(task_id, owner, responses)
-        return {}
+        with answering_store_errors():
+            runtime = self._runtime
+            if not _declares_tasks(ctx):
+                raise mcp_error(codec_2026.missing_capability_error())
+            try:
+                task_id, responses = codec_2026.decode_update_params(ctx.params)
+            except PeerProtocolError as exc:
+                raise mcp_error(exc) from None
+            _check_mcp_name(ctx, task_id)
+            owner = runtime.owner_2026()
+            record = await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+            for key, response in responses.items():
+                request = record.task.input_requests.get(key)
+                if request is not None:
+                    _check_input_response(key, str(request.get("method")), response)
+            await runtime.tasks.engine.inputs.submit_responses(task_id, owner, responses)
+            return {}
 
 
 def _check_input_response(key: str, method: str, response: Any) -> None:
