@@ -56,7 +56,7 @@ def runs() -> Iterator[Batch]:
         assert not any("Traceback" in line for line in server.stderr_lines), "\n".join(server.stderr_lines)
 
 
-def _answered(run: Finished) -> None:
+def _answered(run: Finished, *, sees_input_required: bool = True) -> None:
     assert run.returncode == 0, run.describe()
     report = run.json()
     assert report["dialect"] == TASK_DIALECT
@@ -65,7 +65,8 @@ def _answered(run: Finished) -> None:
     assert report["error"] is None
     statuses = [status["status"] for status in report["statuses"]]
     assert statuses[0] == "working"
-    assert "input_required" in statuses
+    if sees_input_required:
+        assert "input_required" in statuses
     assert statuses[-1] == "completed"
 
 
@@ -74,7 +75,10 @@ def test_call_answers_from_the_answer_option_over_stdio(runs: Batch) -> None:
 
 
 def test_call_answers_from_the_answer_option_over_http(runs: Batch) -> None:
-    _answered(runs.result("http_answer"))
+    # On 2025-11-25 over HTTP the question arrives on the open tasks/result and is answered at
+    # once; the input_required status is only pushed (notifications/tasks/status on the session's
+    # standalone stream), so it may be missed, and nothing polls it (it failed ~1 run in 6).
+    _answered(runs.result("http_answer"), sees_input_required=TASK_DIALECT == "2026-07-28")
 
 
 def _refused(run: Finished) -> None:
