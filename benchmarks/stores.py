@@ -20,8 +20,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -31,6 +29,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from tools.redis_server import RedisServer
 
 from . import clients, servers
 from .stats import ratio_summary, summary
@@ -42,57 +41,10 @@ __all__ = ["STORES", "StoreSites", "run_stores", "store_sites"]
 
 STORES = ("memory", "sqlite", "redis")
 FILLER_OWNER = "bench-filler"  # no session is this owner: the filler tasks are only stored
-REDIS_START_BOUND_S = 10.0
 REDIS_DATABASES = 16  # redis-server's default; each use of the Redis store gets a database of its own
 
 
 # --- where the stores live --------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _answers_ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
-            conn.sendall(b"PING\r\n")
-            return conn.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-@contextmanager
-def redis_process(executable: str) -> Iterator[tuple[int, str]]:
-    """A ``redis-server`` on a free loopback port, nothing on disk; yields (port, version)."""
-    port = _free_port()
-    args = [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + REDIS_START_BOUND_S
-        while not _answers_ping(port):
-            if process.poll() is not None:
-                error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                raise RuntimeError(f"redis-server exited with {process.returncode}: {error}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"redis-server on port {port} did not answer PING in {REDIS_START_BOUND_S}s"
-                )
-            time.sleep(0.02)  # waiting for a starting process's socket
-        answer = subprocess.run([executable, "--version"], capture_output=True, text=True, check=False)
-        words = [word for word in answer.stdout.split() if word.startswith("v=")]  # "v=7.0.15"
-        yield port, "redis-server " + (words[0][2:] if words else "?")
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 def filesystem_of(path: str) -> str:
@@ -162,9 +114,13 @@ def store_sites() -> Iterator[StoreSites]:
             yield sites
             return
         assert executable is not None
-        with redis_process(executable) as (port, version):
-            sites.redis_port, sites.redis_version = port, version
+        server = RedisServer(executable)
+        server.start()
+        try:
+            sites.redis_port, sites.redis_version = server.port, server.version()
             yield sites
+        finally:
+            server.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
