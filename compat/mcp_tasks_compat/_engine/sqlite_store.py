@@ -31,7 +31,7 @@ import anyio.to_thread
 from ..core.model import parse_timestamp
 from ..errors import TaskStoreError
 from .persisted import TaskState, dumps, loads
-from .store import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, encode_cursor
+from .store import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, decode_cursor, encode_cursor
 
 __all__ = ["STORE_SCHEMA_VERSION", "SqliteTaskStore"]
 
@@ -103,14 +103,9 @@ def _columns(state: TaskState) -> tuple[object, ...]:
 
 
 def _decode_cursor(cursor: str) -> tuple[str, str]:
-    """The (created_at, task_id) a page ended at: :func:`~.store.encode_cursor`'s form."""
-    created, sep, task_id = cursor.partition("|")
-    try:
-        if not sep or not task_id:
-            raise ValueError(cursor)
-        return str(_time(parse_timestamp(created))), task_id
-    except ValueError:
-        raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None
+    """The (created_at, task_id) a page ended at, in this store's column form."""
+    created, task_id = decode_cursor(cursor)
+    return str(_time(created)), task_id
 
 
 class SqliteTaskStore:
