@@ -88,6 +88,9 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "ServerRunner._compose_server_middleware",
         private=True,
     ),
+    # Task push (2026-07-28 notifications/tasks on subscriptions/listen): the request and ack
+    # types. Absent, both sides poll; the server serves it through v2.server_middleware.
+    Feature("v2.listen", 2, "mcp_types", "SubscriptionsAcknowledgedNotification", private=True),
 )
 
 

@@ -52,6 +52,7 @@ def session_kwargs(
     result_claims: Mapping[str, Sequence[Any]] | None = None,
     notification_bindings: Sequence[Any] | None = None,
     message_handler: Any = None,
+    push: bool = True,
 ) -> dict[str, Any]:
     """Keyword arguments for ``ClientSession(read, write, **session_kwargs())``.
 
@@ -66,6 +67,10 @@ def session_kwargs(
     major cannot honour is refused here with :class:`~mcp_tasks_compat.errors.UnsupportedOptInError`
     (on mcp 1.x: ``extensions``, ``result_claims``, ``notification_bindings`` and
     ``dialect="2026-07-28"``, all listed at once).
+
+    ``push`` (mcp 2.x, 2026-07-28): follow tasks through one ``subscriptions/listen`` stream per
+    session and stop polling while it is healthy; ``False`` polls only. A server that does not
+    push is polled as before.
     """
     asked: list[str] = []
     if dialect is not None:
@@ -86,6 +91,7 @@ def session_kwargs(
         result_claims=result_claims,
         notification_bindings=notification_bindings,
         message_handler=message_handler,
+        push=push,
     )
 
 

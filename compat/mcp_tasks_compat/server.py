@@ -62,7 +62,9 @@ class ServerTasks(TaskPolicy):
     ``default_support``. ``ttl_floor_ms`` is the least TTL a task gets (default one hour),
     ``poll_policy`` the adaptive poll hint, ``store`` where tasks live (in memory by default).
     ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
-    installed SDK can, and naming one it cannot is refused here, at construction.
+    installed SDK can, and naming one it cannot is refused here, at construction. ``push``
+    (default ``True``, mcp 2.x, 2026-07-28) sends ``notifications/tasks`` on a client's
+    ``subscriptions/listen`` stream, so it need not poll.
     """
 
     def install(self, server: Any) -> None:

@@ -49,6 +49,7 @@ class ClientFacet(Protocol):
         result_claims: Mapping[str, Sequence[Any]] | None,
         notification_bindings: Sequence[Any] | None,
         message_handler: Any,
+        push: bool = True,
     ) -> dict[str, Any]:
         """``ClientSession`` keyword arguments (what the major cannot honour was refused before)."""
         ...

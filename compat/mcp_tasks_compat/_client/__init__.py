@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
+from .push import PushLink
 from .protocols import (
     CANCEL_GRACE_SECONDS,
     DEFAULT_POLL_SECONDS,
@@ -28,6 +29,7 @@ from .protocols import (
     OnStatus,
     RemoteError,
     StatusListener,
+    TaskPush,
     TaskWire,
 )
 from .run import TaskRun, call_tool, follow, resume, seconds, start_tool
@@ -42,9 +44,11 @@ __all__ = [
     "Mode",
     "Negotiated",
     "OnStatus",
+    "PushLink",
     "RemoteError",
     "StatusListener",
     "StatusListeners",
+    "TaskPush",
     "TaskRun",
     "TaskWire",
     "call_tool",

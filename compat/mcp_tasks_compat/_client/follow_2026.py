@@ -29,6 +29,10 @@ class Follower2026(Poller[ResultT]):
         if self.inputs is not None:
             self.inputs.observe(task)
 
+    def _settled_by_push(self, task: Task) -> bool:
+        # A pushed notifications/tasks is the full DetailedTask: its result or error is inline.
+        return task.status is not TaskStatus.COMPLETED or task.result is not None
+
     async def _follow(self) -> ResultT:
         inputs = self.inputs = InputAnswers(self.wire, self.task_id, self.stop_polling)
         task = await self._poll_answering(inputs)
@@ -45,7 +49,7 @@ class Follower2026(Poller[ResultT]):
         async with anyio.create_task_group() as answers:
             inputs.group = answers
             try:
-                inputs.observe(self.first)
+                inputs.observe(self.latest)  # a pushed state may have overtaken the first answer
                 if self.first.status is TaskStatus.COMPLETED and self.first.result is None:
                     # A born-terminal creation answer carries no payload; read it once.
                     task = await self.get()

@@ -1,6 +1,9 @@
 """The poll loop both dialects share, and what it reports.
 
-* ``pollInterval`` / ``pollIntervalMs`` re-read on every answer and clamped to [100 ms, 30 s];
+* ``pollInterval`` / ``pollIntervalMs`` re-read on every answer and clamped to [floor, 30 s], the
+  floor a tenth of the task's age between 5 and 100 ms (:func:`poll_floor_seconds`);
+* while a ``subscriptions/listen`` stream covers the task (:mod:`.push`), no polling at all: the
+  pushed states are reported, and a pushed terminal state that carries its outcome ends the wait;
 * the TTL backstop: a task past ``createdAt + ttl`` is reported expired, never polled forever;
 * ``tasks/get`` with its error answers mapped to the ``Task*Error`` family;
 * ``on_status`` fed each distinct status once, never backwards, pushed statuses included;
@@ -18,7 +21,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Generic
+from typing import Any, Final, Generic
 
 import anyio
 
@@ -37,24 +40,70 @@ from .protocols import (
     TaskWire,
 )
 
-__all__ = ["Expiry", "Poller", "Reporter", "StatusListeners", "best_effort_cancel", "clamp_poll_seconds"]
+__all__ = [
+    "Expiry",
+    "Poller",
+    "Reporter",
+    "StatusListeners",
+    "best_effort_cancel",
+    "clamp_poll_seconds",
+    "poll_floor_seconds",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
 
-def clamp_poll_seconds(poll_interval_ms: int | None, *, fallback: float = DEFAULT_POLL_SECONDS) -> float:
-    """The server's poll hint in seconds, clamped to [100 ms, 30 s] (no hint: ``fallback``)."""
+MATURE_POLL_FLOOR_SECONDS: Final = 0.1
+"""The floor once a task is a second old: no server's hint makes this client poll faster."""
+POLL_FLOOR_AGE_RATIO: Final = 0.1
+
+
+def poll_floor_seconds(age_s: float | None) -> float:
+    """The least pause between two ``tasks/get`` of one task: a tenth of its age, in [5 ms, 100 ms].
+
+    Why for every server: a young task is where a short pause pays (a quick tool's result arrives
+    within milliseconds instead of a hundred), and a floor that grows with the age still bounds
+    the requests per task whatever the hint says (even 0): about 10 × ln(age / 50 ms) + 10 in the
+    first second, then at most ten a second. ``None`` (age unknown) is the mature floor.
+    """
+    if age_s is None or not math.isfinite(age_s):
+        return MATURE_POLL_FLOOR_SECONDS
+    return min(MATURE_POLL_FLOOR_SECONDS, max(MIN_POLL_SECONDS, age_s * POLL_FLOOR_AGE_RATIO))
+
+
+def clamp_poll_seconds(
+    poll_interval_ms: int | None, *, fallback: float = DEFAULT_POLL_SECONDS, age_s: float | None = None
+) -> float:
+    """The server's poll hint in seconds, clamped to [floor, 30 s] (no hint: ``fallback``).
+
+    The floor is :func:`poll_floor_seconds` of the task's age ``age_s``.
+    """
     seconds = fallback if poll_interval_ms is None else poll_interval_ms / 1000
     if not math.isfinite(seconds):
         seconds = MAX_POLL_SECONDS
-    return min(MAX_POLL_SECONDS, max(MIN_POLL_SECONDS, seconds))
+    return min(MAX_POLL_SECONDS, max(poll_floor_seconds(age_s), seconds))
+
+
+def _decode_2025(raw: object, where: str) -> Task:
+    return codec_2025.decode_task(raw, where=where)
 
 
 class StatusListeners:
-    """Who follows which task on one session, fed by pushed 2025-11-25 status notifications."""
+    """Who follows which task on one session, fed by pushed status notifications.
 
-    def __init__(self) -> None:
+    ``decode`` reads one notification's params (2025-11-25 ``notifications/tasks/status`` by
+    default; the push link passes the 2026-07-28 ``notifications/tasks`` decoder).
+    """
+
+    def __init__(
+        self,
+        decode: Callable[[object, str], Task] = _decode_2025,
+        *,
+        where: str = "notifications/tasks/status",
+    ) -> None:
         self._by_task: dict[str, list[StatusListener]] = {}
+        self._decode = decode
+        self._where = where
 
     def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
         """Follow ``task_id``; the returned function stops following."""
@@ -70,11 +119,11 @@ class StatusListeners:
         return unlisten
 
     def deliver(self, raw: object) -> None:
-        """Decode one ``notifications/tasks/status`` params object and pass it on (malformed: ignored)."""
+        """Decode one notification's params object and pass it on (malformed: ignored)."""
         try:
-            task = codec_2025.decode_task(raw, where="notifications/tasks/status")
+            task = self._decode(raw, self._where)
         except PeerProtocolError as error:
-            logger.debug("ignored a malformed notifications/tasks/status: %s", error)
+            logger.debug("ignored a malformed %s: %s", self._where, error)
             return
         for listener in list(self._by_task.get(task.task_id, ())):
             listener(task)
@@ -94,20 +143,24 @@ class Reporter:
         self._pending: list[Task] = []
         self.wakeup = anyio.Event()
 
-    def observe(self, task: Task) -> None:
-        """Record ``task`` (synchronous, so safe in a notification handler); :meth:`flush` delivers it."""
+    def observe(self, task: Task) -> bool:
+        """Record ``task`` (synchronous, so safe in a notification handler); :meth:`flush` delivers it.
+
+        ``False`` when it was dropped as stale.
+        """
         last = self.last
         if last is not None:
             if last.is_terminal:
-                return
+                return False
             if task.last_updated_at < last.last_updated_at and not task.is_terminal:
-                return
+                return False
         self.last = task
         key = (task.status, task.status_message)
         if key != self._reported:
             self._reported = key
             self._pending.append(task)
             self.wakeup.set()
+        return True
 
     async def flush(self) -> None:
         if self.wakeup.is_set():
@@ -141,6 +194,10 @@ class Expiry:
 
     def update(self, task: Task) -> None:
         self._ttl_ms = task.ttl_ms
+
+    def age(self) -> float:
+        """Seconds since the task was created, as this client reckons it."""
+        return time.monotonic() - self._anchor
 
     def remaining(self) -> float | None:
         if self._ttl_ms is None:
@@ -176,12 +233,34 @@ class Poller(abc.ABC, Generic[ResultT]):
 
     async def run(self) -> ResultT:
         """Follow the task to its result, passing on pushed statuses meanwhile."""
-        unlisten = self.wire.listen(self.task_id, self.reporter.observe)
+        unlisten = self.wire.listen(self.task_id, self._pushed)
+        push = self.wire.push
+        unfollow = push.follow(self.task_id, self._pushed, self._wake) if push is not None else None
         try:
             await self.reporter.report(self.first)
             return await self._follow()
         finally:
+            if unfollow is not None:
+                unfollow()
             unlisten()
+
+    def _pushed(self, task: Task) -> None:
+        """A pushed state: reported like a polled one (and acted on, e.g. its input requests)."""
+        if self.reporter.observe(task):
+            self._observed(task)
+
+    def _wake(self) -> None:
+        self.reporter.wakeup.set()
+
+    def _covered(self) -> bool:
+        """Whether a healthy push stream has acknowledged this task (so it is not polled)."""
+        push = self.wire.push
+        return push is not None and push.covers(self.task_id)
+
+    def _settled_by_push(self, task: Task) -> bool:
+        """Whether a pushed terminal ``task`` is the outcome itself, with no ``tasks/get`` to confirm it."""
+        del task
+        return False
 
     @abc.abstractmethod
     async def _follow(self) -> ResultT:
@@ -208,21 +287,30 @@ class Poller(abc.ABC, Generic[ResultT]):
         return task
 
     async def _sleep_or_expire(self) -> bool:
-        """Sleep one poll interval (passing on pushed statuses); ``True`` when the TTL ran out instead."""
-        delay = clamp_poll_seconds(self.latest.poll_interval_ms)
+        """Sleep one poll interval (passing on pushed statuses); ``True`` when the TTL ran out instead.
+
+        While a push stream covers the task there is no interval: the wait lasts until a pushed
+        terminal state, the end of coverage (then a poll at once) or the TTL.
+        """
+        delay = clamp_poll_seconds(self.latest.poll_interval_ms, age_s=self.expiry.age())
         remaining = self.expiry.remaining()
-        expires = remaining is not None and remaining <= delay
-        end = anyio.current_time() + (max(0.0, remaining) if expires and remaining is not None else delay)
+        now = anyio.current_time()
+        ttl_end = math.inf if remaining is None else now + max(0.0, remaining)
+        end = min(now + delay, ttl_end)
         while not self.stopped:
-            left = end - anyio.current_time()
-            if left <= 0:
-                break
+            covered = self._covered()
+            limit = ttl_end if covered else end
+            if limit - anyio.current_time() <= 0:
+                return limit == ttl_end
+            left = limit - anyio.current_time()
             with anyio.move_on_after(left):
                 await self.reporter.wakeup.wait()
             await self.reporter.flush()
             if self.latest.is_terminal:
-                break  # a pushed terminal status: confirm it now rather than after the interval
-        return expires
+                break  # a pushed terminal status: settle it now rather than after the interval
+            if covered and not self._covered():
+                break  # the stream went away: poll at once, so nothing is missed
+        return False
 
     def stop_polling(self) -> None:
         """Let the poll loop end after its current request (it is never cancelled mid-request)."""
@@ -235,6 +323,9 @@ class Poller(abc.ABC, Generic[ResultT]):
             expired = await self._sleep_or_expire()
             if self.stopped:
                 return None
+            pushed = self.latest
+            if pushed.is_terminal and self._settled_by_push(pushed):
+                return pushed
             task = await self.get()
             if task is not None and task.is_terminal:
                 return task

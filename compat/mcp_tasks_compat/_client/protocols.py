@@ -29,10 +29,12 @@ __all__ = [
     "ResultT",
     "ResultT_co",
     "StatusListener",
+    "TaskPush",
     "TaskWire",
 ]
 
-MIN_POLL_SECONDS: Final = 0.1
+MIN_POLL_SECONDS: Final = 0.005
+"""The absolute floor of a poll pause (for a brand-new task; it grows with the age, see ``poller``)."""
 MAX_POLL_SECONDS: Final = 30.0
 DEFAULT_POLL_SECONDS: Final = 1.0
 """Used when the server gives no poll hint at all."""
@@ -83,11 +85,28 @@ class Negotiated:
     reason: str | None = None
 
 
+class TaskPush(Protocol):
+    """A connection's pushed task states (2026-07-28 ``notifications/tasks``; see ``push``)."""
+
+    def follow(self, task_id: str, listener: StatusListener, wake: Callable[[], None]) -> Callable[[], None]:
+        """Ask for ``task_id``'s states; ``wake`` is called when its coverage changes. Returns the undo."""
+        ...
+
+    def covers(self, task_id: str) -> bool:
+        """Whether a healthy stream has acknowledged ``task_id``."""
+        ...
+
+
 class TaskWire(Protocol[ResultT_co]):
     """One dialect's ``tasks/*`` requests on one session, as plain task models."""
 
     @property
     def dialect(self) -> Dialect: ...
+
+    @property
+    def push(self) -> TaskPush | None:
+        """The connection's push link, or ``None`` where states are only polled."""
+        ...
 
     async def get(self, task_id: str) -> Task:
         """``tasks/get``; raises :class:`RemoteError` on a JSON-RPC error."""

@@ -26,7 +26,9 @@ class TaskPolicy:
     dialect, or one the installed SDK cannot serve is refused before any server is touched.
     ``store`` is a :class:`~.store.TaskStore` or a URL (``memory:``, ``sqlite:///tasks.db``,
     ``redis://host:port/db``); ``lease_s`` is how long a run's claim holds on a shared store
-    without renewal (another replica fails the task once it runs out).
+    without renewal (another replica fails the task once it runs out). ``push`` (2026-07-28 on
+    mcp 2.x): serve ``notifications/tasks`` on ``subscriptions/listen`` streams that ask for
+    ``taskIds``; ``False`` leaves such requests to the SDK (clients then poll).
     """
 
     def __init__(
@@ -40,6 +42,7 @@ class TaskPolicy:
         store: TaskStore | str | None = None,
         dialects: Iterable[Dialect] | None = None,
         lease_s: float = DEFAULT_LEASE_S,
+        push: bool = True,
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -57,6 +60,7 @@ class TaskPolicy:
             self.dialects = asked
         self.tools: dict[str, TaskSupport] = declared
         self.default_support: TaskSupport = default_support
+        self.push = push
         if isinstance(store, str):
             from .stores import store_from_url  # the Redis client is imported only when named
 

@@ -87,8 +87,11 @@ def session_kwargs(
     result_claims: Mapping[str, Sequence[Any]] | None,
     notification_bindings: Sequence[Any] | None,
     message_handler: Any,
+    push: bool = True,
 ) -> dict[str, Any]:
     """``ClientSession`` keyword arguments on 1.x: a status-routing ``message_handler`` around yours.
+
+    ``push`` changes nothing here: 2025-11-25 status notifications come without a listen stream.
 
     Only ``dialect="2025-11-25"`` (all 1.x speaks) and no 2.x-only argument reach here: the rest
     was refused by ``client.session_kwargs`` before.
@@ -112,6 +115,8 @@ class _Wire:
     @property
     def dialect(self) -> Dialect:
         return DIALECT_2025_11_25
+
+    push: None = None  # 2025-11-25 has no listen stream; its status notifications come unasked
 
     async def _send(self, request: types.ClientRequestType) -> dict[str, Any]:
         try:

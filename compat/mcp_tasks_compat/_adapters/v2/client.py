@@ -14,6 +14,12 @@
   ``v2.raw_request``, probed by :mod:`.._detect`). ``tasks/*`` are custom methods the sieve lets
   through. ``notifications/tasks/status`` (absent from 2.x's core tables) arrives through a
   ``NotificationBinding`` that :func:`session_kwargs` adds.
+* Push on 2026-07-28 (``session_kwargs(push=True)``): one ``subscriptions/listen`` request per
+  session asking for ``notifications.taskIds`` (:class:`.._client.PushLink` decides which and
+  when), sent with the public ``send_request`` and run in the session's own task group (the
+  SDK's ``listen()`` driver does the same; absent, the session polls); its
+  ``notifications/tasks`` arrive through a ``NotificationBinding``, its acknowledgement through
+  the session's ``message_handler`` (an ack without a listen route of the SDK's own goes there).
 
 Everything about *what* to send and *what it means* lives in :mod:`.._client`.
 """
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 import anyio
+import anyio.abc
 import mcp_types
 from mcp.client.extension import ClaimContext, NotificationBinding, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
@@ -55,6 +62,10 @@ __all__ = ["STATUS_NOTIFICATION", "TaskHandle", "connection", "session_kwargs"]
 logger = logging.getLogger("mcp_tasks_compat.client")
 
 STATUS_NOTIFICATION = "notifications/tasks/status"
+TASKS_NOTIFICATION = "notifications/tasks"
+_SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
+_LISTEN_TIMEOUT_SECONDS = 86_400.0
+"""A listen request's read timeout: its answer comes only when the stream ends."""
 _MODERN_TASK_VERSIONS = frozenset({DIALECT_2026_07_28})
 _PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
 
@@ -139,9 +150,30 @@ class _SessionConfig:
 
     dialects: tuple[Dialect, ...]
     statuses: client_logic.StatusListeners = field(default_factory=client_logic.StatusListeners)
+    push: bool = True
+    links: weakref.WeakKeyDictionary[ClientSession, client_logic.PushLink] = field(
+        default_factory=lambda: weakref.WeakKeyDictionary[ClientSession, client_logic.PushLink]()
+    )
 
     def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         return self.statuses.listen(task_id, listener)
+
+    def push_link(self, session: ClientSession) -> client_logic.PushLink | None:
+        """The session's push link (made on first use); ``None`` when push is off or unavailable."""
+        if not self.push or not listen_available():
+            return None
+        link = self.links.get(session)
+        if link is None:
+            group: object = getattr(session, "_task_group", None)
+            if not isinstance(group, anyio.abc.TaskGroup):
+                return None  # not entered, or an SDK whose session keeps no task group: poll
+            link = self.links[session] = client_logic.PushLink(
+                lambda stream_id, task_ids: _listen(session, task_ids), group.start_soon
+            )
+        return link
+
+    def all_links(self) -> list[client_logic.PushLink]:
+        return list(self.links.values())
 
 
 class _ResolveTask:
@@ -172,6 +204,63 @@ class _RouteStatus:
             await self.chained.handler(self.chained.params_type.model_validate(raw, by_name=False))
 
 
+class _RoutePushed:
+    """``NotificationBinding`` handler: 2026-07-28 ``notifications/tasks`` to the session's push link."""
+
+    def __init__(self, config: _SessionConfig, chained: NotificationBinding[Any] | None) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, params: _TaskStatusParams) -> None:
+        raw = _raw(params)
+        raw.pop("_meta", None)
+        for link in self.config.all_links():
+            link.deliver(raw)
+        if self.chained is not None:
+            await self.chained.handler(self.chained.params_type.model_validate(_raw(params), by_name=False))
+
+
+class _CatchAcks:
+    """``message_handler``: the acknowledgements of our listen streams, the rest to the caller's handler."""
+
+    def __init__(self, config: _SessionConfig, chained: Any) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, mcp_types.SubscriptionsAcknowledgedNotification) and self._claimed(message):
+            return
+        if self.chained is not None:
+            await self.chained(message)
+
+    def _claimed(self, message: mcp_types.SubscriptionsAcknowledgedNotification) -> bool:
+        params = message.params
+        subscription_id = (params.meta or {}).get(_SUBSCRIPTION_ID_META_KEY)
+        extra = params.notifications.model_extra or {}
+        raw_ids: object = extra.get("taskIds")
+        task_ids: list[str] | None = None
+        if isinstance(raw_ids, list):
+            task_ids = [item for item in cast("list[object]", raw_ids) if isinstance(item, str)]
+        return any(link.acknowledged(subscription_id, task_ids) for link in self.config.all_links())
+
+
+async def _listen(session: ClientSession, task_ids: Sequence[str]) -> None:
+    """One ``subscriptions/listen`` for ``task_ids``, until it ends (:data:`.._client.push.OpenStream`)."""
+    filter_ = mcp_types.SubscriptionFilter.model_validate({"taskIds": list(task_ids)})
+    request = mcp_types.SubscriptionsListenRequest(
+        params=mcp_types.SubscriptionsListenRequestParams(notifications=filter_)
+    )
+    try:
+        await session.send_request(request, _RawResult, request_read_timeout_seconds=_LISTEN_TIMEOUT_SECONDS)
+    except MCPError as error:
+        raise _remote(error) from None
+
+
+def listen_available() -> bool:
+    """Whether this SDK has ``subscriptions/listen`` (feature ``v2.listen``)."""
+    return "v2.listen" in sdk_info().features
+
+
 def session_kwargs(
     *,
     dialect: Dialect | None,
@@ -179,6 +268,7 @@ def session_kwargs(
     result_claims: Mapping[str, Sequence[ResultClaim[Any]]] | None,
     notification_bindings: Sequence[NotificationBinding[Any]] | None,
     message_handler: Any,
+    push: bool = True,
 ) -> dict[str, Any]:
     """``ClientSession`` keyword arguments: the Tasks extension and its claim, composed with the caller's."""
     dialects: tuple[Dialect, ...] = ALL_DIALECTS if dialect is None else (dialect,)
@@ -190,7 +280,7 @@ def session_kwargs(
             sdk_info().mcp_version,
         )
         dialects = tuple(d for d in dialects if d != DIALECT_2025_11_25)
-    config = _SessionConfig(dialects=dialects)
+    config = _SessionConfig(dialects=dialects, push=push and DIALECT_2026_07_28 in dialects)
 
     merged_extensions: dict[str, dict[str, Any]] = {
         key: dict(value) for key, value in (extensions or {}).items()
@@ -217,12 +307,23 @@ def session_kwargs(
 
     bindings = list(notification_bindings or ())
     chained = next((b for b in bindings if b.method == STATUS_NOTIFICATION), None)
-    bindings = [b for b in bindings if b.method != STATUS_NOTIFICATION]
+    chained_pushed = next((b for b in bindings if b.method == TASKS_NOTIFICATION), None)
+    ours = {STATUS_NOTIFICATION} | ({TASKS_NOTIFICATION} if config.push else set[str]())
+    bindings = [b for b in bindings if b.method not in ours]
     bindings.append(
         NotificationBinding(
             method=STATUS_NOTIFICATION, params_type=_TaskStatusParams, handler=_RouteStatus(config, chained)
         )
     )
+    if config.push:
+        bindings.append(
+            NotificationBinding(
+                method=TASKS_NOTIFICATION,
+                params_type=_TaskStatusParams,
+                handler=_RoutePushed(config, chained_pushed),
+            )
+        )
+        message_handler = _CatchAcks(config, message_handler)
 
     kwargs: dict[str, Any] = {"notification_bindings": bindings}
     if merged_extensions:
@@ -291,6 +392,10 @@ class _WireBase:
     def to_result(self, payload: Mapping[str, Any]) -> mcp_types.CallToolResult:
         return mcp_types.CallToolResult.model_validate(dict(payload), by_name=False)
 
+    @property
+    def push(self) -> client_logic.PushLink | None:
+        return None
+
     async def _send(self, request: mcp_types.Request[Any, Any]) -> dict[str, Any]:
         try:
             return _raw(await self._session.send_request(request, _RawResult))
@@ -342,7 +447,11 @@ class _Wire2026(_WireBase):
         return None
 
     def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
-        return lambda: None  # notifications/tasks needs a subscriptions/listen stream; polling suffices
+        return lambda: None  # notifications/tasks come only on a listen stream: see push
+
+    @property
+    def push(self) -> client_logic.PushLink | None:
+        return self._config.push_link(self._session) if self._config is not None else None
 
 
 class _Wire2025(_WireBase):

@@ -38,6 +38,7 @@ from ...core import codec_2026
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware, require_task_or_refuse
+from .push import push_middleware
 from .runtime import (
     INPUT_CAPABILITIES,
     INPUT_RESULT_TYPES,
@@ -332,6 +333,7 @@ def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     middleware: list[Any] = list(kwargs.pop("middleware", None) or ())
     if runtime.serves_2025:
         middleware.append(Dialect2025Middleware(runtime))
+    middleware.extend(push_middleware(runtime))
     kwargs["extensions"] = extensions
     kwargs["middleware"] = middleware
     kwargs["lifespan"] = runtime.compose_lifespan(kwargs.pop("lifespan", None))
@@ -383,4 +385,5 @@ def install(policy: TaskPolicy, server: Any) -> None:
         lowlevel.extensions[TASKS_EXTENSION_ID] = extension.settings()
     if runtime.serves_2025:
         lowlevel.middleware.append(Dialect2025Middleware(runtime))
+    lowlevel.middleware.extend(push_middleware(runtime))
     lowlevel.lifespan = runtime.compose_lifespan(lowlevel.lifespan)
