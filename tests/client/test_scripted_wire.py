@@ -39,10 +39,37 @@ def task(status: TaskStatus = TaskStatus.WORKING, *, at: int = 0, **changes: Any
 
 @pytest.mark.parametrize(
     ("hint_ms", "expected"),
-    [(0, MIN_POLL_SECONDS), (50, MIN_POLL_SECONDS), (250, 0.25), (10**12, MAX_POLL_SECONDS), (None, 1.0)],
+    [(0, 0.1), (50, 0.1), (250, 0.25), (10**12, MAX_POLL_SECONDS), (None, 1.0)],
 )
-def test_poll_hints_are_clamped(hint_ms: int | None, expected: float) -> None:
+def test_poll_hints_of_a_task_of_unknown_age_are_clamped_to_100_ms(
+    hint_ms: int | None, expected: float
+) -> None:
     assert clamp_poll_seconds(hint_ms) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("hint_ms", "age_s", "expected"),
+    [
+        (0, 0.0, MIN_POLL_SECONDS),  # a brand-new task: the absolute floor
+        (10, 0.0, 0.01),  # a short hint for a young task is honoured
+        (0, 0.3, 0.03),  # the floor is a tenth of the age ...
+        (0, 60.0, 0.1),  # ... up to 100 ms
+        (20, 60.0, 0.1),
+        (500, 0.01, 0.5),  # a long hint is honoured at any age
+    ],
+)
+def test_the_poll_floor_grows_with_the_tasks_age(hint_ms: int, age_s: float, expected: float) -> None:
+    assert clamp_poll_seconds(hint_ms, age_s=age_s) == pytest.approx(expected)
+
+
+def test_a_zero_hint_cannot_make_a_busy_loop() -> None:
+    # The schedule a server hinting 0 gets: the polls of a task's first 10 s, counted.
+    age, polls = 0.0, 0
+    while age < 10.0:
+        age += clamp_poll_seconds(0, age_s=age)
+        polls += 1
+    assert polls <= 45 + 10 * 9  # about 40 in the first second, then ten a second
+    assert polls >= 10 * 9  # and the mature floor is 100 ms, not more
 
 
 @pytest.mark.anyio

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
-from .push import PushLink
 from .protocols import (
     CANCEL_GRACE_SECONDS,
     DEFAULT_POLL_SECONDS,
@@ -32,6 +31,7 @@ from .protocols import (
     TaskPush,
     TaskWire,
 )
+from .push import PushLink
 from .run import TaskRun, call_tool, follow, resume, seconds, start_tool
 
 __all__ = [

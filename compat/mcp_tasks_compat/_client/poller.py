@@ -63,7 +63,7 @@ def poll_floor_seconds(age_s: float | None) -> float:
 
     Why for every server: a young task is where a short pause pays (a quick tool's result arrives
     within milliseconds instead of a hundred), and a floor that grows with the age still bounds
-    the requests per task whatever the hint says (even 0): about 10 × ln(age / 50 ms) + 10 in the
+    the requests per task whatever the hint says (even 0): about 10 * ln(age / 50 ms) + 10 in the
     first second, then at most ten a second. ``None`` (age unknown) is the mature floor.
     """
     if age_s is None or not math.isfinite(age_s):

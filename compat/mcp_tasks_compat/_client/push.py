@@ -19,9 +19,9 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import anyio
 
@@ -42,7 +42,7 @@ MAX_PUSHED_TASKS: Final = 256
 OpenStream = Callable[[str, Sequence[str]], Awaitable[None]]
 """``open(stream_id, task_ids)``: run one listen stream until it ends (returns on a graceful
 close, raises :class:`RemoteError` when refused and anything else when dropped)."""
-Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Start a coroutine function in a task group that lives as long as the session."""
 
 _stream_ids = itertools.count(1)
@@ -159,7 +159,9 @@ class PushLink:
         if not wanted or (current is not None and not current.ended and current.task_ids >= wanted):
             return
         stream = _Stream(
-            f"push-{next(_stream_ids)}", wanted, anyio.CancelScope(deadline=anyio.current_time() + ACK_TIMEOUT_SECONDS)
+            f"push-{next(_stream_ids)}",
+            wanted,
+            anyio.CancelScope(deadline=anyio.current_time() + ACK_TIMEOUT_SECONDS),
         )
         self._pending = stream
         self._spawn(lambda: self._drive(stream))

@@ -51,7 +51,12 @@ MAX_TASK_IDS: Final = 1024
 """Most task ids one stream follows; the acknowledgement leaves the rest out."""
 MAX_STREAMS: Final = 1024
 """Most task streams open at once on one server (more are refused before the acknowledgement)."""
-_CORE_KINDS: Final = ("toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions")
+_CORE_KINDS: Final = (
+    "toolsListChanged",
+    "promptsListChanged",
+    "resourcesListChanged",
+    "resourceSubscriptions",
+)
 
 
 class _RawNotification(BaseModel):
@@ -119,7 +124,8 @@ class _AmendingSession:
         params = dict(wire.get("params") or {})
         params["notifications"] = {**dict(params.get("notifications") or {}), "taskIds": self._task_ids}
         await self._session.send_notification(
-            cast(Any, _RawNotification(method=ACK_METHOD, params=params)), related_request_id=related_request_id
+            cast(Any, _RawNotification(method=ACK_METHOD, params=params)),
+            related_request_id=related_request_id,
         )
         self._acked.set()
 
@@ -132,7 +138,11 @@ class TaskPushMiddleware:
         self._streams = 0
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != LISTEN_METHOD or ctx.request_id is None or ctx.protocol_version != DIALECT_2026_07_28:
+        if (
+            ctx.method != LISTEN_METHOD
+            or ctx.request_id is None
+            or ctx.protocol_version != DIALECT_2026_07_28
+        ):
             return await call_next(ctx)
         asked = _asked_task_ids(ctx.params)
         if asked is None:
@@ -208,7 +218,9 @@ class TaskPushMiddleware:
             group.start_soon(pushes)
         return result[0] if result else None
 
-    async def _push(self, ctx: ServerRequestContext[Any, Any], record: TaskRecord, meta: dict[str, Any]) -> None:
+    async def _push(
+        self, ctx: ServerRequestContext[Any, Any], record: TaskRecord, meta: dict[str, Any]
+    ) -> None:
         """Send ``record``'s task now and after each change, until it is terminal."""
         sent: Task | None = None
         while True:
@@ -225,4 +237,7 @@ class TaskPushMiddleware:
         wire = codec_2026.encode_tasks_notification(self._runtime.with_poll_hint(task))
         params: dict[str, Any] = {**wire["params"], "_meta": meta}
         send: Callable[..., Awaitable[None]] = ctx.session.send_notification
-        await send(cast(Any, _RawNotification(method=wire["method"], params=params)), related_request_id=ctx.request_id)
+        await send(
+            cast(Any, _RawNotification(method=wire["method"], params=params)),
+            related_request_id=ctx.request_id,
+        )

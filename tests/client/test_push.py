@@ -1,0 +1,273 @@
+"""mcp 2.x, 2026-07-28: task states pushed on ``subscriptions/listen``, and polling as the fallback.
+
+The project's client against the project's server (``MCPServer`` with ``ServerTasks``), whose
+requests are counted by a middleware of the test, in memory over the SDK's JSON-RPC streams. The
+server's poll hint is a minute, so a task followed by polling takes a minute: a result that comes
+back at once without any ``tasks/get`` can only have been pushed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_compat._engine import PollPolicy
+from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
+from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.server import ServerTasks, elicit, report_status
+
+from .harness import text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.mcp2]
+
+pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
+
+import mcp_types  # noqa: E402
+from mcp.client._memory import InMemoryTransport  # noqa: E402 - after the skip, mcp 2.x
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+
+BOUND = 5.0
+MINUTE_MS = 60_000
+LISTEN = "subscriptions/listen"
+
+
+@dataclass
+class Counted:
+    """What the server saw, and the switches the test flips on it."""
+
+    methods: Counter[str] = field(default_factory=Counter[str])
+    listening: anyio.Event = field(default_factory=anyio.Event)
+    drop_streams: anyio.CancelScope | None = None
+    refuse_listen: bool = False
+    silent_listen: bool = False
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        self.methods[ctx.method] += 1
+        if ctx.method != LISTEN:
+            return await call_next(ctx)
+        if self.refuse_listen:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32601, message="Method not found")
+        if self.silent_listen:
+            self.listening.set()
+            await anyio.sleep_forever()  # never acknowledges
+        with anyio.CancelScope() as scope:
+            self.drop_streams = scope
+            self.listening.set()
+            return await call_next(ctx)
+        return {"resultType": "complete"}  # the test cut the stream: it ends
+
+
+@dataclass
+class App:
+    server: Any
+    counted: Counted
+    release: anyio.Event = field(default_factory=anyio.Event)
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+
+def build_app(*, hint_ms: int = MINUTE_MS, **task_options: Any) -> App:
+    counted = Counted()
+    tasks = ServerTasks(
+        tools={"slow": "optional", "ask": "optional"},
+        poll_policy=PollPolicy(minimum_ms=hint_ms, maximum_ms=hint_ms),
+        **task_options,
+    )
+    # The counter is outermost (the user's middleware comes before ours).
+    server = MCPServer("push-tests", **tasks.mcpserver_kwargs(middleware=[counted]))
+    app = App(server=server, counted=counted)
+
+    @server.tool()
+    async def ask(question: str) -> str:
+        answer = await elicit(question, {"type": "object", "properties": {"a": {"type": "string"}}})
+        return f"{answer.action}: {(answer.content or {}).get('a')}"
+
+    @server.tool()
+    async def slow(label: str) -> str:
+        await report_status("started")
+        app.started.set()
+        await app.release.wait()
+        await report_status("finishing")
+        return f"done {label}"
+
+    return app
+
+
+@asynccontextmanager
+async def client_of(app: App, *, push: bool = True, **options: Any) -> AsyncIterator[ClientSession]:
+    async with (
+        InMemoryTransport(app.server) as (read, write),
+        ClientSession(read, write, **session_kwargs(push=push), **options) as session,
+    ):
+        yield session
+
+
+@dataclass
+class Recorder:
+    """``on_status``: every (status, message) the client reported; ``started`` once it saw "started"."""
+
+    seen: list[tuple[str, str | None]] = field(default_factory=lambda: list[tuple[str, str | None]]())
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+    def __call__(self, task: Task) -> None:
+        self.seen.append((task.status.value, task.status_message))
+        if task.status_message == "started":
+            self.started.set()
+
+
+async def test_push_delivers_the_terminal_task_without_any_tasks_get() -> None:
+    app = build_app()
+    statuses = Recorder()
+    async with client_of(app) as session:
+        async with anyio.create_task_group() as group:
+            results: list[Any] = []
+
+            async def caller() -> None:
+                results.append(await call_tool(session, "slow", {"label": "a"}, on_status=statuses))
+
+            group.start_soon(caller)
+            with anyio.fail_after(BOUND):
+                await statuses.started.wait()  # only a push can tell (the creation answer has no message)
+            app.release.set()
+        assert text_of(results[0]) == "done a"
+    assert app.counted.methods["tasks/get"] == 0
+    assert app.counted.methods[LISTEN] == 1
+    assert statuses.seen[0] == ("working", None)
+    assert statuses.seen[-1] == ("completed", "finishing")
+
+
+async def test_pushed_statuses_arrive_in_order() -> None:
+    # Each pushed state is the task as it is when sent: states may be coalesced, never reordered.
+    app = build_app()
+    statuses = Recorder()
+    async with client_of(app) as session:
+        with anyio.fail_after(BOUND):
+            run = await start_tool(session, "slow", {"label": "b"}, on_status=statuses)
+            async with anyio.create_task_group() as group:
+                group.start_soon(run.result)
+                await statuses.started.wait()
+                app.release.set()
+        assert text_of(await run.result()) == "done b"
+    in_order = [
+        ("working", None),
+        ("working", "started"),
+        ("working", "finishing"),
+        ("completed", "finishing"),
+    ]
+    assert statuses.seen[:2] == in_order[:2]
+    assert statuses.seen[-1] == in_order[-1]
+    positions = [in_order.index(seen) for seen in statuses.seen]
+    assert positions == sorted(set(positions))  # each once, in the order they happened
+    assert app.counted.methods["tasks/get"] == 0
+
+
+async def test_one_stream_per_connection_follows_every_task() -> None:
+    app = build_app()
+    async with client_of(app) as session:
+        results: list[str] = []
+
+        async def caller(label: str) -> None:
+            results.append(text_of(await call_tool(session, "slow", {"label": label})))
+
+        with anyio.fail_after(BOUND):
+            async with anyio.create_task_group() as group:
+                for label in ("x", "y", "z"):
+                    group.start_soon(caller, label)
+                await app.started.wait()
+                await app.counted.listening.wait()
+                app.release.set()
+    assert sorted(results) == ["done x", "done y", "done z"]
+    assert app.counted.methods["tasks/get"] == 0
+    # A stream asks for every task followed when it opens; a task followed later opens the
+    # next one (the old one is closed once it acknowledged): never more than one per task.
+    assert 1 <= app.counted.methods[LISTEN] <= 3
+
+
+async def test_a_dropped_stream_falls_back_to_polling_without_losing_the_result() -> None:
+    app = build_app(hint_ms=20)
+    async with client_of(app) as session:
+        results: list[Any] = []
+
+        async def caller() -> None:
+            results.append(await call_tool(session, "slow", {"label": "d"}))
+
+        with anyio.fail_after(BOUND):
+            async with anyio.create_task_group() as group:
+                group.start_soon(caller)
+                await app.started.wait()
+                await app.counted.listening.wait()
+                gets_before = app.counted.methods["tasks/get"]
+                assert app.counted.drop_streams is not None
+                app.counted.drop_streams.cancel()
+                app.release.set()
+    assert text_of(results[0]) == "done d"
+    assert app.counted.methods["tasks/get"] > gets_before
+
+
+async def test_a_refused_listen_falls_back_to_polling() -> None:
+    app = build_app(hint_ms=20)
+    app.counted.refuse_listen = True
+    async with client_of(app) as session:
+        app.release.set()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "slow", {"label": "r"})) == "done r"
+            assert text_of(await call_tool(session, "slow", {"label": "s"})) == "done s"
+    assert app.counted.methods["tasks/get"] >= 2
+    assert app.counted.methods[LISTEN] == 1  # refused once: not asked again on this connection
+
+
+async def test_a_server_that_does_not_push_is_polled() -> None:
+    app = build_app(hint_ms=20, push=False)
+    async with client_of(app) as session:
+        app.release.set()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "slow", {"label": "n"})) == "done n"
+            assert text_of(await call_tool(session, "slow", {"label": "m"})) == "done m"
+    # The SDK's own listen handler acknowledged without taskIds: once, then polling only.
+    assert app.counted.methods[LISTEN] == 1
+    assert app.counted.methods["tasks/get"] >= 2
+
+
+async def test_push_false_on_the_client_only_polls() -> None:
+    app = build_app(hint_ms=20)
+    async with client_of(app, push=False) as session:
+        app.release.set()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "slow", {"label": "p"})) == "done p"
+    assert app.counted.methods[LISTEN] == 0
+    assert app.counted.methods["tasks/get"] >= 1
+
+
+async def test_input_requests_arrive_by_push_and_are_answered() -> None:
+    app = build_app()
+    asked: list[str] = []
+
+    async def elicitation(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"a": "yes"})
+
+    async with client_of(app, elicitation_callback=elicitation) as session:
+        with anyio.fail_after(BOUND):
+            result = await call_tool(session, "ask", {"question": "Go on?"}, mode="task")
+    assert text_of(result) == "accept: yes"
+    assert asked == ["Go on?"]
+    assert app.counted.methods["tasks/get"] == 0
+    assert app.counted.methods["tasks/update"] == 1
+
+
+async def test_a_listen_that_is_never_acknowledged_does_not_hold_the_result_back() -> None:
+    app = build_app(hint_ms=20)
+    app.counted.silent_listen = True
+    async with client_of(app) as session:
+        app.release.set()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "slow", {"label": "q"})) == "done q"
+    assert app.counted.methods["tasks/get"] >= 1
