@@ -271,3 +271,30 @@ async def test_a_listen_that_is_never_acknowledged_does_not_hold_the_result_back
         with anyio.fail_after(BOUND):
             assert text_of(await call_tool(session, "slow", {"label": "q"})) == "done q"
     assert app.counted.methods["tasks/get"] >= 1
+
+
+async def test_push_over_streamable_http() -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    from server.harness import serve_asgi
+
+    app = build_app()
+    statuses = Recorder()
+    async with (
+        serve_asgi(app.server.streamable_http_app()) as url,
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, **session_kwargs()) as session,
+        anyio.create_task_group() as group,
+    ):
+        results: list[Any] = []
+
+        async def caller() -> None:
+            results.append(await call_tool(session, "slow", {"label": "h"}, on_status=statuses))
+
+        group.start_soon(caller)
+        with anyio.fail_after(BOUND):
+            await statuses.started.wait()
+        app.release.set()
+    assert text_of(results[0]) == "done h"
+    assert app.counted.methods["tasks/get"] == 0
+    assert statuses.seen[-1] == ("completed", "finishing")

@@ -131,6 +131,8 @@ class ScriptedWire:
     def listen(self, task_id: str, listener: Callable[[Task], None]) -> Callable[[], None]:
         return lambda: None
 
+    push: None = None  # polled only
+
 
 @pytest.mark.anyio
 async def test_a_born_terminal_task_is_read_once_for_its_result() -> None:
