@@ -241,7 +241,11 @@ class _CatchAcks:
         task_ids: list[str] | None = None
         if isinstance(raw_ids, list):
             task_ids = [item for item in cast("list[object]", raw_ids) if isinstance(item, str)]
-        return any(link.acknowledged(subscription_id, task_ids) for link in self.config.all_links())
+        links = self.config.all_links()
+        if any(link.acknowledged(subscription_id, task_ids) for link in links):
+            return True
+        # A late ack of a stream this session already closed: only task listens ask for taskIds.
+        return bool(links) and task_ids is not None
 
 
 async def _listen(session: ClientSession, task_ids: Sequence[str]) -> None:
