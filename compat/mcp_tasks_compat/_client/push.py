@@ -6,7 +6,8 @@ gets a new stream asking for the whole set; the old one is closed once the new o
 acknowledged (make before break, so no change falls between the two). A task is *covered* while
 the current stream has acknowledged its id; a follower stops polling a covered task and goes
 back to polling the moment it is not (the stream was refused, dropped, or never acknowledged
-within :data:`ACK_TIMEOUT_SECONDS`). A server that refuses, or acknowledges without
+within :data:`ACK_TIMEOUT_SECONDS`). A dropped stream is opened again at once, at most
+:data:`MAX_REOPENS` times per connection; a server that refuses, or acknowledges without
 ``taskIds`` (it does not push), is not asked again on this connection.
 
 The adapter opens the stream (:data:`OpenStream`) and hands in what arrives: the
@@ -38,6 +39,8 @@ ACK_TIMEOUT_SECONDS: Final = 2.0
 """How long a new stream may take to acknowledge before the connection stops asking for push."""
 MAX_PUSHED_TASKS: Final = 256
 """Most task ids one stream asks for; tasks beyond them are polled."""
+MAX_REOPENS: Final = 3
+"""How often a dropped stream is opened again at once on one connection (later: at the next task)."""
 
 OpenStream = Callable[[str, Sequence[str]], Awaitable[None]]
 """``open(stream_id, task_ids)``: run one listen stream until it ends (returns on a graceful
@@ -73,6 +76,7 @@ class PushLink:
         self._pending: _Stream | None = None
         self.refused: str | None = None
         """Why this connection does not push (``None`` while it may)."""
+        self._reopens = 0
 
     # --- what followers see ------------------------------------------------------------------
 
@@ -178,17 +182,24 @@ class PushLink:
                     logger.debug("task push stream %s ended: %s", stream.stream_id, error)
             except Exception as error:  # a dropped stream: the followers poll again
                 logger.debug("task push stream %s dropped: %r", stream.stream_id, error)
+            else:
+                if stream.acked is None and not stream.ended:
+                    why = "subscriptions/listen ended before it acknowledged"
         if stream.scope.cancelled_caught and stream.acked is None and why is None and not stream.ended:
             why = f"subscriptions/listen was not acknowledged within {ACK_TIMEOUT_SECONDS:g} s"
         self._ended(stream, why)
 
     def _ended(self, stream: _Stream, refusal: str | None) -> None:
+        closed_here = stream.ended
         stream.ended = True
         if stream is self._pending:
             self._pending = None
         if stream is self._current:
             self._current = None
-            self._wake_all()
+            self._wake_all()  # the followers poll at once, so nothing is missed meanwhile
+            if not closed_here and self._reopens < MAX_REOPENS:
+                self._reopens += 1
+                self._relisten()  # the server did push: listen again (no replay; the snapshot follows)
         if refusal is not None:
             self._refuse(refusal)
 
