@@ -25,13 +25,14 @@ from typing import Any
 
 from . import _client as client_logic
 from ._adapters import get_adapter
-from ._client import Mode, Negotiated, OnStatus, TaskRun
+from ._client import Mode, Negotiated, OnProgress, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
     "Mode",
     "Negotiated",
+    "OnProgress",
     "OnStatus",
     "TaskRun",
     "call_tool",
@@ -145,6 +146,8 @@ async def call_tool(
     ttl: float | timedelta | None = None,
     meta: dict[str, Any] | None = None,
     cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
+    on_progress: OnProgress | None = None,
+    read_timeout_seconds: float | timedelta | None = None,
 ) -> Any:
     """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
 
@@ -161,6 +164,12 @@ async def call_tool(
     leaves TTL to the server). Cancelling the caller sends a
     shielded ``tasks/cancel`` bounded by ``cancel_grace`` and re-raises.
 
+    ``on_progress`` (sync or async) receives ``(progress, total, message)`` for each
+    ``notifications/progress`` of a plain call: it sets the request's progress token, as the
+    SDK's ``progress_callback`` does. A task reports through ``on_status`` instead (the server's
+    ``report_status`` / ``report_progress`` become its status message). ``read_timeout_seconds``
+    bounds each request's answer, as the SDK's own keyword does.
+
     A task that fails with a JSON-RPC error raises ``TaskFailedError``; one that is cancelled,
     ``TaskCancelledError``; an unknown or expired task, ``TaskNotFoundError`` /
     ``TaskExpiredError``. A tool that returned ``isError: true`` yields that result, as a plain
@@ -169,6 +178,7 @@ async def call_tool(
     grace = _positive("cancel_grace", cancel_grace)
     assert grace is not None
     overall = _positive("timeout", timeout)
+    read_timeout = _positive("read_timeout_seconds", read_timeout_seconds)
     ttl_ms = _ttl_ms(ttl, overall)
     connection = await _connection(session)
     return await client_logic.call_tool(
@@ -181,6 +191,8 @@ async def call_tool(
         ttl_ms=ttl_ms,
         meta=meta,
         cancel_grace=grace,
+        on_progress=on_progress,
+        read_timeout=read_timeout,
     )
 
 

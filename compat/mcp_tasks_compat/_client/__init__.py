@@ -25,12 +25,14 @@ from .protocols import (
     ClientConnection,
     Mode,
     Negotiated,
+    OnProgress,
     OnStatus,
+    ProgressSink,
     RemoteError,
     StatusListener,
     TaskWire,
 )
-from .run import TaskRun, call_tool, follow, resume, seconds, start_tool
+from .run import TaskRun, call_tool, follow, progress_sink, resume, seconds, start_tool
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
@@ -41,7 +43,9 @@ __all__ = [
     "DeclaredSupport",
     "Mode",
     "Negotiated",
+    "OnProgress",
     "OnStatus",
+    "ProgressSink",
     "RemoteError",
     "StatusListener",
     "StatusListeners",
@@ -51,6 +55,7 @@ __all__ = [
     "clamp_poll_seconds",
     "declared_support",
     "follow",
+    "progress_sink",
     "resume",
     "seconds",
     "start_tool",

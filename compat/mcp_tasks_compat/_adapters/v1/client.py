@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -186,9 +187,20 @@ class _Connection:
         as_task: bool,
         ttl_ms: int | None,
         meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
     ) -> Task | types.CallToolResult:
+        timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
         if not as_task:
-            return await self._session.call_tool(name, arguments, meta=dict(meta) if meta else None)
+            # The base class's call_tool: a session subclass that overrides it is not re-entered.
+            return await ClientSession.call_tool(
+                self._session,
+                name,
+                arguments,
+                read_timeout_seconds=timeout,
+                progress_callback=progress,
+                meta=dict(meta) if meta else None,
+            )
         params = types.CallToolRequestParams(
             name=name,
             arguments=arguments,
@@ -197,7 +209,9 @@ class _Connection:
         )
         raw = _raw(
             await self._session.send_request(
-                types.ClientRequest(types.CallToolRequest(params=params)), _RawResult
+                types.ClientRequest(types.CallToolRequest(params=params)),
+                _RawResult,
+                request_read_timeout_seconds=timeout,
             )
         )
         if "task" in raw:

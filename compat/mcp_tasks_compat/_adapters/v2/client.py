@@ -406,20 +406,26 @@ class _Connection:
         as_task: bool,
         ttl_ms: int | None,
         meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
     ) -> Task | mcp_types.CallToolResult:
         session = self._session
         if self._config is None and _advertises_tasks_without_claim(session):
             raise UnsupportedOptInError([_ADVERTISE_ONLY], installed=self.installed)
+        # The base class's call_tool throughout: a session subclass that overrides it is not re-entered.
+        plain = ClientSession.call_tool
         if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not _has_claim_for_task(session):
-                return await session.call_tool(name, arguments, meta=_meta(meta))
+                return await plain(session, name, arguments, read_timeout, progress, meta=_meta(meta))
             # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
-            answer = await session.call_tool(name, arguments, meta=_meta(meta), allow_claimed=True)
+            answer = await plain(
+                session, name, arguments, read_timeout, progress, meta=_meta(meta), allow_claimed=True
+            )
             if isinstance(answer, mcp_types.CallToolResult):
                 return answer
             return codec_2026.decode_create_task_result(_raw(answer))
         if not as_task:
-            return await session.call_tool(name, arguments, meta=_meta(meta))
+            return await plain(session, name, arguments, read_timeout, progress, meta=_meta(meta))
         return await self._call_as_2025_task(name, arguments, ttl_ms=ttl_ms, meta=meta)
 
     async def _call_as_2025_task(
