@@ -224,7 +224,9 @@ async def log(level: LogLevel, message: Any, *, logger: str | None = None) -> No
     """
     if _engine.current_run() is None and await get_adapter().builder.send_log(level, message, logger):
         return
-    _tool_logger.log(_PYTHON_LEVELS.get(level, logging.INFO), "%s%s", f"{logger}: " if logger else "", message)
+    _tool_logger.log(
+        _PYTHON_LEVELS.get(level, logging.INFO), "%s%s", f"{logger}: " if logger else "", message
+    )
 
 
 _PYTHON_LEVELS: Final[Mapping[str, int]] = {

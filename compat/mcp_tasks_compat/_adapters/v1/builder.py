@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel.server import request_ctx
 
-from .server import install
+from .server import install, lowlevel_server_of
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
@@ -30,8 +30,13 @@ _AUTO_SECURITY = "_mcp_tasks_compat_auto_security"
 
 
 def new_server(name: str, policy: TaskPolicy, sdk_kwargs: Mapping[str, Any]) -> FastMCP[Any]:
-    """``FastMCP(name, **sdk_kwargs)`` with tasks installed (2025-11-25, all mcp 1.x speaks)."""
+    """``FastMCP(name, **sdk_kwargs)`` with tasks installed (2025-11-25, all mcp 1.x speaks).
+
+    ``version`` (``serverInfo.version``, which 2.x's ``MCPServer`` takes and ``FastMCP`` does not)
+    is set on the low-level server, so the keyword means the same on both majors.
+    """
     kwargs = dict(sdk_kwargs)
+    version = kwargs.pop("version", None)
     kwargs.setdefault("log_level", "WARNING")
     with warnings.catch_warnings():
         # mcp 1.23-1.2x with a newer pydantic-settings: noise about FastMCP's own settings model.
@@ -39,6 +44,8 @@ def new_server(name: str, policy: TaskPolicy, sdk_kwargs: Mapping[str, Any]) -> 
         server: FastMCP[Any] = FastMCP(name, **kwargs)
     setattr(server, _AUTO_SECURITY, "transport_security" not in kwargs)
     install(policy, server)
+    if version is not None:
+        lowlevel_server_of(server).version = str(version)
     return server
 
 

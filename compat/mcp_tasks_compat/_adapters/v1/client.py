@@ -17,13 +17,14 @@ import logging
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import McpError
+from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from ... import _client as client_logic
@@ -198,7 +199,7 @@ class _Connection:
                 name,
                 arguments,
                 read_timeout_seconds=timeout,
-                progress_callback=progress,
+                progress_callback=cast("ProgressFnT | None", progress),
                 meta=dict(meta) if meta else None,
             )
         params = types.CallToolRequestParams(

@@ -9,6 +9,7 @@ them, so a tool body needs no 2.x ``Context``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,13 +23,23 @@ if TYPE_CHECKING:
 
 __all__ = ["add_tool", "new_server", "run", "send_log", "send_progress"]
 
+_LISTEN = "_mcp_tasks_compat_listen"
+"""Where a ``host``/``port`` given at construction waits for :func:`run` (``MCPServer`` takes them there)."""
+
 
 def new_server(name: str, policy: TaskPolicy, sdk_kwargs: Mapping[str, Any]) -> MCPServer:
     """``MCPServer(name, **mcpserver_kwargs(**sdk_kwargs))``: the user's lifespan, extensions and
-    middleware composed with ours."""
+    middleware composed with ours.
+
+    ``host`` and ``port`` (``FastMCP`` takes them at construction, ``MCPServer`` at ``run``) are
+    kept for :func:`run`, so both keywords mean the same on both majors.
+    """
     kwargs = dict(sdk_kwargs)
+    listen = {key: kwargs.pop(key) for key in ("host", "port") if key in kwargs}
     kwargs.setdefault("log_level", "WARNING")
-    return MCPServer(name, **mcpserver_kwargs(policy, **kwargs))
+    server = MCPServer(name, **mcpserver_kwargs(policy, **kwargs))
+    setattr(server, _LISTEN, listen)
+    return server
 
 
 def add_tool(server: Any, function: Callable[..., Any], sdk_tool_kwargs: Mapping[str, Any]) -> str:
@@ -41,7 +52,11 @@ def run(server: Any, transport: str, options: Mapping[str, Any]) -> None:
     """``MCPServer.run`` (it takes ``host``, ``port`` and the other HTTP options itself)."""
     if transport not in ("stdio", "sse", "streamable-http"):
         raise ValueError(f"transport must be 'stdio', 'sse' or 'streamable-http', not {transport!r}")
-    cast("MCPServer", server).run(transport, **dict(options))  # pyright: ignore[reportArgumentType, reportCallIssue]
+    merged: dict[str, Any] = {}
+    if transport != "stdio":
+        merged.update(cast("Mapping[str, Any]", getattr(server, _LISTEN, {})))
+    merged.update(options)
+    cast("MCPServer", server).run(transport, **merged)  # pyright: ignore[reportArgumentType, reportCallIssue]
 
 
 def _progress_token(ctx: Any) -> object:
@@ -69,10 +84,13 @@ async def send_log(level: str, data: Any, logger_name: str | None) -> bool:
     ctx = current_request()
     if ctx is None:
         return False
-    await ctx.session.send_log_message(
-        level,  # pyright: ignore[reportArgumentType]
-        data,
-        logger=logger_name,
-        related_request_id=ctx.request_id,
-    )
+    with warnings.catch_warnings():
+        # The SDK warns that logging is deprecated as of 2026-07-28; the tool asked for it anyway.
+        warnings.filterwarnings("ignore", message="The logging capability is deprecated")
+        await ctx.session.send_log_message(  # pyright: ignore[reportDeprecated]
+            level,  # pyright: ignore[reportArgumentType]
+            data,
+            logger=logger_name,
+            related_request_id=ctx.request_id,
+        )
     return True

@@ -30,6 +30,7 @@ import anyio
 import mcp_types
 from mcp.client.extension import ClaimContext, NotificationBinding, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -414,18 +415,19 @@ class _Connection:
             raise UnsupportedOptInError([_ADVERTISE_ONLY], installed=self.installed)
         # The base class's call_tool throughout: a session subclass that overrides it is not re-entered.
         plain = ClientSession.call_tool
+        callback = cast("ProgressFnT | None", progress)
         if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not _has_claim_for_task(session):
-                return await plain(session, name, arguments, read_timeout, progress, meta=_meta(meta))
+                return await plain(session, name, arguments, read_timeout, callback, meta=_meta(meta))
             # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
             answer = await plain(
-                session, name, arguments, read_timeout, progress, meta=_meta(meta), allow_claimed=True
+                session, name, arguments, read_timeout, callback, meta=_meta(meta), allow_claimed=True
             )
             if isinstance(answer, mcp_types.CallToolResult):
                 return answer
             return codec_2026.decode_create_task_result(_raw(answer))
         if not as_task:
-            return await plain(session, name, arguments, read_timeout, progress, meta=_meta(meta))
+            return await plain(session, name, arguments, read_timeout, callback, meta=_meta(meta))
         return await self._call_as_2025_task(name, arguments, ttl_ms=ttl_ms, meta=meta)
 
     async def _call_as_2025_task(
