@@ -58,6 +58,16 @@ class ClientFacet(Protocol):
         """The negotiated connection of ``session`` (negotiated on first use, then cached)."""
         ...
 
+    def task_session_class(
+        self, call_tool: Callable[..., Awaitable[Any]], session_kwargs: Callable[..., dict[str, Any]]
+    ) -> type[Any]:
+        """The ``ClientSession`` subclass whose ``call_tool`` is ``call_tool(self, ...)``."""
+        ...
+
+    def tasks_extension(self, *, dialect: Dialect | None) -> Any:
+        """The Tasks extension as ``mcp.Client(extensions=[...])`` takes it (mcp 2.x only)."""
+        ...
+
 
 class ServerFacet(Protocol):
     """The server side: what :mod:`mcp_tasks_compat.server` needs of the installed SDK's servers."""

@@ -33,9 +33,10 @@ from ...core import codec_2025
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, Dialect, TaskSupport
 from ...errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
+from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
-__all__ = ["connection", "session_kwargs"]
+__all__ = ["connection", "session_kwargs", "task_session_class", "tasks_extension"]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -265,3 +266,9 @@ async def connection(session: object, *, discover_timeout: float = 5.0) -> _Conn
         if cached is None:
             cached = _CONNECTIONS[session] = _Connection(session, await _negotiate(session))
         return cached
+
+
+def tasks_extension(*, dialect: Dialect | None) -> Any:
+    """Never reached: ``client.tasks_extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
+    del dialect
+    raise NotImplementedError("mcp 1.x has no mcp.Client; build the session with session_kwargs()")

@@ -28,7 +28,7 @@ from typing import Any, Literal, cast
 
 import anyio
 import mcp_types
-from mcp.client.extension import ClaimContext, NotificationBinding, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
@@ -49,9 +49,18 @@ from ...dialects import (
     TaskSupport,
 )
 from ...errors import METHOD_NOT_FOUND, UnsupportedOptIn, UnsupportedOptInError, UnsupportedSdkError
+from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
-__all__ = ["STATUS_NOTIFICATION", "TaskHandle", "connection", "session_kwargs"]
+__all__ = [
+    "STATUS_NOTIFICATION",
+    "TaskHandle",
+    "TasksClientExtension",
+    "connection",
+    "session_kwargs",
+    "task_session_class",
+    "tasks_extension",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -233,6 +242,40 @@ def session_kwargs(
     if message_handler is not None:
         kwargs["message_handler"] = message_handler
     return kwargs
+
+
+class TasksClientExtension(ClientExtension):
+    """The Tasks extension as ``mcp.Client(server, extensions=[tasks_extension()])`` takes it.
+
+    The same pieces :func:`session_kwargs` gives a ``ClientSession``: the extension entry, the
+    result claim on ``resultType: "task"`` (``mcp.Client.call_tool`` then follows a task to its
+    result) and the 2025-11-25 status binding, so ``call_tool(client.session, ...)`` runs tasks too.
+    """
+
+    identifier = TASKS_EXTENSION_ID
+
+    def __init__(self, dialect: Dialect | None) -> None:
+        kwargs = session_kwargs(
+            dialect=dialect,
+            extensions=None,
+            result_claims=None,
+            notification_bindings=None,
+            message_handler=None,
+        )
+        self._claims: list[ResultClaim[Any]] = list(
+            kwargs.get("result_claims", {}).get(TASKS_EXTENSION_ID, ())
+        )
+        self._bindings: list[NotificationBinding[Any]] = list(kwargs["notification_bindings"])
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return self._claims
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        return self._bindings
+
+
+def tasks_extension(*, dialect: Dialect | None) -> TasksClientExtension:
+    return TasksClientExtension(dialect)
 
 
 def _config_of(session: ClientSession) -> _SessionConfig | None:
