@@ -273,7 +273,8 @@ class TaskSessionWrapper:
 
     ``call_tool`` has the SDK's signature (``name, arguments, read_timeout_seconds,
     progress_callback, *, meta``) plus ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; the
-    wrapper's defaults for ``mode`` and ``on_status`` apply when a call names none. On mcp 2.x a
+    wrapper's defaults for ``mode`` and ``on_status`` apply when a call names none.
+    ``progress_callback`` hears a plain call's progress and, in a task, its status messages. On mcp 2.x a
     session built without ``session_kwargs()`` (or ``tasks_extension()``) cannot receive a task
     answer, so ``mode="auto"`` then runs plain calls.
     """
@@ -302,12 +303,15 @@ class TaskSessionWrapper:
         timeout: float | timedelta | None = None,
         ttl: float | timedelta | None = None,
     ) -> Any:
+        status = on_status if on_status is not None else self.task_on_status
+        if progress_callback is not None:
+            status = client_logic.statuses_as_progress(status, progress_callback)
         return await call_tool(
             self.wrapped_session,
             name,
             arguments,
             mode=mode or self.task_mode,
-            on_status=on_status if on_status is not None else self.task_on_status,
+            on_status=status,
             on_progress=progress_callback,
             read_timeout_seconds=read_timeout_seconds,
             timeout=timeout,

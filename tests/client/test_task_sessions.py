@@ -175,3 +175,24 @@ async def test_the_subclass_keeps_session_kwargs_refusals() -> None:
     async with get_adapter().app.in_memory_streams(build_app().sdk_server) as (read, write):
         with pytest.raises(UnsupportedOptInError):
             TaskClientSession(read, write, extensions={"x.y/z": {}})
+
+
+async def test_progress_callback_hears_a_tasks_status_messages() -> None:
+    """A framework that only passes ``progress_callback`` still hears how a task goes."""
+    first: list[tuple[float, str | None]] = []
+    second: list[tuple[float, str | None]] = []
+
+    def collect(into: list[tuple[float, str | None]]) -> Any:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            into.append((progress, message))
+
+        return progress
+
+    async with task_session(build_app()) as session:
+        result = await session.call_tool("render", {"frames": 2}, progress_callback=collect(first))
+        assert result.content[0].text == "rendered 2 as task"
+        wrapped = await with_tasks(session).call_tool("render", {"frames": 1}, None, collect(second))
+        assert wrapped.content[0].text == "rendered 1 as task"
+    for seen, last in ((first, "frame 2/2"), (second, "frame 1/1")):
+        assert [count for count, _ in seen] == [float(n) for n in range(1, len(seen) + 1)]  # counted per call
+        assert seen[-1][1] == last

@@ -33,10 +33,10 @@ def test_longtools_suite_passes() -> None:
 
 
 def test_longtools_server_runs_over_stdio_as_a_module() -> None:
-    """``python -m longtools.server`` is the entry point the example documents (stdin closed: it exits)."""
+    """``python -m longtools`` is the entry point the example documents (stdin closed: it exits)."""
     env = {**os.environ, "PYTHONPATH": str(EXAMPLE)}
     completed = subprocess.run(
-        [sys.executable, "-m", "longtools.server"],
+        [sys.executable, "-m", "longtools"],
         cwd=EXAMPLE,
         env=env,
         input="",

@@ -17,6 +17,8 @@ from typing import Any
 
 from mcp.client.session import ClientSession
 
+from .._client import statuses_as_progress
+
 __all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "task_session_class"]
 
 LIBRARY_SESSION_KEYWORDS = ("extensions", "result_claims", "notification_bindings", "message_handler")
@@ -43,6 +45,7 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
         library's through ``session_kwargs``. ``call_tool`` keeps the SDK's signature and adds
         ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; it returns the SDK's
         ``CallToolResult``, so a framework that calls ``session.call_tool(...)`` gets tasks.
+        ``progress_callback`` hears a plain call's progress and, in a task, its status messages.
         """
 
         def __init__(
@@ -79,12 +82,15 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
                 return await super().call_tool(  # pyright: ignore[reportUnknownMemberType, reportCallIssue]
                     name, arguments, read_timeout_seconds, progress_callback, meta=meta, **sdk_options
                 )
+            status = on_status if on_status is not None else self.task_on_status
+            if progress_callback is not None:
+                status = statuses_as_progress(status, progress_callback)
             return await call_tool(
                 self,
                 name,
                 arguments,
                 mode=mode or self.task_mode,
-                on_status=on_status if on_status is not None else self.task_on_status,
+                on_status=status,
                 on_progress=progress_callback,
                 read_timeout_seconds=read_timeout_seconds,
                 timeout=timeout,

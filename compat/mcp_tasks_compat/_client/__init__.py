@@ -32,7 +32,7 @@ from .protocols import (
     StatusListener,
     TaskWire,
 )
-from .run import TaskRun, call_tool, follow, progress_sink, resume, seconds, start_tool
+from .run import TaskRun, call_tool, follow, progress_sink, resume, seconds, start_tool, statuses_as_progress
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
@@ -59,4 +59,5 @@ __all__ = [
     "resume",
     "seconds",
     "start_tool",
+    "statuses_as_progress",
 ]

@@ -37,7 +37,17 @@ from .protocols import (
     TaskWire,
 )
 
-__all__ = ["FOLLOWERS", "TaskRun", "call_tool", "follow", "progress_sink", "resume", "seconds", "start_tool"]
+__all__ = [
+    "FOLLOWERS",
+    "TaskRun",
+    "call_tool",
+    "follow",
+    "progress_sink",
+    "resume",
+    "seconds",
+    "start_tool",
+    "statuses_as_progress",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -121,6 +131,29 @@ def progress_sink(on_progress: OnProgress | None) -> ProgressSink | None:
             await outcome
 
     return sink
+
+
+def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
+    """``on_status`` that also hands each status message to ``on_progress`` as ``(n, None, message)``.
+
+    For callers that only know the SDK's ``progress_callback`` (agent frameworks): a task's
+    progress reaches them as its status messages, counted 1, 2, 3...
+    """
+    count = 0
+
+    async def report(task: Task) -> None:
+        nonlocal count
+        if on_status is not None:
+            outcome = on_status(task)
+            if inspect.isawaitable(outcome):
+                await outcome
+        if task.status_message:
+            count += 1
+            outcome = on_progress(float(count), None, task.status_message)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    return report
 
 
 async def call_tool(

@@ -1,4 +1,4 @@
-"""The longtools MCP server: ``python -m longtools.server`` serves it over stdio.
+"""The longtools MCP server: ``python -m longtools`` serves it over stdio.
 
 One code path on both SDK majors: ``TaskServer`` is ``FastMCP`` on mcp 1.x and ``MCPServer`` on
 mcp 2.x, with tasks installed. The tool reports progress once per frame; the client sees it as

@@ -26,7 +26,7 @@ def mcp_tasks_server() -> object:
 
 @pytest.fixture
 def mcp_tasks_server_command() -> list[str]:
-    return [sys.executable, "-m", "longtools.server"]
+    return [sys.executable, "-m", "longtools"]
 
 
 @pytest.fixture(params=dialects())
