@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from tests.doc_blocks import run_doc_block
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
@@ -254,3 +255,32 @@ async def test_run_serves_streamable_http() -> None:
                 session, "render", {"frames": 1}, mode="plain", on_progress=lambda p, t, m: seen.append(m)
             )
             assert plain.content[0].text == "rendered 1"
+
+
+async def test_the_documented_task_server(dialect: str) -> None:
+    """docs/server.md's ``TaskServer`` example, run as printed."""
+    app = run_doc_block("docs/server.md", "task-server")["app"]
+    assert app.tasks.tools == {"render": "optional", "thumbnail": "forbidden"}
+    seen: list[str | None] = []
+    statuses: list[str | None] = []
+    async with testing.connect_in_memory(app, dialect=dialect) as session:
+        as_task = await call_tool(
+            session,
+            "render",
+            {"frames": 2},
+            mode="task",
+            on_status=lambda t: statuses.append(t.status_message),
+        )
+        assert as_task.content[0].text == "rendered 2 frames as a task"
+        assert statuses[-1] == "frame 2/2"
+        thumbnail = await call_tool(
+            session, "thumbnail", {"width": 160}, on_progress=lambda p, t, m: seen.append(m)
+        )
+        dumped = thumbnail.model_dump(by_alias=True, mode="json", exclude_none=True)
+        assert dumped["structuredContent"] == {"width": 160, "height": 90}
+        if dialect == "2025-11-25":
+            plain = await call_tool(
+                session, "render", {"frames": 2}, mode="plain", on_progress=lambda p, t, m: seen.append(m)
+            )
+            assert plain.content[0].text == "rendered 2 frames as a plain call"
+            assert seen == ["frame 1/2", "frame 2/2"]
