@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.doc_blocks import run_doc_block
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat._adapters import get_adapter
@@ -196,3 +197,14 @@ async def test_progress_callback_hears_a_tasks_status_messages() -> None:
     for seen, last in ((first, "frame 2/2"), (second, "frame 1/1")):
         assert [count for count, _ in seen] == [float(n) for n in range(1, len(seen) + 1)]  # counted per call
         assert seen[-1][1] == last
+
+
+async def test_the_documented_framework_call() -> None:
+    """docs/client.md's ``TaskClientSession`` example, run as printed."""
+    render_through_a_framework = run_doc_block("docs/client.md", "task-client-session")[
+        "render_through_a_framework"
+    ]
+    async with get_adapter().app.in_memory_streams(build_app().sdk_server) as (read, write):
+        text, messages = await render_through_a_framework(read, write)
+    assert text == "rendered 2 as task"
+    assert messages[-1] == "frame 2/2"
