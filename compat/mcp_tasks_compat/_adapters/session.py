@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from mcp.client.session import ClientSession
 
@@ -79,7 +79,8 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
             **sdk_options: Any,
         ) -> Any:
             if any(sdk_options.get(key) for key in SDK_ONLY_CALL_OPTIONS):
-                return await super().call_tool(  # pyright: ignore[reportUnknownMemberType, reportCallIssue]
+                sdk_call = cast("Callable[..., Awaitable[Any]]", super().call_tool)
+                return await sdk_call(
                     name, arguments, read_timeout_seconds, progress_callback, meta=meta, **sdk_options
                 )
             status = on_status if on_status is not None else self.task_on_status
