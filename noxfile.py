@@ -33,7 +33,7 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 MCP_VERSIONS = ["1.23.0", "1.30.0", "2.0.0", "2.3.0"]
 # pyright checks each major against the newest release of that major.
 TYPECHECK_VERSIONS = ["1.30.0", "2.3.0"]
-LINT_TARGETS = ["compat", "tests", "tools", "noxfile.py"]
+LINT_TARGETS = ["compat", "tests", "tools", "examples", "integrations", "noxfile.py"]
 
 
 def dependency_group(name: str) -> list[str]:
@@ -178,6 +178,22 @@ def bench(session: nox.Session, major: str) -> None:
     session.run("python", "-m", "benchmarks", "run", "--profile", "full", "--out", str(out), *session.posargs)
     runs = sorted(str(path) for path in out.parent.glob("bench-mcp*.json"))
     session.run("python", "-m", "benchmarks", "report", *runs, "--docs", str(ROOT / "docs" / "benchmarks.md"))
+
+
+# Agent frameworks (opt-in: `nox -s integrations`): docs/integrations.md's recipes against the
+# frameworks from PyPI, on the newest mcp of each major that both frameworks' pins admit
+# (google-adk 2.13: mcp>=1.24,<3; openai-agents 0.24: mcp>=1.19,<3).
+INTEGRATION_SDK_VERSIONS = ["1.30.0", "2.3.0"]
+INTEGRATION_FRAMEWORKS = ["google-adk==2.13.0", "openai-agents==0.24.0"]
+
+
+@nox.session
+@nox.parametrize("mcp", INTEGRATION_SDK_VERSIONS)
+def integrations(session: nox.Session, mcp: str) -> None:
+    """integrations/: the google-adk and openai-agents recipes, driving their MCP tool objects (no model)."""
+    install_with_sdk(session, mcp, "test")
+    session.install(*INTEGRATION_FRAMEWORKS, f"mcp=={mcp}")
+    session.run("python", "-m", "pytest", "integrations", "-p", "no:cacheprovider", *session.posargs)
 
 
 # Interoperability (opt-in: `tests` already runs tests/interop in every SDK session). This session

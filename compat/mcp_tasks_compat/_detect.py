@@ -127,6 +127,13 @@ OPT_INS: Final[tuple[OptIn, ...]] = (
         FIX_V2,
     ),
     OptIn("MCPServer", "server", ("v2.mcpserver",), "mcp>=2,<3", FIX_V2),
+    OptIn(
+        "tasks_extension()",
+        "client",
+        ("v2.client_extension",),
+        "mcp>=2,<3 (mcp.Client and its ClientExtension seam)",
+        FIX_V2,
+    ),
 )
 
 

@@ -36,7 +36,7 @@ from .client import negotiate, session_kwargs
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
 from .errors import CompatError
 from .examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
-from .server import ServerTasks
+from .server import TaskServer
 
 SDK_VERSIONS: Final[tuple[str, ...]] = ("1.23.0", "1.30.0", "2.0.0", "2.3.0")
 """The mcp releases this library is tested on: the 1.x floor (the first with the tasks API), the
@@ -154,16 +154,17 @@ def load_toolset(spec: str) -> ToolSet:
 def build_task_server(
     toolset: ToolSet = EXAMPLE_TOOLSET, *, host: str = "127.0.0.1", **server_tasks_options: Any
 ) -> Any:
-    """A server of the installed major serving ``toolset`` with tasks enabled, built the documented way.
+    """The SDK server of a :class:`~mcp_tasks_compat.server.TaskServer` serving ``toolset``.
 
-    mcp 1.x: ``FastMCP`` plus ``ServerTasks(...).install(server)`` (2025-11-25); mcp 2.x:
-    ``MCPServer(**ServerTasks(...).mcpserver_kwargs())`` (both dialects). ``server_tasks_options``
-    go to :class:`~mcp_tasks_compat.server.ServerTasks` (``poll_policy``, ``dialects``...).
+    mcp 1.x: a ``FastMCP`` (2025-11-25); mcp 2.x: an ``MCPServer`` (both dialects); built the way
+    a server author builds one. ``server_tasks_options`` go to ``TaskServer`` (``store``,
+    ``poll_policy``, ``dialects``...); ``host`` is where it will listen over HTTP.
     """
-    policy = ServerTasks(tools=dict(toolset.support), **server_tasks_options)
-    return get_adapter().app.build_server(
-        toolset.name, toolset.tools, policy, host=host, version=toolset.version
-    )
+    identity: dict[str, Any] = {} if toolset.version is None else {"version": toolset.version}
+    app = TaskServer(toolset.name, host=host, **identity, **server_tasks_options)
+    for name, tool in toolset.tools.items():
+        app.tool(name=name, task=toolset.support.get(name, "forbidden"))(tool)
+    return app.sdk_server
 
 
 # --- sessions ------------------------------------------------------------------------------------
@@ -278,12 +279,14 @@ async def connect_in_memory(
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to ``server`` running in this event loop (real JSON-RPC streams).
 
+    ``server`` is a :class:`~mcp_tasks_compat.server.TaskServer` or an SDK server.
+
     ``dialect`` pins the task dialect (``None``: the newest the connection offers);
     ``session_options`` replaces ``session_kwargs(dialect=dialect)`` as the ``ClientSession``
     keywords (``{}`` gives a session without the library's task plumbing).
     """
     opening = _connected(
-        get_adapter().app.in_memory_streams(server),
+        get_adapter().app.in_memory_streams(getattr(server, "sdk_server", server)),
         dialect=dialect,
         session_options=session_options,
         describe=_no_detail,

@@ -8,7 +8,12 @@ Three touch points::
         await negotiate(session)            # instead of session.initialize()
         result = await call_tool(session, "build", {"target": "all"}, on_status=print)
 
-``result`` is the installed SDK's own ``CallToolResult``. The task dialect is chosen per
+``result`` is the installed SDK's own ``CallToolResult``. For code that calls
+``session.call_tool(name, arguments, ...)`` itself (agent frameworks): :data:`TaskClientSession`
+is a ``ClientSession`` with these keywords applied whose ``call_tool`` runs tasks,
+:func:`with_tasks` wraps a session you did not build, and on mcp 2.x
+``mcp.Client(server, extensions=[tasks_extension()])`` adds the Tasks extension to the session
+``mcp.Client`` builds. The task dialect is chosen per
 connection from what was negotiated: the Tasks extension (2026-07-28) where ``server/discover``
 declares it, 2025-11-25 experimental tasks on a handshake-era connection that offers them, and a
 plain call otherwise (``mode="auto"``). :func:`start_tool` and :func:`resume` give a
@@ -21,24 +26,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _client as client_logic
 from ._adapters import get_adapter
-from ._client import Mode, Negotiated, OnStatus, TaskRun
+from ._client import Mode, Negotiated, OnProgress, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
     "Mode",
     "Negotiated",
+    "OnProgress",
     "OnStatus",
+    "TaskClientSession",
     "TaskRun",
+    "TaskSessionWrapper",
     "call_tool",
     "negotiate",
     "resume",
     "session_kwargs",
     "start_tool",
+    "tasks_extension",
+    "with_tasks",
 ]
 
 DISCOVER_TIMEOUT_SECONDS = 5.0
@@ -96,6 +106,8 @@ def session_kwargs(
 
 
 async def _connection(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
+    if isinstance(session, TaskSessionWrapper):
+        session = session.wrapped_session
     return await get_adapter().client.connection(session, discover_timeout=discover_timeout)
 
 
@@ -151,6 +163,8 @@ async def call_tool(
     ttl: float | timedelta | None = None,
     meta: dict[str, Any] | None = None,
     cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
+    on_progress: OnProgress | None = None,
+    read_timeout_seconds: float | timedelta | None = None,
 ) -> Any:
     """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
 
@@ -167,6 +181,12 @@ async def call_tool(
     leaves TTL to the server). Cancelling the caller sends a
     shielded ``tasks/cancel`` bounded by ``cancel_grace`` and re-raises.
 
+    ``on_progress`` (sync or async) receives ``(progress, total, message)`` for each
+    ``notifications/progress`` of a plain call: it sets the request's progress token, as the
+    SDK's ``progress_callback`` does. A task reports through ``on_status`` instead (the server's
+    ``report_status`` / ``report_progress`` become its status message). ``read_timeout_seconds``
+    bounds each request's answer, as the SDK's own keyword does.
+
     A task that fails with a JSON-RPC error raises ``TaskFailedError``; one that is cancelled,
     ``TaskCancelledError``; an unknown or expired task, ``TaskNotFoundError`` /
     ``TaskExpiredError``. A tool that returned ``isError: true`` yields that result, as a plain
@@ -175,6 +195,7 @@ async def call_tool(
     grace = _positive("cancel_grace", cancel_grace)
     assert grace is not None
     overall = _positive("timeout", timeout)
+    read_timeout = _positive("read_timeout_seconds", read_timeout_seconds)
     ttl_ms = _ttl_ms(ttl, overall)
     connection = await _connection(session)
     return await client_logic.call_tool(
@@ -187,6 +208,8 @@ async def call_tool(
         ttl_ms=ttl_ms,
         meta=meta,
         cancel_grace=grace,
+        on_progress=on_progress,
+        read_timeout=read_timeout,
     )
 
 
@@ -231,3 +254,96 @@ async def resume(
     assert grace is not None
     connection = await _connection(session)
     return await client_logic.resume(connection, task_id, on_status=on_status, cancel_grace=grace)
+
+
+# --- for code that calls session.call_tool itself ------------------------------------------------
+
+
+def tasks_extension(*, dialect: Dialect | None = None) -> Any:
+    """The Tasks extension for ``mcp.Client(server, extensions=[tasks_extension()])`` (mcp 2.x).
+
+    ``mcp.Client`` builds its own ``ClientSession``, so :func:`session_kwargs` cannot reach it;
+    this gives that session the same extension entry, result claim and status binding. Then
+    ``client.call_tool(...)`` follows a task to its result, and
+    ``call_tool(client.session, ...)`` (``on_status``, ``mode``, ``timeout``...) works as on a
+    session built with ``session_kwargs()``. Refused on mcp 1.x, which has no ``mcp.Client``.
+    """
+    if dialect is not None and dialect not in ALL_DIALECTS:
+        raise ValueError(f"dialect must be one of {ALL_DIALECTS} or None, not {dialect!r}")
+    refuse_unsupported(["tasks_extension()"], side="client")
+    return get_adapter().client.tasks_extension(dialect=dialect)
+
+
+class TaskSessionWrapper:
+    """A session you did not build, whose ``call_tool`` runs tasks; everything else is the session's.
+
+    ``call_tool`` has the SDK's signature (``name, arguments, read_timeout_seconds,
+    progress_callback, *, meta``) plus ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; the
+    wrapper's defaults for ``mode`` and ``on_status`` apply when a call names none.
+    ``progress_callback`` hears a plain call's progress and, in a task, its status messages. On mcp 2.x a
+    session built without ``session_kwargs()`` (or ``tasks_extension()``) cannot receive a task
+    answer, so ``mode="auto"`` then runs plain calls.
+    """
+
+    def __init__(self, session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> None:
+        self.wrapped_session = session
+        self.task_mode: Mode = mode
+        self.task_on_status = on_status
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped_session, name)
+
+    def __repr__(self) -> str:
+        return f"<TaskSessionWrapper of {self.wrapped_session!r}>"
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | timedelta | None = None,
+        progress_callback: OnProgress | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        mode: Mode | None = None,
+        on_status: OnStatus | None = None,
+        timeout: float | timedelta | None = None,
+        ttl: float | timedelta | None = None,
+    ) -> Any:
+        status = on_status if on_status is not None else self.task_on_status
+        if progress_callback is not None:
+            status = client_logic.statuses_as_progress(status, progress_callback)
+        return await call_tool(
+            self.wrapped_session,
+            name,
+            arguments,
+            mode=mode or self.task_mode,
+            on_status=status,
+            on_progress=progress_callback,
+            read_timeout_seconds=read_timeout_seconds,
+            timeout=timeout,
+            ttl=ttl,
+            meta=meta,
+        )
+
+
+def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> TaskSessionWrapper:
+    """Wrap a ``ClientSession`` built elsewhere (a framework's) so its ``call_tool`` runs tasks."""
+    if isinstance(session, TaskSessionWrapper):
+        return session
+    return TaskSessionWrapper(session, mode=mode, on_status=on_status)
+
+
+def __getattr__(name: str) -> Any:
+    """``TaskClientSession`` is made on first use: it subclasses the installed SDK's ``ClientSession``."""
+    if name == "TaskClientSession":
+        return get_adapter().client.task_session_class(call_tool, session_kwargs)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    TaskClientSession: type[Any]
+    """A ``ClientSession`` subclass: ``session_kwargs()`` applied, ``call_tool`` running tasks.
+
+    ``TaskClientSession(read, write, dialect=None, mode="auto", on_status=None, **client_session_kwargs)``;
+    ``call_tool`` keeps the SDK's signature and adds ``mode=``, ``on_status=``, ``timeout=``, ``ttl=``.
+    """

@@ -10,9 +10,23 @@ then enable it on the server kind you have:
 * mcp 2.x ``MCPServer`` (extensions are fixed at construction):
   ``MCPServer("name", **tasks.mcpserver_kwargs(lifespan=my_lifespan))``.
 
-Inside a tool body, :func:`report_status` sets the task's status message and
-:func:`current_task` tells whether the call runs as a task. In a plain call both are no-ops by
-design, so one tool body serves both kinds of call.
+Or let :class:`TaskServer` build the server: the same code on both majors (``FastMCP`` on 1.x,
+``MCPServer`` on 2.x, tasks installed)::
+
+    app = TaskServer("builder", store="sqlite:///tasks.db")
+
+    @app.tool(task="optional")
+    async def build(target: str) -> str:
+        await report_progress(1, 2, "compiling")
+        return f"built {target}"
+
+    app.run()  # stdio; app.run(transport="streamable-http", host=..., port=...)
+
+Inside a tool body, :func:`report_status` and :func:`report_progress` tell the caller how far the
+work is: in a task they set the task's status message (seen by ``on_status``); in a plain call
+they send ``notifications/progress`` when the caller asked for progress (``on_progress``), so one
+tool body serves both kinds of call. :func:`current_task` tells whether the call runs as a task;
+:func:`log` sends a log message on a plain call.
 
 :func:`elicit`, :func:`create_message` and :func:`list_roots` ask the client for input from
 inside a tool body. Run as a task, the task goes ``input_required`` until the client answers (in
@@ -26,8 +40,11 @@ This module imports no ``mcp``: the adapter for the installed major is imported 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+import contextvars
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Literal, TypeVar, cast, overload
 
 import anyio
 import anyio.lowlevel
@@ -36,6 +53,7 @@ from . import _engine
 from ._adapters import get_adapter
 from ._detect import refuse_unsupported
 from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskPolicy, TaskStore
+from ._engine.policy import SUPPORT_VALUES
 from .core.model import Task
 from .dialects import DIALECT_2025_11_25, TaskSupport
 from .errors import TaskStateError
@@ -45,14 +63,22 @@ __all__ = [
     "InMemoryTaskStore",
     "PollPolicy",
     "ServerTasks",
+    "TaskServer",
     "TaskStore",
     "TaskSupport",
     "create_message",
     "current_task",
     "elicit",
     "list_roots",
+    "log",
+    "report_progress",
     "report_status",
 ]
+
+FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+_tool_logger = logging.getLogger("mcp_tasks_compat.tool")
 
 
 class ServerTasks(TaskPolicy):
@@ -84,9 +110,137 @@ class ServerTasks(TaskPolicy):
         return get_adapter().server.mcpserver_kwargs(self, **user_kwargs)
 
 
+class TaskServer:
+    """The installed major's documented server with tasks installed: ``FastMCP`` on mcp 1.x,
+    ``MCPServer`` on mcp 2.x (both task dialects), written the same way on both.
+
+    ``store`` and the other :class:`ServerTasks` keywords (``poll_policy``, ``dialects``,
+    ``ttl_floor_ms``, ``lease_s``, ...) configure the tasks; every other keyword goes to the SDK's
+    server (``instructions=``, ``lifespan=``, on 1.x ``host=``/``port=``...). Register tools with
+    :meth:`tool`; :attr:`sdk_server` is the SDK's server for everything else (resources, prompts,
+    custom routes). :attr:`tasks` is the :class:`ServerTasks` in use.
+    """
+
+    def __init__(self, name: str, *, store: TaskStore | str | None = None, **options: Any) -> None:
+        accepted = set(inspect.signature(ServerTasks).parameters) - {"tools"}
+        policy_options = {key: options.pop(key) for key in list(options) if key in accepted}
+        self.name = name
+        self.tasks = ServerTasks(store=store, **policy_options)
+        self._builder = get_adapter().builder
+        self.sdk_server: Any = self._builder.new_server(name, self.tasks, options)
+
+    def __repr__(self) -> str:
+        return f"<TaskServer {self.name!r} on {type(self.sdk_server).__name__}>"
+
+    @overload
+    def tool(self, function: FunctionT, /) -> FunctionT: ...
+
+    @overload
+    def tool(
+        self, function: None = None, /, *, task: TaskSupport = "forbidden", **sdk_tool_kwargs: Any
+    ) -> Callable[[FunctionT], FunctionT]: ...
+
+    def tool(
+        self, function: Any = None, /, *, task: TaskSupport = "forbidden", **sdk_tool_kwargs: Any
+    ) -> Any:
+        """Register a tool (sync or async) with the SDK's own decorator, and how it may run as a task.
+
+        ``task``: ``"optional"`` (the client chooses), ``"required"`` (only as a task) or
+        ``"forbidden"`` (never, the default). ``name``, ``title``, ``description``,
+        ``annotations``, ``structured_output``... go to the SDK's ``tool()``, so the input schema
+        comes from the type hints and structured output from the return type, as the SDK makes them.
+        """
+        if task not in SUPPORT_VALUES:
+            raise ValueError(f"task must be one of {SUPPORT_VALUES}, not {task!r}")
+
+        def register(tool_function: FunctionT) -> FunctionT:
+            name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
+            self.tasks.tools[name] = task
+            return tool_function
+
+        return register(function) if function is not None else register
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        """Serve until stopped: ``"stdio"`` (default) or ``"streamable-http"`` with ``host=``, ``port=``.
+
+        Blocking, like the SDK's own ``run``; other options (``json_response``, ``stateless_http``,
+        ...) go to it.
+        """
+        self._builder.run(self.sdk_server, transport, options)
+
+
+# --- a tool body's view of its call ---------------------------------------------------------------
+
+_last_progress: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "mcp_tasks_compat_last_progress", default=0.0
+)
+
+
+async def _plain_progress(progress: float | None, total: float | None, message: str | None) -> bool:
+    """The one place a plain call's ``notifications/progress`` is sent (``progress=None``: the next step).
+
+    Progress must increase from one notification to the next, so a status without a number
+    counts on from the last value sent in this call.
+    """
+    value = _last_progress.get() + 1.0 if progress is None else float(progress)
+    sent = await get_adapter().builder.send_progress(value, total, message)
+    if sent:
+        _last_progress.set(value)
+    return sent
+
+
 async def report_status(message: str) -> None:
-    """Set the running task's status message (rate-bounded). Does nothing in a plain call."""
-    await _engine.report_status(message)
+    """Tell the caller how the work goes.
+
+    In a task: the task's status message (rate-bounded), seen by the client's ``on_status``. In a
+    plain call whose caller asked for progress: a ``notifications/progress`` carrying ``message``
+    (its ``progress`` counts on by one from the last value sent in this call), seen by
+    ``on_progress``. Otherwise nothing.
+    """
+    if await _engine.report_status(message):
+        return
+    await _plain_progress(None, None, message)
+
+
+async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+    """Report progress: ``notifications/progress`` in a plain call whose caller asked for it.
+
+    In a task (whose request was already answered) it sets the status message instead: ``message``,
+    or ``"progress/total"`` without one, so ``on_status`` sees it. ``progress`` should increase
+    from one report to the next, as the MCP specification requires.
+    """
+    if _engine.current_run() is not None:
+        if message is None:
+            message = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        await _engine.report_status(message)
+        return
+    await _plain_progress(progress, total, message)
+
+
+async def log(level: LogLevel, message: Any, *, logger: str | None = None) -> None:
+    """A log message for the client (``notifications/message``) on a plain call.
+
+    A task's request was answered when the task was created, so inside a task it goes to this
+    server's Python logging (``mcp_tasks_compat.tool``) instead; use :func:`report_status` for
+    what the client should see. On 2026-07-28 the SDK sends it only when the request opted in.
+    """
+    if _engine.current_run() is None and await get_adapter().builder.send_log(level, message, logger):
+        return
+    _tool_logger.log(
+        _PYTHON_LEVELS.get(level, logging.INFO), "%s%s", f"{logger}: " if logger else "", message
+    )
+
+
+_PYTHON_LEVELS: Final[Mapping[str, int]] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 
 def current_task() -> Task | None:

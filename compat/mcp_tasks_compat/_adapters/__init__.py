@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, cast
 from .._detect import sdk_info
 
 if TYPE_CHECKING:
-    from .base import AppFacet, ClientFacet, ServerFacet
+    from .base import AppFacet, BuilderFacet, ClientFacet, ServerFacet
 
 __all__ = ["ADAPTERS", "SdkAdapter", "get_adapter"]
 
@@ -48,6 +48,10 @@ class SdkAdapter:
     @cached_property
     def server(self) -> ServerFacet:
         return cast("ServerFacet", importlib.import_module(f"{self.package}.server"))
+
+    @cached_property
+    def builder(self) -> BuilderFacet:
+        return cast("BuilderFacet", importlib.import_module(f"{self.package}.builder"))
 
     @cached_property
     def app(self) -> AppFacet:

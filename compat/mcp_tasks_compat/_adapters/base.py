@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Answerer",
     "AppFacet",
+    "BuilderFacet",
     "ClientFacet",
     "ServerFacet",
     "Streams",
@@ -58,6 +59,16 @@ class ClientFacet(Protocol):
         """The negotiated connection of ``session`` (negotiated on first use, then cached)."""
         ...
 
+    def task_session_class(
+        self, call_tool: Callable[..., Awaitable[Any]], session_kwargs: Callable[..., dict[str, Any]]
+    ) -> type[Any]:
+        """The ``ClientSession`` subclass whose ``call_tool`` is ``call_tool(self, ...)``."""
+        ...
+
+    def tasks_extension(self, *, dialect: Dialect | None) -> Any:
+        """The Tasks extension as ``mcp.Client(extensions=[...])`` takes it (mcp 2.x only)."""
+        ...
+
 
 class ServerFacet(Protocol):
     """The server side: what :mod:`mcp_tasks_compat.server` needs of the installed SDK's servers."""
@@ -80,6 +91,32 @@ class ServerFacet(Protocol):
 
     def input_result(self, method: str, answer: Mapping[str, Any]) -> Any:
         """The client's answer as the SDK's own result type."""
+        ...
+
+
+class BuilderFacet(Protocol):
+    """What :class:`mcp_tasks_compat.server.TaskServer` needs: the major's documented server, and a
+    tool body's view of its own request (progress, log), without a major-specific ``Context``."""
+
+    def new_server(self, name: str, policy: TaskPolicy, sdk_kwargs: Mapping[str, Any]) -> Any:
+        """``FastMCP`` (1.x) / ``MCPServer`` (2.x) named ``name`` with ``policy``'s tasks enabled."""
+        ...
+
+    def add_tool(self, server: Any, function: Callable[..., Any], sdk_tool_kwargs: Mapping[str, Any]) -> str:
+        """Register ``function`` with the SDK's own decorator (its schema, its output); the tool's name."""
+        ...
+
+    def run(self, server: Any, transport: str, options: Mapping[str, Any]) -> None:
+        """Serve until stopped (blocking), as the SDK's own ``run`` does."""
+        ...
+
+    async def send_progress(self, progress: float, total: float | None, message: str | None) -> bool:
+        """``notifications/progress`` on the current ``tools/call`` when its caller sent a progress
+        token; whether it was sent."""
+        ...
+
+    async def send_log(self, level: str, data: Any, logger_name: str | None) -> bool:
+        """``notifications/message`` on the current ``tools/call``; whether there was one to send it on."""
         ...
 
 

@@ -12,7 +12,7 @@ from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._version import __version__
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
-from ..server import ServerTasks
+from ..server import TaskServer
 from .common import EXIT_OK, EXIT_USAGE
 from .failures import describe_failure, leaves
 
@@ -24,16 +24,16 @@ EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 def build_example_server(
     *, host: str = "127.0.0.1", store: str = "memory:", lease_s: float = DEFAULT_LEASE_S
 ) -> Any:
-    """The example tools on the installed major's documented server (``FastMCP`` / ``MCPServer``), tasks on.
+    """The example tools on a :class:`~mcp_tasks_compat.server.TaskServer`: its SDK server.
 
     ``host`` is where it will listen over HTTP (mcp 1.x derives DNS-rebinding protection from it);
     ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
     ``lease_s`` how long a run's claim on a shared store holds without renewal.
     """
-    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), store=store, lease_s=lease_s)
-    return get_adapter().app.build_server(
-        EXAMPLE_SERVER_NAME, EXAMPLE_TOOLS, policy, host=host, version=__version__
-    )
+    app = TaskServer(EXAMPLE_SERVER_NAME, store=store, lease_s=lease_s, host=host, version=__version__)
+    for name, tool in EXAMPLE_TOOLS.items():
+        app.tool(name=name, task=EXAMPLE_TASK_SUPPORT.get(name, "forbidden"))(tool)
+    return app.sdk_server
 
 
 @dataclass(frozen=True)

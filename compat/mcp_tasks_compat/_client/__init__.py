@@ -25,14 +25,16 @@ from .protocols import (
     ClientConnection,
     Mode,
     Negotiated,
+    OnProgress,
     OnStatus,
+    ProgressSink,
     RemoteError,
     StatusListener,
     TaskPush,
     TaskWire,
 )
 from .push import PushLink
-from .run import TaskRun, call_tool, follow, resume, seconds, start_tool
+from .run import TaskRun, call_tool, follow, progress_sink, resume, seconds, start_tool, statuses_as_progress
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
@@ -43,7 +45,9 @@ __all__ = [
     "DeclaredSupport",
     "Mode",
     "Negotiated",
+    "OnProgress",
     "OnStatus",
+    "ProgressSink",
     "PushLink",
     "RemoteError",
     "StatusListener",
@@ -55,7 +59,9 @@ __all__ = [
     "clamp_poll_seconds",
     "declared_support",
     "follow",
+    "progress_sink",
     "resume",
     "seconds",
     "start_tool",
+    "statuses_as_progress",
 ]

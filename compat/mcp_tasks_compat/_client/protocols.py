@@ -24,7 +24,9 @@ __all__ = [
     "ClientConnection",
     "Mode",
     "Negotiated",
+    "OnProgress",
     "OnStatus",
+    "ProgressSink",
     "RemoteError",
     "ResultT",
     "ResultT_co",
@@ -46,6 +48,10 @@ RESULT_GRACE_SECONDS: Final = 1.0
 Mode = Literal["auto", "task", "plain"]
 OnStatus = Callable[[Task], "Awaitable[None] | None"]
 StatusListener = Callable[[Task], None]
+OnProgress = Callable[[float, "float | None", "str | None"], "Awaitable[None] | None"]
+"""``on_progress(progress, total, message)``, sync or async: a plain call's ``notifications/progress``."""
+ProgressSink = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+"""What the adapters hand the SDK as its ``progress_callback`` (always async)."""
 
 ResultT = TypeVar("ResultT")
 ResultT_co = TypeVar("ResultT_co", covariant=True)
@@ -172,10 +178,13 @@ class ClientConnection(Protocol[ResultT_co]):
         as_task: bool,
         ttl_ms: int | None,
         meta: dict[str, Any] | None,
+        progress: ProgressSink | None = None,
+        read_timeout: float | None = None,
     ) -> Task | ResultT_co:
         """Send ``tools/call``: a :class:`Task` when the server created one, else its ``CallToolResult``.
 
         ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the request is the same
-        either way and the server decides.
+        either way and the server decides. ``progress`` becomes the SDK's ``progress_callback``
+        (it sets the progress token) and ``read_timeout`` its ``read_timeout_seconds``.
         """
         ...

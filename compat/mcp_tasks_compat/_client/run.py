@@ -8,6 +8,7 @@ they are on.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,9 +26,28 @@ from .follow_2026 import Follower2026
 from .outcomes import lookup_error
 from .plan import check_ready, plan_call, refuse
 from .poller import Expiry, Poller, Reporter, best_effort_cancel, clamp_poll_seconds
-from .protocols import CANCEL_GRACE_SECONDS, ClientConnection, OnStatus, RemoteError, ResultT, TaskWire
+from .protocols import (
+    CANCEL_GRACE_SECONDS,
+    ClientConnection,
+    OnProgress,
+    OnStatus,
+    ProgressSink,
+    RemoteError,
+    ResultT,
+    TaskWire,
+)
 
-__all__ = ["FOLLOWERS", "TaskRun", "call_tool", "follow", "resume", "seconds", "start_tool"]
+__all__ = [
+    "FOLLOWERS",
+    "TaskRun",
+    "call_tool",
+    "follow",
+    "progress_sink",
+    "resume",
+    "seconds",
+    "start_tool",
+    "statuses_as_progress",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -100,6 +120,42 @@ class _Guard:
         )
 
 
+def progress_sink(on_progress: OnProgress | None) -> ProgressSink | None:
+    """``on_progress`` (sync or async) as the async ``progress_callback`` the SDK calls."""
+    if on_progress is None:
+        return None
+
+    async def sink(progress: float, total: float | None, message: str | None) -> None:
+        outcome = on_progress(progress, total, message)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    return sink
+
+
+def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
+    """``on_status`` that also hands each status message to ``on_progress`` as ``(n, None, message)``.
+
+    For callers that only know the SDK's ``progress_callback`` (agent frameworks): a task's
+    progress reaches them as its status messages, counted 1, 2, 3...
+    """
+    count = 0
+
+    async def report(task: Task) -> None:
+        nonlocal count
+        if on_status is not None:
+            outcome = on_status(task)
+            if inspect.isawaitable(outcome):
+                await outcome
+        if task.status_message:
+            count += 1
+            outcome = on_progress(float(count), None, task.status_message)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    return report
+
+
 async def call_tool(
     connection: ClientConnection[ResultT],
     name: str,
@@ -111,13 +167,24 @@ async def call_tool(
     ttl_ms: int | None,
     meta: dict[str, Any] | None,
     cancel_grace: float,
+    on_progress: OnProgress | None = None,
+    read_timeout: float | None = None,
 ) -> ResultT:
     as_task = await plan_call(connection, name, mode)
     guard = _Guard(timeout=overall_timeout, grace=cancel_grace, what=f"tools/call {name!r}")
     reporter = Reporter(on_status)
+    progress = progress_sink(on_progress)
 
     async def operation() -> ResultT:
-        started = await connection.call(name, arguments, as_task=as_task, ttl_ms=ttl_ms, meta=meta)
+        started = await connection.call(
+            name,
+            arguments,
+            as_task=as_task,
+            ttl_ms=ttl_ms,
+            meta=meta,
+            progress=progress,
+            read_timeout=read_timeout,
+        )
         if not isinstance(started, Task):
             return started
         # A server may hand back a task even on a "plain" call (2026-07-28: the server decides);

@@ -8,7 +8,6 @@ dialect, the only one mcp 1.x speaks. What both majors share is in :mod:`..share
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -24,8 +23,9 @@ from ..base import Answerer, Streams, Tool
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
+from . import builder
 from .client import list_tools as list_tools  # the client facet's, as wire JSON
-from .server import install, lowlevel_server_of
+from .server import lowlevel_server_of
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
@@ -40,20 +40,11 @@ _IDENTITY_ATTRIBUTE = "_mcp_tasks_compat_server_info"
 def build_server(
     name: str, tools: Mapping[str, Tool], policy: TaskPolicy, *, host: str, version: str | None = None
 ) -> FastMCP[Any]:
-    """A ``FastMCP`` serving ``tools``, tasks installed (2025-11-25).
-
-    ``host`` is where it will listen over HTTP (FastMCP derives DNS-rebinding protection from it);
-    ``version`` is the ``serverInfo.version`` to report (FastMCP takes none: mcp's own otherwise).
-    """
-    with warnings.catch_warnings():
-        # mcp 1.23-1.2x with a newer pydantic-settings: noise about FastMCP's own settings model.
-        warnings.filterwarnings("ignore", message=r"Field 'lifespan' has an incomplete definition")
-        server: FastMCP[Any] = FastMCP(name, host=host, log_level="WARNING")
+    """The builder facet's server (``TaskServer``'s) serving ``tools``: one way to build it."""
+    identity = {} if version is None else {"version": version}
+    server = builder.new_server(name, policy, {"host": host, **identity})
     for tool_name, tool in tools.items():
-        server.tool(name=tool_name)(tool)
-    install(policy, server)
-    if version is not None:
-        lowlevel_server_of(server).version = version
+        builder.add_tool(server, tool, {"name": tool_name})
     return server
 
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from datetime import timedelta
+from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import McpError
+from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from ... import _client as client_logic
@@ -31,9 +33,10 @@ from ...core import codec_2025
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, Dialect, TaskSupport
 from ...errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
+from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
-__all__ = ["connection", "session_kwargs"]
+__all__ = ["connection", "session_kwargs", "task_session_class", "tasks_extension"]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -191,9 +194,20 @@ class _Connection:
         as_task: bool,
         ttl_ms: int | None,
         meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
     ) -> Task | types.CallToolResult:
+        timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
         if not as_task:
-            return await self._session.call_tool(name, arguments, meta=dict(meta) if meta else None)
+            # The base class's call_tool: a session subclass that overrides it is not re-entered.
+            return await ClientSession.call_tool(
+                self._session,
+                name,
+                arguments,
+                read_timeout_seconds=timeout,
+                progress_callback=cast("ProgressFnT | None", progress),
+                meta=dict(meta) if meta else None,
+            )
         params = types.CallToolRequestParams(
             name=name,
             arguments=arguments,
@@ -202,7 +216,9 @@ class _Connection:
         )
         raw = _raw(
             await self._session.send_request(
-                types.ClientRequest(types.CallToolRequest(params=params)), _RawResult
+                types.ClientRequest(types.CallToolRequest(params=params)),
+                _RawResult,
+                request_read_timeout_seconds=timeout,
             )
         )
         if "task" in raw:
@@ -255,3 +271,9 @@ async def connection(session: object, *, discover_timeout: float = 5.0) -> _Conn
         if cached is None:
             cached = _CONNECTIONS[session] = _Connection(session, await _negotiate(session))
         return cached
+
+
+def tasks_extension(*, dialect: Dialect | None) -> Any:
+    """Never reached: ``client.tasks_extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
+    del dialect
+    raise NotImplementedError("mcp 1.x has no mcp.Client; build the session with session_kwargs()")

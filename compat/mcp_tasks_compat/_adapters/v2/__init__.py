@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .. import base
-    from . import app, client, server
+    from . import app, builder, client, server
 
     _client: base.ClientFacet = client
     _server: base.ServerFacet = server
     _app: base.AppFacet = app
+    _builder: base.BuilderFacet = builder

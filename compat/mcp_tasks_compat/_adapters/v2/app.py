@@ -31,8 +31,8 @@ from ..base import Answerer, Streams, Tool
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
+from . import builder
 from .client import list_tools as list_tools  # the client facet's, as wire JSON
-from .server import mcpserver_kwargs
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
@@ -43,15 +43,11 @@ if TYPE_CHECKING:
 def build_server(
     name: str, tools: Mapping[str, Tool], policy: TaskPolicy, *, host: str, version: str | None = None
 ) -> MCPServer:
-    """An ``MCPServer(name, **mcpserver_kwargs(policy))`` serving ``tools`` in both dialects.
-
-    ``host`` is unused here: 2.x takes it when the HTTP app is built (:func:`http_app`).
-    """
-    del host
+    """The builder facet's server (``TaskServer``'s) serving ``tools``: one way to build it."""
     identity = {} if version is None else {"version": version}
-    server = MCPServer(name, log_level="WARNING", **identity, **mcpserver_kwargs(policy))
+    server = builder.new_server(name, policy, {"host": host, **identity})
     for tool_name, tool in tools.items():
-        server.tool(name=tool_name)(tool)
+        builder.add_tool(server, tool, {"name": tool_name})
     return server
 
 

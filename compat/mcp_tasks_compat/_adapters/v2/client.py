@@ -35,8 +35,9 @@ from typing import Any, Literal, cast
 import anyio
 import anyio.abc
 import mcp_types
-from mcp.client.extension import ClaimContext, NotificationBinding, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -55,9 +56,18 @@ from ...dialects import (
     TaskSupport,
 )
 from ...errors import METHOD_NOT_FOUND, UnsupportedOptIn, UnsupportedOptInError, UnsupportedSdkError
+from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
-__all__ = ["STATUS_NOTIFICATION", "TaskHandle", "connection", "session_kwargs"]
+__all__ = [
+    "STATUS_NOTIFICATION",
+    "TaskHandle",
+    "TasksClientExtension",
+    "connection",
+    "session_kwargs",
+    "task_session_class",
+    "tasks_extension",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -339,6 +349,40 @@ def session_kwargs(
     return kwargs
 
 
+class TasksClientExtension(ClientExtension):
+    """The Tasks extension as ``mcp.Client(server, extensions=[tasks_extension()])`` takes it.
+
+    The same pieces :func:`session_kwargs` gives a ``ClientSession``: the extension entry, the
+    result claim on ``resultType: "task"`` (``mcp.Client.call_tool`` then follows a task to its
+    result) and the 2025-11-25 status binding, so ``call_tool(client.session, ...)`` runs tasks too.
+    """
+
+    identifier = TASKS_EXTENSION_ID
+
+    def __init__(self, dialect: Dialect | None) -> None:
+        kwargs = session_kwargs(
+            dialect=dialect,
+            extensions=None,
+            result_claims=None,
+            notification_bindings=None,
+            message_handler=None,
+        )
+        self._claims: list[ResultClaim[Any]] = list(
+            kwargs.get("result_claims", {}).get(TASKS_EXTENSION_ID, ())
+        )
+        self._bindings: list[NotificationBinding[Any]] = list(kwargs["notification_bindings"])
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return self._claims
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        return self._bindings
+
+
+def tasks_extension(*, dialect: Dialect | None) -> TasksClientExtension:
+    return TasksClientExtension(dialect)
+
+
 def _config_of(session: ClientSession) -> _SessionConfig | None:
     """The config :func:`session_kwargs` planted, or ``None`` for a session built without it."""
     bindings: object = getattr(session, "_notification_bindings", None)
@@ -519,20 +563,27 @@ class _Connection:
         as_task: bool,
         ttl_ms: int | None,
         meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
     ) -> Task | mcp_types.CallToolResult:
         session = self._session
         if self._config is None and _advertises_tasks_without_claim(session):
             raise UnsupportedOptInError([_ADVERTISE_ONLY], installed=self.installed)
+        # The base class's call_tool throughout: a session subclass that overrides it is not re-entered.
+        plain = ClientSession.call_tool
+        callback = cast("ProgressFnT | None", progress)
         if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not _has_claim_for_task(session):
-                return await session.call_tool(name, arguments, meta=_meta(meta))
+                return await plain(session, name, arguments, read_timeout, callback, meta=_meta(meta))
             # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
-            answer = await session.call_tool(name, arguments, meta=_meta(meta), allow_claimed=True)
+            answer = await plain(
+                session, name, arguments, read_timeout, callback, meta=_meta(meta), allow_claimed=True
+            )
             if isinstance(answer, mcp_types.CallToolResult):
                 return answer
             return codec_2026.decode_create_task_result(_raw(answer))
         if not as_task:
-            return await session.call_tool(name, arguments, meta=_meta(meta))
+            return await plain(session, name, arguments, read_timeout, callback, meta=_meta(meta))
         return await self._call_as_2025_task(name, arguments, ttl_ms=ttl_ms, meta=meta)
 
     async def _call_as_2025_task(

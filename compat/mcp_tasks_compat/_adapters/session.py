@@ -1,0 +1,102 @@
+"""The ``ClientSession`` subclass both majors ship: the library's keywords applied, ``call_tool``
+running tasks.
+
+``ClientSession`` has the same import path and the same ``call_tool(name, arguments,
+read_timeout_seconds, progress_callback, *, meta, ...)`` shape on both majors (1.x takes a
+``timedelta`` for the timeout, 2.x a float; both are accepted), so the class is written once. The
+public layer hands in its own ``call_tool`` and ``session_kwargs`` (this layer cannot import it),
+and the adapters' connections send the plain request through ``ClientSession.call_tool`` itself,
+so the override is never re-entered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import cache
+from typing import Any, cast
+
+from mcp.client.session import ClientSession
+
+from .._client import statuses_as_progress
+
+__all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "task_session_class"]
+
+LIBRARY_SESSION_KEYWORDS = ("extensions", "result_claims", "notification_bindings", "message_handler")
+"""``ClientSession`` keywords that go through ``session_kwargs(...)`` to be composed with ours."""
+
+SDK_ONLY_CALL_OPTIONS = ("input_responses", "request_state", "allow_input_required", "allow_claimed")
+"""mcp 2.x ``call_tool`` options of the SDK's own multi-round flow: with any of them the call is
+the SDK's, unchanged."""
+
+CallTool = Callable[..., Awaitable[Any]]
+SessionKwargs = Callable[..., dict[str, Any]]
+
+
+@cache
+def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> type[Any]:
+    """The subclass, made once per (``call_tool``, ``session_kwargs``) pair of the public layer."""
+
+    class TaskClientSession(ClientSession):
+        """A ``ClientSession`` whose ``call_tool`` runs a tool as a task where the server offers one.
+
+        Built like ``ClientSession`` (same positional and keyword arguments), plus ``dialect``,
+        ``mode`` and ``on_status`` (the defaults of every call); ``extensions``,
+        ``result_claims``, ``notification_bindings`` and ``message_handler`` are composed with the
+        library's through ``session_kwargs``. ``call_tool`` keeps the SDK's signature and adds
+        ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; it returns the SDK's
+        ``CallToolResult``, so a framework that calls ``session.call_tool(...)`` gets tasks.
+        ``progress_callback`` hears a plain call's progress and, in a task, its status messages.
+        """
+
+        def __init__(
+            self,
+            read_stream: Any,
+            write_stream: Any,
+            *args: Any,
+            dialect: Any = None,
+            mode: str = "auto",
+            on_status: Any = None,
+            **kwargs: Any,
+        ) -> None:
+            composed = {key: kwargs.pop(key) for key in LIBRARY_SESSION_KEYWORDS if key in kwargs}
+            kwargs.update(session_kwargs(dialect=dialect, **composed))
+            super().__init__(read_stream, write_stream, *args, **kwargs)
+            self.task_mode = mode
+            self.task_on_status = on_status
+
+        async def call_tool(  # pyright: ignore[reportIncompatibleMethodOverride]
+            self,
+            name: str,
+            arguments: dict[str, Any] | None = None,
+            read_timeout_seconds: Any = None,
+            progress_callback: Any = None,
+            *,
+            meta: Any = None,
+            mode: str | None = None,
+            on_status: Any = None,
+            timeout: Any = None,
+            ttl: Any = None,
+            **sdk_options: Any,
+        ) -> Any:
+            if any(sdk_options.get(key) for key in SDK_ONLY_CALL_OPTIONS):
+                sdk_call = cast("Callable[..., Awaitable[Any]]", super().call_tool)
+                return await sdk_call(
+                    name, arguments, read_timeout_seconds, progress_callback, meta=meta, **sdk_options
+                )
+            status = on_status if on_status is not None else self.task_on_status
+            if progress_callback is not None:
+                status = statuses_as_progress(status, progress_callback)
+            return await call_tool(
+                self,
+                name,
+                arguments,
+                mode=mode or self.task_mode,
+                on_status=status,
+                on_progress=progress_callback,
+                read_timeout_seconds=read_timeout_seconds,
+                timeout=timeout,
+                ttl=ttl,
+                meta=dict(meta) if meta else None,
+            )
+
+    return TaskClientSession

@@ -1,0 +1,5 @@
+"""``python -m longtools``: serve longtools over stdio."""
+
+from .server import main
+
+main()
