@@ -61,6 +61,9 @@ class ServerTasks(TaskPolicy):
     ``tools`` maps tool names to ``"optional" | "required" | "forbidden"``; tools not listed get
     ``default_support``. ``ttl_floor_ms`` is the least TTL a task gets (default one hour),
     ``poll_policy`` the adaptive poll hint, ``store`` where tasks live (in memory by default).
+    ``inline_grace_s``: on 2026-07-28 a call that may be a task waits this long for its tool and
+    is answered plainly if the tool is done by then (``0``: always a task; a required tool always
+    gets one, see docs/server.md).
     ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
     installed SDK can, and naming one it cannot is refused here, at construction.
     """
@@ -111,12 +114,24 @@ def _wire(value: Any) -> Any:
     return value
 
 
-async def _ask(method: str, params: dict[str, Any]) -> Any:
-    """One input request: relayed through the task in a task, sent on the current request otherwise."""
+async def _ask(method: str, params: dict[str, Any], *, before_task: bool = False) -> Any:
+    """One input request: relayed through the task in a task, sent on the current request otherwise.
+
+    A 2026-07-28 call still inside its inline grace is not a task yet: ``before_task`` asks as a
+    multi-round-trip round (the call is answered ``input_required``, the tool runs again with the
+    answer); any other question makes the call a task now and is relayed through it.
+    """
     adapter = get_adapter().server
     run = _engine.current_run()
     if run is None:
-        return adapter.input_result(method, await adapter.plain_input(method, params))
+        call = _engine.pending_call()
+        if call is None:
+            return adapter.input_result(method, await adapter.plain_input(method, params))
+        if before_task and call.rounds is not None:
+            return adapter.input_result(method, call.rounds.ask(method, params))
+        await call.task()
+        run = _engine.current_run()
+        assert run is not None
     engine, record = run
     if record.dialect == DIALECT_2025_11_25:
         missing = adapter.undeclared_capability(method)
@@ -138,16 +153,23 @@ async def _ask(method: str, params: dict[str, Any]) -> Any:
     return adapter.input_result(method, answer)
 
 
-async def elicit(message: str, requested_schema: Mapping[str, Any]) -> Any:
+async def elicit(message: str, requested_schema: Mapping[str, Any], *, before_task: bool = False) -> Any:
     """Ask the user for input (form-mode elicitation): the SDK's ``ElicitResult``.
 
     ``requested_schema`` is the JSON schema of the form (an object of primitive properties), as
     ``ServerSession.elicit_form`` takes it. Check ``result.action`` (``"accept"``, ``"decline"``,
     ``"cancel"``) before reading ``result.content``. A JSON-RPC error answer raises the SDK's
     error in a plain call; in a task, a client that cannot answer ends the task ``cancelled``.
+
+    ``before_task=True``: "ask first, then run long". On 2026-07-28, while the call is not a task
+    yet, the question is a multi-round-trip round (SEP-2322): the call is answered
+    ``input_required`` without a task, and the tool runs again from its start with the answer,
+    which this call then returns; only a call that then outlives the grace becomes a task. The
+    tool must therefore do nothing it cannot repeat before asking. Once the call is a task (and
+    always on 2025-11-25) the question is relayed through the task, as without the keyword.
     """
     params = {"mode": "form", "message": message, "requestedSchema": _wire(dict(requested_schema))}
-    return await _ask("elicitation/create", params)
+    return await _ask("elicitation/create", params, before_task=before_task)
 
 
 async def create_message(
@@ -160,11 +182,13 @@ async def create_message(
     stop_sequences: Sequence[str] | None = None,
     metadata: Mapping[str, Any] | None = None,
     model_preferences: Any = None,
+    before_task: bool = False,
 ) -> Any:
     """Ask the client's model for a completion (sampling): the SDK's ``CreateMessageResult``.
 
     The keywords are ``ServerSession.create_message``'s. ``messages`` and ``model_preferences``
     may be the SDK's models (``SamplingMessage``, ``ModelPreferences``) or their wire JSON.
+    ``before_task`` is :func:`elicit`'s.
     """
     params: dict[str, Any] = {"messages": _wire(list(messages)), "maxTokens": max_tokens}
     optional = {
@@ -176,9 +200,9 @@ async def create_message(
         "modelPreferences": _wire(model_preferences) if model_preferences is not None else None,
     }
     params.update({key: value for key, value in optional.items() if value is not None})
-    return await _ask("sampling/createMessage", params)
+    return await _ask("sampling/createMessage", params, before_task=before_task)
 
 
-async def list_roots() -> Any:
-    """The client's roots: the SDK's ``ListRootsResult``."""
-    return await _ask("roots/list", {})
+async def list_roots(*, before_task: bool = False) -> Any:
+    """The client's roots: the SDK's ``ListRootsResult`` (``before_task`` is :func:`elicit`'s)."""
+    return await _ask("roots/list", {}, before_task=before_task)

@@ -30,9 +30,11 @@ from .engine import (
     PollPolicy,
     TaskEngine,
     current_run,
+    pending_call,
     report_status,
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
+from .inline import DEFAULT_INLINE_GRACE_S, InlineCall, Outcome, RoundTripAnswer, RoundTrips
 from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
 from .persisted import TaskState
 from .policy import SUPPORT_VALUES, TaskPolicy
@@ -50,6 +52,7 @@ from .store import (
 from .stores import store_from_url
 
 __all__ = [
+    "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_LEASE_S",
     "DEFAULT_TTL_FLOOR_MS",
     "DELIVERY_BOUND_S",
@@ -57,11 +60,15 @@ __all__ = [
     "EXPIRED_GRACE_MS",
     "SUPPORT_VALUES",
     "InMemoryTaskStore",
+    "InlineCall",
     "InputRefused",
     "InputRelay",
     "InputSender",
     "Notifier",
+    "Outcome",
     "PollPolicy",
+    "RoundTripAnswer",
+    "RoundTrips",
     "SilentNotifier",
     "SqliteTaskStore",
     "StoreConflict",
@@ -77,6 +84,7 @@ __all__ = [
     "current_run",
     "input_key_prefix",
     "new_task_id",
+    "pending_call",
     "report_status",
     "store_from_url",
 ]
