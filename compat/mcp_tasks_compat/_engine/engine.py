@@ -51,28 +51,25 @@ Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
 @dataclass(frozen=True)
 class PollPolicy:
-    """The ``pollInterval(Ms)`` hint a task carries, from its age.
+    """The ``pollInterval(Ms)`` hint a task carries: short while it is young, growing with its age.
 
-    While a task is younger than ``young_ms`` the hint is ``young_hint_ms`` (a quick tool's result
-    is then picked up within a few milliseconds of its end); after that it grows with the age:
-    clamp(age * ratio, minimum_ms, maximum_ms), so a long task is not polled in a busy loop.
-    :meth:`proportional` is the schedule before the young phase existed (the benchmark's "off").
+    hint = clamp(age * ratio, minimum_ms, maximum_ms). The default polls every 10 ms for the
+    first 200 ms (a quick tool's result is picked up within a few milliseconds of its end), then
+    at a twentieth of the task's age (63 ms at 1.3 s, 500 ms at 10 s), up to 5 s, so a long task
+    is never polled in a busy loop. :meth:`proportional` is the schedule before (the benchmark's
+    "off" switch).
     """
 
-    minimum_ms: int = 20
+    minimum_ms: int = 10
     maximum_ms: int = 5_000
     ratio: float = 0.05
-    young_ms: int = 100
-    young_hint_ms: int = 10
 
     @classmethod
     def proportional(cls) -> PollPolicy:
-        """hint = clamp(age * 0.1, 100 ms, 5 s), with no young phase."""
-        return cls(minimum_ms=100, maximum_ms=5_000, ratio=0.1, young_ms=0)
+        """The earlier default: clamp(age * 0.1, 100 ms, 5 s)."""
+        return cls(minimum_ms=100, maximum_ms=5_000, ratio=0.1)
 
     def hint_ms(self, age_ms: float) -> int:
-        if age_ms < self.young_ms:
-            return self.young_hint_ms
         return int(min(self.maximum_ms, max(self.minimum_ms, age_ms * self.ratio)))
 
 
