@@ -323,7 +323,9 @@ class TaskEngine:
             await self.finish(record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, message))
             return
         logger.debug("task %s work raised", record.task.task_id, exc_info=error)
-        await self.finish(record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__))
+        await self.finish(
+            record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__)
+        )
 
     async def _run_ended(self, record: TaskRecord) -> None:
         record.scope = None  # the run is over here, whatever happens next

@@ -222,7 +222,9 @@ async def test_ask_first_on_an_optional_tool_done_quickly_is_answered_plainly_in
         second = (
             await peer.request(
                 "tools/call",
-                _call("greet_first_optional", inputResponses={key: ALICE}, requestState=first["requestState"]),
+                _call(
+                    "greet_first_optional", inputResponses={key: ALICE}, requestState=first["requestState"]
+                ),
             )
         )["result"]
     assert second["resultType"] == "complete"

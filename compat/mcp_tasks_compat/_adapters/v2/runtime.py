@@ -308,7 +308,11 @@ class TasksRuntime:
 
         async def create(status_message: str | None) -> TaskRecord:
             return await engine.create(
-                dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms, status_message=status_message
+                dialect=dialect,
+                owner=owner,
+                tool_name=tool_name,
+                ttl_ms=ttl_ms,
+                status_message=status_message,
             )
 
         answer = await engine.begin(

@@ -36,10 +36,12 @@ from pydantic import BaseModel, ValidationError
 from ..._detect import SdkInfo, refuse_unsupported, sdk_info
 from ..._engine import (
     InputRefused,
+    InputRelay,
     Outcome,
     RoundTripAnswer,
     RoundTrips,
     TaskPolicy,
+    TaskRecord,
     ToolCallFailure,
     current_run,
     pending_call,
@@ -175,7 +177,9 @@ class TasksExtension(Extension):
                 owner=runtime.owner_2026(),
                 tool_name=params.name,
                 ttl_ms=ttl_ms,
-                work=tool_work(lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, None))),
+                work=tool_work(
+                    lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, None))
+                ),
             )
             # A dict, not a model: the runner dumps models with exclude_none, which would drop a
             # "ttlMs": null (required, nullable).
@@ -190,7 +194,9 @@ class TasksExtension(Extension):
             owner=runtime.owner_2026(),
             tool_name=params.name,
             ttl_ms=ttl_ms,
-            work=tool_work(lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, rounds))),
+            work=tool_work(
+                lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, rounds))
+            ),
             always_task=support == "required",
             rounds=rounds,
         )
@@ -313,14 +319,7 @@ async def _with_round_trips(
             return result
         engine, record = run
         requests = cast("Mapping[str, Mapping[str, Any]]", wire.get("inputRequests") or {})
-        answers: dict[str, Any] = {}
-
-        async def relay(key: str, request: Mapping[str, Any]) -> None:
-            answers[key] = await engine.inputs.request(record, request)
-
-        async with anyio.create_task_group() as group:
-            for key, request in requests.items():
-                group.start_soon(relay, key, request)
+        answers = await _relayed(engine.inputs, record, requests)
         # The handler is invoked with this very params object (the SDK binds it into the chain);
         # the next round is the retry the client would send: the answers and the echoed state.
         retry = CallToolRequestParams.model_validate(
@@ -328,6 +327,21 @@ async def _with_round_trips(
         )
         params.input_responses = retry.input_responses
         params.request_state = cast("str | None", wire.get("requestState"))
+
+
+async def _relayed(
+    inputs: InputRelay, record: TaskRecord, requests: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Every request relayed through the task at once; the answers under the tool's own keys."""
+    answers: dict[str, Any] = {}
+
+    async def relay(key: str, request: Mapping[str, Any]) -> None:
+        answers[key] = await inputs.request(record, request)
+
+    async with anyio.create_task_group() as group:
+        for key, request in requests.items():
+            group.start_soon(relay, key, request)
+    return answers
 
 
 def _plain_answer(outcome: Outcome) -> HandlerResult:
