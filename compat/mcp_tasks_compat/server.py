@@ -35,12 +35,20 @@ import anyio.lowlevel
 from . import _engine
 from ._adapters import get_adapter
 from ._detect import refuse_unsupported
-from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskPolicy, TaskStore
+from ._engine import (
+    DEFAULT_INLINE_GRACE_S,
+    DEFAULT_TTL_FLOOR_MS,
+    InMemoryTaskStore,
+    PollPolicy,
+    TaskPolicy,
+    TaskStore,
+)
 from .core.model import Task
 from .dialects import DIALECT_2025_11_25, TaskSupport
 from .errors import TaskStateError
 
 __all__ = [
+    "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_TTL_FLOOR_MS",
     "InMemoryTaskStore",
     "PollPolicy",

@@ -266,8 +266,9 @@ class TaskEngine:
         create: Callable[[str | None], Awaitable[TaskRecord]],
         always_task: bool = False,
         rounds: RoundTrips | None = None,
-    ) -> Outcome | TaskRecord:
-        """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task.
+    ) -> Outcome | Task:
+        """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
+        as created (``working``: a task begins so, even one whose outcome is already known).
 
         ``create(status_message)`` makes the task when one is needed (the grace ran out, or the
         work asked for input only a task can carry); the run goes on as its work, unrestarted.
@@ -286,12 +287,13 @@ class TaskEngine:
         except BaseException:
             call.drop()
             raise
+        created = record.task
         if outcome is None:
             call.attach(record)
-            return record
+            return created
         await self._apply(record, outcome)  # a required tool that ended within the grace
         self._records.release_if_idle(record)
-        return record
+        return created
 
     async def _run_inline(self, call: InlineCall, work: Work) -> None:
         run = _Run(self, None, call)

@@ -175,6 +175,7 @@ async def test_a_required_tool_done_within_the_grace_is_still_a_task_already_com
     async with declaring_session(app.server) as session:
         handle = await session.call_tool("quick_required", {"x": 4}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)
+        assert handle.status == "working"  # a task begins so; it is completed by the first tasks/get
         done = await get_task(session, handle.task_id)
     assert done.status == "completed"
     assert done.result is not None

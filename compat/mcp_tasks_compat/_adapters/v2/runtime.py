@@ -315,7 +315,7 @@ class TasksRuntime:
                 status_message=status_message,
             )
 
-        answer = await engine.begin(
+        return await engine.begin(
             work,
             self._run_group(ctx),
             grace_s=self.tasks.inline_grace_s,
@@ -323,7 +323,6 @@ class TasksRuntime:
             always_task=always_task,
             rounds=rounds,
         )
-        return answer.task if isinstance(answer, TaskRecord) else answer
 
     def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
         group = self._group_for(ctx.lifespan_context)
