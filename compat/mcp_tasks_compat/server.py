@@ -19,7 +19,12 @@ inside a tool body. Run as a task, the task goes ``input_required`` until the cl
 2026-07-28 through ``inputRequests`` and ``tasks/update``, in 2025-11-25 through a request
 delivered on the client's open ``tasks/result``); in a plain call they are the ordinary
 server-to-client requests of the current ``tools/call``. They return the installed SDK's own
-result types (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``).
+result types (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``). With
+``before_task=True`` a question asked on 2026-07-28 before the call is a task is a multi-round-trip
+round instead ("ask first, then run long").
+
+On 2026-07-28 a task-capable call waits ``inline_grace_s`` for its tool and is answered plainly if
+the tool is done by then; ``current_task()`` is ``None`` until the call is a task.
 
 This module imports no ``mcp``: the adapter for the installed major is imported on first use.
 """
@@ -134,8 +139,11 @@ async def _ask(method: str, params: dict[str, Any], *, before_task: bool = False
     if run is None:
         call = _engine.pending_call()
         if call is None:
+            rounds = _engine.plain_rounds() if before_task else None
+            if rounds is not None:  # a plain 2026-07-28 call: the question is a round all the same
+                return adapter.input_result(method, rounds.ask(method, params))
             return adapter.input_result(method, await adapter.plain_input(method, params))
-        if before_task and call.rounds is not None:
+        if before_task and call.is_open and call.rounds is not None:
             return adapter.input_result(method, call.rounds.ask(method, params))
         await call.task()
         run = _engine.current_run()

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -30,7 +32,15 @@ from ..errors import INVALID_PARAMS, PeerProtocolError
 from .inputs import input_key_prefix
 from .state import TaskRecord
 
-__all__ = ["DEFAULT_INLINE_GRACE_S", "InlineCall", "Outcome", "RoundTripAnswer", "RoundTrips"]
+__all__ = [
+    "DEFAULT_INLINE_GRACE_S",
+    "InlineCall",
+    "Outcome",
+    "RoundTripAnswer",
+    "RoundTrips",
+    "plain_rounds",
+    "rounds_of_plain_call",
+]
 
 DEFAULT_INLINE_GRACE_S: Final = 0.05
 """How long a 2026-07-28 task-capable call waits for its tool before answering with a task.
@@ -114,6 +124,26 @@ class RoundTrips:
             "requestState": _encode_state(self._answers),
         }
         raise self._error(self.question)
+
+
+_plain: contextvars.ContextVar[RoundTrips | None] = contextvars.ContextVar(
+    "mcp_tasks_compat_plain_rounds", default=None
+)
+
+
+@contextmanager
+def rounds_of_plain_call(rounds: RoundTrips) -> Generator[RoundTrips]:
+    """A plain 2026-07-28 call (never a task) whose ``before_task`` questions are rounds too."""
+    token = _plain.set(rounds)
+    try:
+        yield rounds
+    finally:
+        _plain.reset(token)
+
+
+def plain_rounds() -> RoundTrips | None:
+    """The rounds of the plain 2026-07-28 call running in this context, if any."""
+    return _plain.get()
 
 
 def _encode_state(answers: Mapping[str, Any]) -> str:

@@ -292,3 +292,23 @@ async def test_2025_the_same_tools_work_through_the_tasks_result_relay(tool: str
     assert [request["method"] for request in peer.server_requests] == ["elicitation/create"]
     text = result["result"]["content"][0]["text"]
     assert text == ("Hello, Alice!" if tool == "greet_first" else "native {'name': 'Alice'}")
+
+
+async def test_ask_first_in_a_plain_2026_call_is_a_round_too() -> None:
+    # A client without the extension (and a forbidden tool) never gets a task; the question is a
+    # multi-round-trip round of the plain call, so the tool still gets its answer.
+    app = build_app()
+    async with raw_peer(app.server) as peer:
+        envelope = {"_meta": meta_2026(declare=False)}
+        first = (
+            await peer.request("tools/call", {"name": "greet_first_optional", "arguments": {}, **envelope})
+        )["result"]
+        (key,) = first["inputRequests"]
+        retry = {"inputResponses": {key: ALICE}, "requestState": first["requestState"], **envelope}
+        second = (
+            await peer.request("tools/call", {"name": "greet_first_optional", "arguments": {}, **retry})
+        )["result"]
+    assert first["resultType"] == "input_required"
+    assert second["resultType"] == "complete"
+    assert second["content"][0]["text"] == "Hi, Alice!"
+    assert await app.task_count() == 0

@@ -45,6 +45,7 @@ from ..._engine import (
     ToolCallFailure,
     current_run,
     pending_call,
+    rounds_of_plain_call,
 )
 from ...core import codec_2026
 from ...core.model import Task
@@ -163,11 +164,11 @@ class TasksExtension(Extension):
                 return await call_next(ctx)
             return await _with_round_trips(params, ctx, call_next, None)
         if support == "forbidden":
-            return await call_next(ctx)
+            return await _plain_with_rounds(params, ctx, call_next)
         if not _declares_tasks(ctx):
             if support == "required":
                 raise mcp_error(codec_2026.missing_capability_error())
-            return await call_next(ctx)
+            return await _plain_with_rounds(params, ctx, call_next)
         engine = runtime.tasks.engine
         ttl_ms = engine.effective_ttl(None, requested=False)
         if runtime.tasks.inline_grace_s <= 0:
@@ -184,10 +185,7 @@ class TasksExtension(Extension):
             # A dict, not a model: the runner dumps models with exclude_none, which would drop a
             # "ttlMs": null (required, nullable).
             return codec_2026.encode_create_task_result(task)
-        try:
-            rounds = RoundTrips(_wire_responses(params), params.request_state, error=_RoundTripRequest)
-        except PeerProtocolError as exc:
-            raise mcp_error(exc) from None
+        rounds = _rounds_of(params)
         answer = await runtime.begin_call(
             ctx,
             dialect=DIALECT_2026_07_28,
@@ -261,6 +259,29 @@ class _RoundTripRequest(MCPError):
     def __init__(self, result: Mapping[str, Any]) -> None:
         super().__init__(code=INTERNAL_ERROR, message="the tool asks for input before it runs as a task")
         self.result = dict(result)
+
+
+def _rounds_of(params: CallToolRequestParams) -> RoundTrips:
+    """The call's multi-round-trip state: its ``inputResponses`` and ``requestState`` (-32602 for a
+    state this server did not write)."""
+    try:
+        return RoundTrips(_wire_responses(params), params.request_state, error=_RoundTripRequest)
+    except PeerProtocolError as exc:
+        raise mcp_error(exc) from None
+
+
+async def _plain_with_rounds(
+    params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """A plain 2026-07-28 call: a ``before_task`` question is answered as a round, no task needed."""
+    with rounds_of_plain_call(_rounds_of(params)) as rounds:
+        try:
+            result = await call_next(ctx)
+        except Exception:
+            if rounds.question is not None:
+                return rounds.question
+            raise
+        return rounds.question if rounds.question is not None else result
 
 
 def _wire_responses(params: CallToolRequestParams) -> dict[str, Any] | None:
