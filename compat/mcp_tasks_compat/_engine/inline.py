@@ -28,7 +28,6 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.lowlevel
 
-from ..errors import INVALID_PARAMS, PeerProtocolError
 from .inputs import input_key_prefix
 from .state import TaskRecord
 
@@ -86,7 +85,9 @@ class RoundTrips:
     key from the order it is asked in (``elicit-1``, ``elicit-2``), so asking again in the next
     round (the tool runs again from its start) finds the answer. Answers of earlier rounds ride in
     ``requestState`` (JSON, base64url): the client only echoes it, and what it could change there
-    are its own answers. ``MCPServer`` seals ``requestState`` at the wire boundary anyway.
+    are its own answers. ``MCPServer`` seals ``requestState`` at the wire boundary anyway. A
+    ``requestState`` of another shape is the tool's own (the SDK's multi-round-trip flow) and
+    carries no answers here.
     """
 
     def __init__(
@@ -152,17 +153,18 @@ def _encode_state(answers: Mapping[str, Any]) -> str:
 
 
 def _decode_state(state: str) -> dict[str, Any]:
-    """The answers carried by ``requestState``; -32602 for anything this server did not write."""
+    """The answers carried by a ``requestState`` this server wrote; none for any other (the tool's
+    own multi-round-trip state, which it reads itself, passes through untouched)."""
     try:
         decoded: Any = json.loads(base64.urlsafe_b64decode(state.encode()))
     except (binascii.Error, ValueError, UnicodeError):
-        decoded = None
+        return {}
     if (
         not isinstance(decoded, dict)
         or decoded.get("v") != _STATE_VERSION  # pyright: ignore[reportUnknownMemberType]
         or not isinstance(decoded.get("answers"), dict)  # pyright: ignore[reportUnknownMemberType]
     ):
-        raise PeerProtocolError("Invalid requestState", jsonrpc_code=INVALID_PARAMS)
+        return {}
     return dict(decoded["answers"])  # pyright: ignore[reportUnknownArgumentType]
 
 

@@ -233,20 +233,24 @@ async def test_ask_first_on_an_optional_tool_done_quickly_is_answered_plainly_in
     assert await app.task_count() == 0
 
 
-async def test_a_request_state_this_server_did_not_write_is_refused() -> None:
+@pytest.mark.parametrize("declare", [True, False], ids=["within-the-grace", "plain-call"])
+async def test_the_sdks_own_input_required_rounds_pass_through_with_their_own_state(declare: bool) -> None:
     app = build_app()
     async with raw_peer(app.server) as peer:
-        frame = await peer.request("tools/call", _call("greet_first", requestState="bm90IG91cnM="))
-    assert frame["error"]["code"] == -32602
-
-
-async def test_the_sdks_own_input_required_is_a_plain_round_within_the_grace() -> None:
-    app = build_app()
-    async with raw_peer(app.server) as peer:
-        first = (await peer.request("tools/call", _call("native_rounds")))["result"]
+        envelope = {"_meta": meta_2026(declare=declare)}
+        first = (await peer.request("tools/call", {"name": "native_rounds", "arguments": {}, **envelope}))[
+            "result"
+        ]
+        retry = {"inputResponses": {"user_name": ALICE}, "requestState": first["requestState"], **envelope}
+        second = (await peer.request("tools/call", {"name": "native_rounds", "arguments": {}, **retry}))[
+            "result"
+        ]
     assert first["resultType"] == "input_required"
     assert list(first["inputRequests"]) == ["user_name"]
     assert "taskId" not in first
+    assert second["resultType"] == "complete"
+    assert second["content"][0]["text"] == "native {'name': 'Alice'}"
+    assert app.runs == ["native state=None", "native state=round-1"]  # its own state, unsealed
     assert await app.task_count() == 0
 
 

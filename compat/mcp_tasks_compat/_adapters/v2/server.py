@@ -262,12 +262,8 @@ class _RoundTripRequest(MCPError):
 
 
 def _rounds_of(params: CallToolRequestParams) -> RoundTrips:
-    """The call's multi-round-trip state: its ``inputResponses`` and ``requestState`` (-32602 for a
-    state this server did not write)."""
-    try:
-        return RoundTrips(_wire_responses(params), params.request_state, error=_RoundTripRequest)
-    except PeerProtocolError as exc:
-        raise mcp_error(exc) from None
+    """The call's multi-round-trip state: its ``inputResponses`` and ``requestState``."""
+    return RoundTrips(_wire_responses(params), params.request_state, error=_RoundTripRequest)
 
 
 async def _plain_with_rounds(
