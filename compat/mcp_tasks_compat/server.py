@@ -33,7 +33,12 @@ inside a tool body. Run as a task, the task goes ``input_required`` until the cl
 2026-07-28 through ``inputRequests`` and ``tasks/update``, in 2025-11-25 through a request
 delivered on the client's open ``tasks/result``); in a plain call they are the ordinary
 server-to-client requests of the current ``tools/call``. They return the installed SDK's own
-result types (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``).
+result types (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``). With
+``before_task=True`` a question asked on 2026-07-28 before the call is a task is a multi-round-trip
+round instead ("ask first, then run long").
+
+On 2026-07-28 a task-capable call waits ``inline_grace_s`` for its tool and is answered plainly if
+the tool is done by then; ``current_task()`` is ``None`` until the call is a task.
 
 This module imports no ``mcp``: the adapter for the installed major is imported on first use.
 """
@@ -52,13 +57,21 @@ import anyio.lowlevel
 from . import _engine
 from ._adapters import get_adapter
 from ._detect import refuse_unsupported
-from ._engine import DEFAULT_TTL_FLOOR_MS, InMemoryTaskStore, PollPolicy, TaskPolicy, TaskStore
+from ._engine import (
+    DEFAULT_INLINE_GRACE_S,
+    DEFAULT_TTL_FLOOR_MS,
+    InMemoryTaskStore,
+    PollPolicy,
+    TaskPolicy,
+    TaskStore,
+)
 from ._engine.policy import SUPPORT_VALUES
 from .core.model import Task
 from .dialects import DIALECT_2025_11_25, TaskSupport
 from .errors import TaskStateError
 
 __all__ = [
+    "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_TTL_FLOOR_MS",
     "InMemoryTaskStore",
     "PollPolicy",
@@ -87,6 +100,9 @@ class ServerTasks(TaskPolicy):
     ``tools`` maps tool names to ``"optional" | "required" | "forbidden"``; tools not listed get
     ``default_support``. ``ttl_floor_ms`` is the least TTL a task gets (default one hour),
     ``poll_policy`` the adaptive poll hint, ``store`` where tasks live (in memory by default).
+    ``inline_grace_s``: on 2026-07-28 a call that may be a task waits this long for its tool and
+    is answered plainly if the tool is done by then (``0``: always a task; a required tool always
+    gets one, see docs/server.md).
     ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
     installed SDK can, and naming one it cannot is refused here, at construction. ``push``
     (default ``True``, mcp 2.x, 2026-07-28) sends ``notifications/tasks`` on a client's
@@ -267,12 +283,27 @@ def _wire(value: Any) -> Any:
     return value
 
 
-async def _ask(method: str, params: dict[str, Any]) -> Any:
-    """One input request: relayed through the task in a task, sent on the current request otherwise."""
+async def _ask(method: str, params: dict[str, Any], *, before_task: bool = False) -> Any:
+    """One input request: relayed through the task in a task, sent on the current request otherwise.
+
+    A 2026-07-28 call still inside its inline grace is not a task yet: ``before_task`` asks as a
+    multi-round-trip round (the call is answered ``input_required``, the tool runs again with the
+    answer); any other question makes the call a task now and is relayed through it.
+    """
     adapter = get_adapter().server
     run = _engine.current_run()
     if run is None:
-        return adapter.input_result(method, await adapter.plain_input(method, params))
+        call = _engine.pending_call()
+        if call is None:
+            rounds = _engine.plain_rounds() if before_task else None
+            if rounds is not None:  # a plain 2026-07-28 call: the question is a round all the same
+                return adapter.input_result(method, rounds.ask(method, params))
+            return adapter.input_result(method, await adapter.plain_input(method, params))
+        if before_task and call.is_open and call.rounds is not None:
+            return adapter.input_result(method, call.rounds.ask(method, params))
+        await call.task()
+        run = _engine.current_run()
+        assert run is not None
     engine, record = run
     if record.dialect == DIALECT_2025_11_25:
         missing = adapter.undeclared_capability(method)
@@ -294,16 +325,23 @@ async def _ask(method: str, params: dict[str, Any]) -> Any:
     return adapter.input_result(method, answer)
 
 
-async def elicit(message: str, requested_schema: Mapping[str, Any]) -> Any:
+async def elicit(message: str, requested_schema: Mapping[str, Any], *, before_task: bool = False) -> Any:
     """Ask the user for input (form-mode elicitation): the SDK's ``ElicitResult``.
 
     ``requested_schema`` is the JSON schema of the form (an object of primitive properties), as
     ``ServerSession.elicit_form`` takes it. Check ``result.action`` (``"accept"``, ``"decline"``,
     ``"cancel"``) before reading ``result.content``. A JSON-RPC error answer raises the SDK's
     error in a plain call; in a task, a client that cannot answer ends the task ``cancelled``.
+
+    ``before_task=True``: "ask first, then run long". On 2026-07-28, while the call is not a task
+    yet, the question is a multi-round-trip round (SEP-2322): the call is answered
+    ``input_required`` without a task, and the tool runs again from its start with the answer,
+    which this call then returns; only a call that then outlives the grace becomes a task. The
+    tool must therefore do nothing it cannot repeat before asking. Once the call is a task (and
+    always on 2025-11-25) the question is relayed through the task, as without the keyword.
     """
     params = {"mode": "form", "message": message, "requestedSchema": _wire(dict(requested_schema))}
-    return await _ask("elicitation/create", params)
+    return await _ask("elicitation/create", params, before_task=before_task)
 
 
 async def create_message(
@@ -316,11 +354,13 @@ async def create_message(
     stop_sequences: Sequence[str] | None = None,
     metadata: Mapping[str, Any] | None = None,
     model_preferences: Any = None,
+    before_task: bool = False,
 ) -> Any:
     """Ask the client's model for a completion (sampling): the SDK's ``CreateMessageResult``.
 
     The keywords are ``ServerSession.create_message``'s. ``messages`` and ``model_preferences``
     may be the SDK's models (``SamplingMessage``, ``ModelPreferences``) or their wire JSON.
+    ``before_task`` is :func:`elicit`'s.
     """
     params: dict[str, Any] = {"messages": _wire(list(messages)), "maxTokens": max_tokens}
     optional = {
@@ -332,9 +372,9 @@ async def create_message(
         "modelPreferences": _wire(model_preferences) if model_preferences is not None else None,
     }
     params.update({key: value for key, value in optional.items() if value is not None})
-    return await _ask("sampling/createMessage", params)
+    return await _ask("sampling/createMessage", params, before_task=before_task)
 
 
-async def list_roots() -> Any:
-    """The client's roots: the SDK's ``ListRootsResult``."""
-    return await _ask("roots/list", {})
+async def list_roots(*, before_task: bool = False) -> Any:
+    """The client's roots: the SDK's ``ListRootsResult`` (``before_task`` is :func:`elicit`'s)."""
+    return await _ask("roots/list", {}, before_task=before_task)

@@ -156,10 +156,13 @@ def test_call_tool_error_exits_1_with_the_error_result(runs: Batch) -> None:
     run = runs.result("http_fail")
     line = one_line_error(run, 1)
     report = run.json()
-    assert report["dialect"] == TASK_DIALECT
     assert report["result"]["isError"] is True
     assert report["error"]["kind"] == "tool-error"
-    assert report["statuses"][-1]["status"] in ("completed", "failed")  # 2026: completed; 2025: failed
+    if TASK_DIALECT == "2026-07-28":  # a quick tool: answered plainly within the server's inline grace
+        assert (report["dialect"], report["statuses"]) == (None, [])
+    else:
+        assert report["dialect"] == TASK_DIALECT
+        assert report["statuses"][-1]["status"] == "failed"
     assert report["error"]["message"] in line
 
 

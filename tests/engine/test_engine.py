@@ -604,8 +604,16 @@ def test_poll_hint_is_clamped_and_never_shrinks_as_a_task_ages(
     assert hints == sorted(hints)
 
 
-def test_poll_hint_defaults() -> None:
+def test_poll_hint_defaults_are_short_while_young_and_grow_after() -> None:
     policy = PollPolicy()
+    assert [policy.hint_ms(age) for age in (0, 100, 200)] == [10, 10, 10]
+    assert policy.hint_ms(1_270) == 63
+    assert policy.hint_ms(10_000) == 500
+    assert policy.hint_ms(10**9) == 5_000
+
+
+def test_the_proportional_schedule_is_the_earlier_default() -> None:
+    policy = PollPolicy.proportional()
     assert policy.hint_ms(0) == 100
     assert policy.hint_ms(10_000) == 1_000
     assert policy.hint_ms(10**9) == 5_000

@@ -188,8 +188,9 @@ async def test_ext_tasks_client_cancels_a_running_task(ts_peers: TsPeers, dialec
 async def test_ext_tasks_client_sees_a_tool_error_as_a_completed_task_in_2026_07_28(
     ts_peers: TsPeers,
 ) -> None:
-    """SEP-2663: a tool result with isError is a *completed* task carrying that result."""
-    async with serve_http(build_example_server()) as url:
+    """SEP-2663: a tool result with isError is a *completed* task carrying that result (the
+    server's inline grace is off, or this quick tool would be answered plainly)."""
+    async with serve_http(build_example_server(inline_grace_s=0)) as url:
         run = await _ext_tasks(ts_peers, url, "2026-07-28", "fail", {"message": "boom"})
     report = run.report
     assert report["crashed"] is None, run.explain()

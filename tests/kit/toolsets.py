@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.server import current_task, report_status
+from mcp_tasks_compat.server import DEFAULT_INLINE_GRACE_S, current_task, report_status
 from mcp_tasks_compat.testing import ToolSet
 
 _MAJOR = get_adapter().major
@@ -29,6 +31,8 @@ def text_of(result: Any) -> str:
 async def shout(text: str) -> str:
     """Upper-case ``text``, saying whether it ran as a task."""
     await report_status("shouting")
+    # Outlive the server's inline grace (2026-07-28): a call is not a task before it ends.
+    await anyio.sleep(2 * DEFAULT_INLINE_GRACE_S)
     how = "task" if current_task() is not None else "plain"
     return f"{text.upper()} ({how})"
 

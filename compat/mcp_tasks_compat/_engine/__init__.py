@@ -17,7 +17,8 @@ Rules of this layer (read before changing anything under ``_engine/``):
   expires while running is failed and kept for a grace period, not silently dropped.
 
 One concern per module: ``state`` (the record and the errors work raises), ``store`` (where
-records live), ``engine`` (create, run, finish, read, cancel, wait), ``inputs`` (input requests
+records live), ``engine`` (create, run, finish, read, cancel, wait), ``inline`` (a call not yet
+known to be a task: the inline grace, multi-round-trip input before a task), ``inputs`` (input requests
 relayed between the work and the client), ``expiry`` (deadlines and the sweeper), ``policy``
 (which tools and dialects a server serves, and its engine).
 """
@@ -30,9 +31,19 @@ from .engine import (
     PollPolicy,
     TaskEngine,
     current_run,
+    pending_call,
     report_status,
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
+from .inline import (
+    DEFAULT_INLINE_GRACE_S,
+    InlineCall,
+    Outcome,
+    RoundTripAnswer,
+    RoundTrips,
+    plain_rounds,
+    rounds_of_plain_call,
+)
 from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
 from .persisted import TaskState
 from .policy import SUPPORT_VALUES, TaskPolicy
@@ -50,6 +61,7 @@ from .store import (
 from .stores import store_from_url
 
 __all__ = [
+    "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_LEASE_S",
     "DEFAULT_TTL_FLOOR_MS",
     "DELIVERY_BOUND_S",
@@ -57,11 +69,15 @@ __all__ = [
     "EXPIRED_GRACE_MS",
     "SUPPORT_VALUES",
     "InMemoryTaskStore",
+    "InlineCall",
     "InputRefused",
     "InputRelay",
     "InputSender",
     "Notifier",
+    "Outcome",
     "PollPolicy",
+    "RoundTripAnswer",
+    "RoundTrips",
     "SilentNotifier",
     "SqliteTaskStore",
     "StoreConflict",
@@ -77,6 +93,9 @@ __all__ = [
     "current_run",
     "input_key_prefix",
     "new_task_id",
+    "pending_call",
+    "plain_rounds",
     "report_status",
+    "rounds_of_plain_call",
     "store_from_url",
 ]

@@ -28,6 +28,7 @@ from ..core.model import JsonRpcError, Task, TaskStatus, utc_now
 from ..dialects import DIALECT_2025_11_25, Dialect
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskStateError, TaskStoreError
 from .expiry import Sweeper
+from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
 from .inputs import InputRelay
 from .persisted import TaskState
 from .records import LiveRecords, adopt
@@ -35,7 +36,7 @@ from .replicas import ReplicaLink, new_replica_id
 from .state import StateChange, TaskRecord, ToolCallFailure, new_task_id
 from .store import InMemoryTaskStore, StoreConflict, StoreEvent, TaskStore
 
-__all__ = ["DEFAULT_TTL_FLOOR_MS", "PollPolicy", "TaskEngine", "current_run", "report_status"]
+__all__ = ["DEFAULT_TTL_FLOOR_MS", "PollPolicy", "TaskEngine", "current_run", "pending_call", "report_status"]
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
@@ -50,37 +51,86 @@ Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
 @dataclass(frozen=True)
 class PollPolicy:
-    """The adaptive ``pollInterval(Ms)`` hint: short while a task is young, longer later.
+    """The ``pollInterval(Ms)`` hint a task carries: short while it is young, growing with its age.
 
-    hint = clamp(age * ratio, minimum_ms, maximum_ms).
+    hint = clamp(age * ratio, minimum_ms, maximum_ms). The default polls every 10 ms for the
+    first 200 ms (a quick tool's result is picked up within a few milliseconds of its end), then
+    at a twentieth of the task's age (63 ms at 1.3 s, 500 ms at 10 s), up to 5 s, so a long task
+    is never polled in a busy loop. :meth:`proportional` is the schedule before (the benchmark's
+    "off" switch).
     """
 
-    minimum_ms: int = 100
+    minimum_ms: int = 10
     maximum_ms: int = 5_000
-    ratio: float = 0.1
+    ratio: float = 0.05
+
+    @classmethod
+    def proportional(cls) -> PollPolicy:
+        """The earlier default: clamp(age * 0.1, 100 ms, 5 s)."""
+        return cls(minimum_ms=100, maximum_ms=5_000, ratio=0.1)
 
     def hint_ms(self, age_ms: float) -> int:
         return int(min(self.maximum_ms, max(self.minimum_ms, age_ms * self.ratio)))
 
 
-_current: contextvars.ContextVar[tuple[TaskEngine, TaskRecord] | None] = contextvars.ContextVar(
+@dataclass
+class _Run:
+    """What a running work knows of itself: its task, or the undecided call it still is."""
+
+    engine: TaskEngine
+    record: TaskRecord | None
+    call: InlineCall | None = None
+
+    @property
+    def task_record(self) -> TaskRecord | None:
+        if self.record is not None:
+            return self.record
+        return self.call.record if self.call is not None else None
+
+
+_current: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
     "mcp_tasks_compat_current_run", default=None
 )
 
 
 def current_run() -> tuple[TaskEngine, TaskRecord] | None:
     """The engine and record of the task whose work is running in this context, if any."""
-    return _current.get()
+    run = _current.get()
+    record = run.task_record if run is not None else None
+    if run is None or record is None:
+        return None
+    return run.engine, record
+
+
+def pending_call() -> InlineCall | None:
+    """The call this work belongs to while it is not (yet) a task: answered plainly if it ends now."""
+    run = _current.get()
+    if run is None or run.call is None or run.task_record is not None:
+        return None
+    return run.call
 
 
 async def report_status(message: str) -> bool:
     """Set the running task's status message; ``False`` (and nothing happens) outside a task."""
     run = current_run()
     if run is None:
+        call = pending_call()
+        if call is not None:
+            call.status_message = message  # kept for the task this call may still become
         return False
     engine, record = run
     await engine.set_status_message(record, message)
     return True
+
+
+async def _outcome_of(work: Work) -> Outcome:
+    """Run the work; any exception but cancellation is its outcome, never the session's."""
+    try:
+        return Outcome(result=await work())
+    except anyio.get_cancelled_exc_class():
+        raise
+    except Exception as exc:
+        return Outcome(error=exc)
 
 
 def _ending_changes(
@@ -178,7 +228,7 @@ class TaskEngine:
             created_at=now,
             last_updated_at=now,
             ttl_ms=ttl_ms,
-            poll_interval_ms=self.poll_policy.minimum_ms,
+            poll_interval_ms=self.poll_policy.hint_ms(0),
             status_message=status_message,
         )
         state = TaskState(task, dialect, owner, tool_name, expires_at=self.expiry.deadline(ttl_ms))
@@ -198,33 +248,96 @@ class TaskEngine:
 
     async def _run(self, record: TaskRecord, work: Work) -> None:
         assert record.scope is not None
-        token = _current.set((self, record))
+        run = _Run(self, record)
+        token = _current.set(run)
         try:
             with record.scope:
-                try:
-                    result = await work()
-                except ToolCallFailure as failure:
-                    await self.finish(record, TaskEvent.FAIL, error=failure.error)
-                    return
-                except anyio.get_cancelled_exc_class():
-                    raise
-                except Exception as exc:  # any failure ends the task, never the session
-                    logger.debug("task %s work raised", record.task.task_id, exc_info=True)
-                    error = JsonRpcError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
-                    await self.finish(record, TaskEvent.FAIL, error=error)
-                    return
-                failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
-                await self.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
+                await self._apply(record, await _outcome_of(work))
         finally:
-            record.scope = None  # the run is over here, whatever happens next
-            if not record.task.is_terminal:
-                # Stopped from outside (the session or the server shutting down: the cancellation
-                # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
-                # The task must still end rather than stay "working" for its pollers.
-                with anyio.CancelScope(shield=True):
-                    await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
-            self._records.release_if_idle(record)  # ended: the store has it
+            await self._run_ended(record)
             _current.reset(token)
+
+    async def begin(
+        self,
+        work: Work,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        grace_s: float,
+        create: Callable[[str | None], Awaitable[TaskRecord]],
+        always_task: bool = False,
+        rounds: RoundTrips | None = None,
+    ) -> Outcome | Task:
+        """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
+        as created (``working``: a task begins so, even one whose outcome is already known).
+
+        ``create(status_message)`` makes the task when one is needed (the grace ran out, or the
+        work asked for input only a task can carry); the run goes on as its work, unrestarted.
+        ``always_task`` (a task-required tool): an outcome within the grace still becomes a task,
+        already ended, except an input round (:class:`~.inline.RoundTripAnswer`), which a
+        multi-round-trip call answers before any task exists.
+        """
+        call = InlineCall(rounds)
+        task_group.start_soon(self._run_inline, call, work, name="mcp-call (undecided)")
+        try:
+            await call.wait(grace_s)
+            outcome = call.outcome if not call.escalate() else None
+            if outcome is not None and (outcome.is_round_trip or not always_task):
+                return outcome
+            record = await create(call.status_message)
+        except BaseException:
+            call.drop()
+            raise
+        created = record.task
+        if outcome is None:
+            call.attach(record)
+            return created
+        await self._apply(record, outcome)  # a required tool that ended within the grace
+        self._records.release_if_idle(record)
+        return created
+
+    async def _run_inline(self, call: InlineCall, work: Work) -> None:
+        run = _Run(self, None, call)
+        token = _current.set(run)
+        try:
+            with call.scope:
+                outcome = await _outcome_of(work)
+                if call.answer(outcome):
+                    return  # the caller answers it plainly, or makes it a task itself
+                await self._apply(await call.task(), outcome)
+        finally:
+            if call.record is not None:
+                await self._run_ended(call.record)
+            _current.reset(token)
+
+    async def _apply(self, record: TaskRecord, outcome: Outcome) -> None:
+        """End the task with the work's outcome (a task already ended keeps its status)."""
+        error = outcome.error
+        if error is None:
+            result = outcome.result or {}
+            failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
+            await self.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
+            return
+        if isinstance(error, ToolCallFailure):
+            await self.finish(record, TaskEvent.FAIL, error=error.error)
+            return
+        if isinstance(error, RoundTripAnswer):
+            message = "the tool asked for input as a round trip after the call had become a task"
+            await self.finish(record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, message))
+            return
+        logger.debug("task %s work raised", record.task.task_id, exc_info=error)
+        await self.finish(
+            record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__)
+        )
+
+    async def _run_ended(self, record: TaskRecord) -> None:
+        record.scope = None  # the run is over here, whatever happens next
+        if not record.task.is_terminal:
+            # Stopped from outside (the session or the server shutting down: the cancellation
+            # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
+            # The task must still end rather than stay "working" for its pollers.
+            with anyio.CancelScope(shield=True):
+                await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
+        self._records.release_if_idle(record)  # ended: the store has it
 
     async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:
         """End a task while shutting down: a store that is gone by now must not mask the shutdown."""

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from .._detect import refuse_unsupported
 from ..dialects import ALL_DIALECTS, Dialect, TaskSupport
 from .engine import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
+from .inline import DEFAULT_INLINE_GRACE_S
 from .store import TaskStore
 
 __all__ = ["SUPPORT_VALUES", "TaskPolicy"]
@@ -26,9 +27,11 @@ class TaskPolicy:
     dialect, or one the installed SDK cannot serve is refused before any server is touched.
     ``store`` is a :class:`~.store.TaskStore` or a URL (``memory:``, ``sqlite:///tasks.db``,
     ``redis://host:port/db``); ``lease_s`` is how long a run's claim holds on a shared store
-    without renewal (another replica fails the task once it runs out). ``push`` (2026-07-28 on
-    mcp 2.x): serve ``notifications/tasks`` on ``subscriptions/listen`` streams that ask for
-    ``taskIds``; ``False`` leaves such requests to the SDK (clients then poll).
+    without renewal (another replica fails the task once it runs out). ``inline_grace_s`` is how
+    long a 2026-07-28 call that may be a task waits for its tool before answering with one (a tool
+    done by then is answered plainly); ``0`` makes every such call a task at once. ``push``
+    (2026-07-28 on mcp 2.x): serve ``notifications/tasks`` on ``subscriptions/listen`` streams that
+    ask for ``taskIds``; ``False`` leaves such requests to the SDK (clients then poll).
     """
 
     def __init__(
@@ -43,6 +46,7 @@ class TaskPolicy:
         dialects: Iterable[Dialect] | None = None,
         lease_s: float = DEFAULT_LEASE_S,
         push: bool = True,
+        inline_grace_s: float = DEFAULT_INLINE_GRACE_S,
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -58,6 +62,9 @@ class TaskPolicy:
                 raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
             refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
             self.dialects = asked
+        if inline_grace_s < 0:
+            raise ValueError(f"inline_grace_s must be >= 0; got {inline_grace_s}")
+        self.inline_grace_s = inline_grace_s
         self.tools: dict[str, TaskSupport] = declared
         self.default_support: TaskSupport = default_support
         self.push = push

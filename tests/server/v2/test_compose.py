@@ -65,7 +65,7 @@ def user_lifespan_for(resource: Resource, engine: Any, watched: list[str]) -> An
 
 async def test_user_lifespan_value_reaches_tools_and_wraps_the_task_group() -> None:
     resource, task_ids = Resource(), list[str]()
-    tasks = ServerTasks(tools={"query": "optional", "hang": "optional"})
+    tasks = ServerTasks(tools={"query": "optional", "hang": "optional"}, inline_grace_s=0)  # always a task
     lifespan = user_lifespan_for(resource, tasks.engine, task_ids)
     server = MCPServer("compose", **tasks.mcpserver_kwargs(lifespan=lifespan))
     gate = Gate()
@@ -128,7 +128,7 @@ async def test_user_extensions_middleware_and_other_kwargs_are_kept() -> None:
         calls.append(f"mw:{ctx.method}")
         return await call_next(ctx)
 
-    tasks = ServerTasks(tools={"work": "optional"})
+    tasks = ServerTasks(tools={"work": "optional"}, inline_grace_s=0)  # always a task
     kwargs = tasks.mcpserver_kwargs(
         extensions=[Audit()], middleware=[audit_middleware], instructions="use tasks", version="9.9"
     )
@@ -304,7 +304,7 @@ def test_unknown_dialect_is_a_value_error() -> None:
 
 
 async def test_without_the_lifespan_no_task_is_created_and_the_call_is_an_internal_error() -> None:
-    tasks = ServerTasks(tools={"work": "optional"})
+    tasks = ServerTasks(tools={"work": "optional"}, inline_grace_s=0)  # always a task
     kwargs = tasks.mcpserver_kwargs()
     del kwargs["lifespan"]  # e.g. a lifespan passed to MCPServer directly instead of through us
     server = MCPServer("no-lifespan", **kwargs)

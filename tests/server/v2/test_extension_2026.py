@@ -54,14 +54,14 @@ def build_app(**task_options: Any) -> App:
 
     @server.tool()
     async def slow(x: int) -> int:
-        seen["slow.current"] = current_task()
-        await report_status("halfway")
+        await report_status("halfway")  # inside the inline grace: the task starts with it
         gate.started.set()
         try:
             await gate.release.wait()
         except anyio.get_cancelled_exc_class():
             gate.cancelled.set()
             raise
+        seen["slow.current"] = current_task()  # a task by now (not yet while inside the grace)
         return x * 2
 
     @server.tool()
@@ -169,7 +169,7 @@ async def test_required_tool_runs_as_a_task_for_a_declaring_client() -> None:
 
 
 async def test_tool_error_result_is_completed_with_the_result_inline() -> None:
-    app = build_app()
+    app = build_app(inline_grace_s=0)  # a quick tool: a task only without the grace
     async with declaring_session(app.server) as session:
         handle = await session.call_tool("oops", {}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)
@@ -183,7 +183,7 @@ async def test_tool_error_result_is_completed_with_the_result_inline() -> None:
 
 
 async def test_jsonrpc_error_from_the_tool_is_failed_with_the_error_inline() -> None:
-    app = build_app()
+    app = build_app(inline_grace_s=0)  # a quick tool: a task only without the grace
     async with declaring_session(app.server) as session:
         handle = await session.call_tool("boom", {}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)

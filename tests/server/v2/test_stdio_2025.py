@@ -118,7 +118,7 @@ async def test_2025_dialect_over_stdio_exact_wire_and_clean_exit() -> None:
                 "createdAt": "<timestamp>",
                 "lastUpdatedAt": "<timestamp>",
                 "ttl": 3600000,
-                "pollInterval": 100,
+                "pollInterval": 10,  # the default hint while a task is young
             }
         },
     }

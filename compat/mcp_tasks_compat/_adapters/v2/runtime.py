@@ -27,7 +27,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
-from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
+from ..._engine import InputRefused, Outcome, RoundTrips, TaskPolicy, TaskRecord, ToolCallFailure
 from ...core.model import JsonRpcError, Task, utc_now
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
@@ -282,13 +282,7 @@ class TasksRuntime:
         listener: Callable[[Task], Awaitable[None]] | None = None,
     ) -> Task:
         """Create the task (readable before this returns) and start its work in the lifespan group."""
-        group = self._group_for(ctx.lifespan_context)
-        if group is None:
-            raise MCPError(
-                code=INTERNAL_ERROR,
-                message="mcp-tasks-compat: the server lifespan that runs tasks is not active; build the "
-                "server with MCPServer(name, **tasks.mcpserver_kwargs(...)) or tasks.install(server)",
-            )
+        group = self._run_group(ctx)
         record: TaskRecord = await self.tasks.engine.create(
             dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms
         )
@@ -296,6 +290,49 @@ class TasksRuntime:
             record.listeners.append(listener)
         self.tasks.engine.start(record, work, group)
         return record.task
+
+    async def begin_call(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        *,
+        dialect: Dialect,
+        owner: str | None,
+        tool_name: str,
+        ttl_ms: int | None,
+        work: Work,
+        always_task: bool,
+        rounds: RoundTrips | None,
+    ) -> Outcome | Task:
+        """Start the work undecided (the inline grace): its plain outcome, or the task it became."""
+        engine = self.tasks.engine
+
+        async def create(status_message: str | None) -> TaskRecord:
+            return await engine.create(
+                dialect=dialect,
+                owner=owner,
+                tool_name=tool_name,
+                ttl_ms=ttl_ms,
+                status_message=status_message,
+            )
+
+        return await engine.begin(
+            work,
+            self._run_group(ctx),
+            grace_s=self.tasks.inline_grace_s,
+            create=create,
+            always_task=always_task,
+            rounds=rounds,
+        )
+
+    def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
+        group = self._group_for(ctx.lifespan_context)
+        if group is None:
+            raise MCPError(
+                code=INTERNAL_ERROR,
+                message="mcp-tasks-compat: the server lifespan that runs tasks is not active; build the "
+                "server with MCPServer(name, **tasks.mcpserver_kwargs(...)) or tasks.install(server)",
+            )
+        return group
 
     async def lookup(self, task_id: str, owner: str | None, dialect: Dialect) -> TaskRecord:
         """The caller's task in this dialect, else -32602 (unknown, expired, another principal's)."""

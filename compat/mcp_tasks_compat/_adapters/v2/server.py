@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler, compose_tool_call_handler
 from mcp.server.lowlevel.server import Server
@@ -30,11 +31,24 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import decode_header_value
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CallToolRequestParams, RequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..._detect import SdkInfo, refuse_unsupported, sdk_info
-from ..._engine import InputRefused, TaskPolicy, current_run
+from ..._engine import (
+    InputRefused,
+    InputRelay,
+    Outcome,
+    RoundTripAnswer,
+    RoundTrips,
+    TaskPolicy,
+    TaskRecord,
+    ToolCallFailure,
+    current_run,
+    pending_call,
+    rounds_of_plain_call,
+)
 from ...core import codec_2026
+from ...core.model import Task
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware, require_task_or_refuse
@@ -148,25 +162,46 @@ class TasksExtension(Extension):
             # work of such a task passes through here; a plain call to a required tool is refused.
             if current_run() is None:
                 require_task_or_refuse(params.name, support, with_task=False)
-            return await call_next(ctx)
+                return await call_next(ctx)
+            return await _with_round_trips(params, ctx, call_next, None)
         if support == "forbidden":
-            return await call_next(ctx)
+            return await _plain_with_rounds(params, ctx, call_next)
         if not _declares_tasks(ctx):
             if support == "required":
                 raise mcp_error(codec_2026.missing_capability_error())
-            return await call_next(ctx)
+            return await _plain_with_rounds(params, ctx, call_next)
         engine = runtime.tasks.engine
-        task = await runtime.start_task(
+        ttl_ms = engine.effective_ttl(None, requested=False)
+        if runtime.tasks.inline_grace_s <= 0:
+            task = await runtime.start_task(
+                ctx,
+                dialect=DIALECT_2026_07_28,
+                owner=runtime.owner_2026(),
+                tool_name=params.name,
+                ttl_ms=ttl_ms,
+                work=tool_work(
+                    lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, None))
+                ),
+            )
+            # A dict, not a model: the runner dumps models with exclude_none, which would drop a
+            # "ttlMs": null (required, nullable).
+            return codec_2026.encode_create_task_result(task)
+        rounds = _rounds_of(params)
+        answer = await runtime.begin_call(
             ctx,
             dialect=DIALECT_2026_07_28,
             owner=runtime.owner_2026(),
             tool_name=params.name,
-            ttl_ms=engine.effective_ttl(None, requested=False),
-            work=tool_work(lambda: with_request(ctx, lambda: call_next(ctx))),
+            ttl_ms=ttl_ms,
+            work=tool_work(
+                lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, rounds))
+            ),
+            always_task=support == "required",
+            rounds=rounds,
         )
-        # A dict, not a model: the runner dumps models with exclude_none, which would drop a
-        # "ttlMs": null (required, nullable).
-        return codec_2026.encode_create_task_result(task)
+        if isinstance(answer, Task):
+            return codec_2026.encode_create_task_result(answer)
+        return _plain_answer(answer)
 
     # --- tasks/* ---------------------------------------------------------------------------------
 
@@ -213,6 +248,132 @@ class TasksExtension(Extension):
                     _check_input_response(key, str(request.get("method")), response)
             await runtime.tasks.engine.inputs.submit_responses(task_id, owner, responses)
             return {}
+
+
+# --- the inline grace and multi-round-trip input ---------------------------------------------------
+
+
+class _RoundTripRequest(MCPError):
+    """Ends a tool body that asked ``before_task`` while its call is undecided (an ``MCPError``, so
+    ``MCPServer``'s tool layer lets it through); the interceptor answers the round plainly."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        super().__init__(code=INTERNAL_ERROR, message="the tool asks for input before it runs as a task")
+        self.result = dict(result)
+
+
+def _rounds_of(params: CallToolRequestParams) -> RoundTrips:
+    """The call's multi-round-trip state: its ``inputResponses`` and ``requestState``."""
+    return RoundTrips(_wire_responses(params), params.request_state, error=_RoundTripRequest)
+
+
+async def _plain_with_rounds(
+    params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """A plain 2026-07-28 call: a ``before_task`` question is answered as a round, no task needed."""
+    with rounds_of_plain_call(_rounds_of(params)) as rounds:
+        try:
+            result = await call_next(ctx)
+        except Exception:
+            if rounds.question is not None:
+                return rounds.question
+            raise
+        return rounds.question if rounds.question is not None else result
+
+
+def _wire_responses(params: CallToolRequestParams) -> dict[str, Any] | None:
+    if params.input_responses is None:
+        return None
+    return {
+        key: response.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key, response in params.input_responses.items()
+    }
+
+
+def _result_wire(result: HandlerResult) -> Mapping[str, Any] | None:
+    """An ``input_required`` result as wire JSON, else ``None``."""
+    if isinstance(result, BaseModel):
+        if getattr(result, "result_type", None) != "input_required":
+            return None
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(result, Mapping) and result.get("resultType") == "input_required":
+        return cast("Mapping[str, Any]", result)
+    return None
+
+
+async def _with_round_trips(
+    params: CallToolRequestParams,
+    ctx: ServerRequestContext[Any, Any],
+    call_next: CallNext,
+    rounds: RoundTrips | None,
+) -> HandlerResult:
+    """The rest of the chain, with the tool's multi-round-trip input handled.
+
+    While the call is undecided, an ``input_required`` round (the tool's own, or a ``before_task``
+    question) is the call's plain answer: :class:`RoundTripAnswer` carries it out of the work.
+    Once the call is a task, the tool's ``inputRequests`` are relayed as the task's (status
+    ``input_required``, answered by ``tasks/update``, or on ``tasks/result`` in 2025-11-25) and
+    the tool runs again with the answers and its ``requestState``, as the client would retry it.
+    """
+    while True:
+        try:
+            result = await call_next(ctx)
+        except Exception:
+            if rounds is not None and rounds.question is not None:
+                raise RoundTripAnswer(rounds.question) from None
+            raise
+        if rounds is not None and rounds.question is not None:  # the tool swallowed the exception
+            raise RoundTripAnswer(rounds.question)
+        wire = _result_wire(result)
+        if wire is None:
+            return result
+        call = pending_call()
+        if call is not None and call.is_open:
+            raise RoundTripAnswer(wire)
+        if call is not None:
+            await call.task()
+        run = current_run()
+        if run is None:
+            return result
+        engine, record = run
+        requests = cast("Mapping[str, Mapping[str, Any]]", wire.get("inputRequests") or {})
+        answers = await _relayed(engine.inputs, record, requests)
+        # The handler is invoked with this very params object (the SDK binds it into the chain);
+        # the next round is the retry the client would send: the answers and the echoed state.
+        retry = CallToolRequestParams.model_validate(
+            {"name": params.name, "arguments": params.arguments, "inputResponses": answers}, by_name=False
+        )
+        params.input_responses = retry.input_responses
+        params.request_state = cast("str | None", wire.get("requestState"))
+
+
+async def _relayed(
+    inputs: InputRelay, record: TaskRecord, requests: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Every request relayed through the task at once; the answers under the tool's own keys."""
+    answers: dict[str, Any] = {}
+
+    async def relay(key: str, request: Mapping[str, Any]) -> None:
+        answers[key] = await inputs.request(record, request)
+
+    async with anyio.create_task_group() as group:
+        for key, request in requests.items():
+            group.start_soon(relay, key, request)
+    return answers
+
+
+def _plain_answer(outcome: Outcome) -> HandlerResult:
+    """What the ``tools/call`` answers when the call ended within the grace: what it would have."""
+    error = outcome.error
+    if error is None:
+        return dict(outcome.result or {})
+    if isinstance(error, RoundTripAnswer):
+        return error.result
+    if isinstance(error, ToolCallFailure):
+        if isinstance(error.__cause__, Exception):
+            raise error.__cause__
+        raise mcp_error(error.error)
+    raise error
 
 
 def _check_input_response(key: str, method: str, response: Any) -> None:

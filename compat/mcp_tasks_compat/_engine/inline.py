@@ -1,0 +1,248 @@
+"""A tool call that may still be answered plainly: the inline grace, and input rounds before a task.
+
+On 2026-07-28 the server decides per call whether to answer with a task (SEP-2663). The engine
+starts the work *before* deciding (:meth:`~.engine.TaskEngine.begin`): an :class:`InlineCall`
+is the run while it is still undecided. It ends one of two ways, decided exactly once:
+
+* **answered**: the work finished (or asked for input as a multi-round-trip round, see
+  :class:`RoundTrips`) while undecided; the caller answers the ``tools/call`` plainly and no task
+  ever exists;
+* **a task**: the grace ran out, or the work asked for input that only a task can carry; the
+  task is created then and attached to the run, which goes on as the task's work, unrestarted.
+
+Why here and not in the adapter: the same run must be able to become a task halfway, with its
+cancel scope, status and input relay, and only the engine owns those.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextvars
+import json
+from collections.abc import Callable, Generator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import anyio
+import anyio.lowlevel
+
+from .inputs import input_key_prefix
+from .state import TaskRecord
+
+__all__ = [
+    "DEFAULT_INLINE_GRACE_S",
+    "InlineCall",
+    "Outcome",
+    "RoundTripAnswer",
+    "RoundTrips",
+    "plain_rounds",
+    "rounds_of_plain_call",
+]
+
+DEFAULT_INLINE_GRACE_S: Final = 0.05
+"""How long a 2026-07-28 task-capable call waits for its tool before answering with a task.
+
+Measured (``benchmarks/inline_grace.py``): a quick tool answered plainly costs what a plain call
+costs, while the task path of the same tool costs a task write plus at least one ``tasks/get``
+round trip; 50 ms covers tools that finish "at once" (cache hits, small computations) with room
+for a loaded machine, and is short enough that a client waiting for its task handle does not
+notice it.
+"""
+
+_STATE_VERSION: Final = 1
+
+
+class RoundTripAnswer(Exception):
+    """The call's answer is an ``input_required`` round (multi-round trip, SEP-2322).
+
+    Raised by the work while the call is still undecided; the caller answers it plainly. It can
+    never be a task's outcome: a task asks through ``inputRequests`` instead.
+    """
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        super().__init__("the call asks the client for input before it runs as a task")
+        self.result = dict(result)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the work gave: its result (wire JSON) or the exception it raised."""
+
+    result: Mapping[str, Any] | None = None
+    error: Exception | None = None
+
+    @property
+    def is_round_trip(self) -> bool:
+        return isinstance(self.error, RoundTripAnswer)
+
+
+class RoundTrips:
+    """The answers a multi-round-trip call has gathered so far, and the next question.
+
+    A tool asks with ``elicit(..., before_task=True)`` (and the like): each such question gets a
+    key from the order it is asked in (``elicit-1``, ``elicit-2``), so asking again in the next
+    round (the tool runs again from its start) finds the answer. Answers of earlier rounds ride in
+    ``requestState`` (JSON, base64url): the client only echoes it, and what it could change there
+    are its own answers. ``MCPServer`` seals ``requestState`` at the wire boundary anyway. A
+    ``requestState`` of another shape is the tool's own (the SDK's multi-round-trip flow) and
+    carries no answers here.
+    """
+
+    def __init__(
+        self,
+        responses: Mapping[str, Any] | None,
+        state: str | None,
+        *,
+        error: Callable[[Mapping[str, Any]], Exception] = RoundTripAnswer,
+    ) -> None:
+        answers = _decode_state(state) if state is not None else {}
+        answers.update(dict(responses or {}))
+        self._answers: dict[str, Any] = answers
+        self._asked = 0
+        self._error = error
+        self.question: dict[str, Any] | None = None
+        """The round this run asked (set even if the tool swallowed the exception)."""
+
+    def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The client's answer to this question if it gave one; else ends the round.
+
+        Ending the round raises ``error(result)`` (an exception the SDK's tool layer lets through:
+        the adapter passes its own) and remembers the round in :attr:`question`.
+        """
+        self._asked += 1
+        key = f"{input_key_prefix(method)}-{self._asked}"
+        answer = self._answers.get(key)
+        if isinstance(answer, Mapping):
+            return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
+        request: dict[str, Any] = {"method": method}
+        if params:
+            request["params"] = dict(params)
+        self.question = {
+            "resultType": "input_required",
+            "inputRequests": {key: request},
+            "requestState": _encode_state(self._answers),
+        }
+        raise self._error(self.question)
+
+
+_plain: contextvars.ContextVar[RoundTrips | None] = contextvars.ContextVar(
+    "mcp_tasks_compat_plain_rounds", default=None
+)
+
+
+@contextmanager
+def rounds_of_plain_call(rounds: RoundTrips) -> Generator[RoundTrips]:
+    """A plain 2026-07-28 call (never a task) whose ``before_task`` questions are rounds too."""
+    token = _plain.set(rounds)
+    try:
+        yield rounds
+    finally:
+        _plain.reset(token)
+
+
+def plain_rounds() -> RoundTrips | None:
+    """The rounds of the plain 2026-07-28 call running in this context, if any."""
+    return _plain.get()
+
+
+def _encode_state(answers: Mapping[str, Any]) -> str:
+    raw = json.dumps({"v": _STATE_VERSION, "answers": dict(answers)}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _decode_state(state: str) -> dict[str, Any]:
+    """The answers carried by a ``requestState`` this server wrote; none for any other (the tool's
+    own multi-round-trip state, which it reads itself, passes through untouched)."""
+    try:
+        decoded: Any = json.loads(base64.urlsafe_b64decode(state.encode()))
+    except (binascii.Error, ValueError, UnicodeError):
+        return {}
+    if (
+        not isinstance(decoded, dict)
+        or decoded.get("v") != _STATE_VERSION  # pyright: ignore[reportUnknownMemberType]
+        or not isinstance(decoded.get("answers"), dict)  # pyright: ignore[reportUnknownMemberType]
+    ):
+        return {}
+    return dict(decoded["answers"])  # pyright: ignore[reportUnknownArgumentType]
+
+
+_Phase = Literal["open", "answered", "escalating", "task", "dropped"]
+
+
+class InlineCall:
+    """A run not yet known to be a task (see the module docstring): decided once, by either side.
+
+    The work side calls :meth:`answer` with its outcome (``True``: the caller has it, nothing
+    more to do) or :meth:`task` when it needs a task (input, or its outcome came too late). The
+    caller side waits with :meth:`wait`, then :meth:`escalate` and :meth:`attach` the new record,
+    or :meth:`drop` the run when its request is gone.
+    """
+
+    def __init__(self, rounds: RoundTrips | None = None) -> None:
+        self.rounds = rounds
+        self.record: TaskRecord | None = None
+        self.outcome: Outcome | None = None
+        self.status_message: str | None = None
+        """The latest status the work reported while undecided: a task made later starts with it."""
+        self.scope = anyio.CancelScope()
+        self._phase: _Phase = "open"
+        self._decided = anyio.Event()
+        self._attached = anyio.Event()
+
+    @property
+    def is_open(self) -> bool:
+        """Undecided: an outcome given now is answered plainly."""
+        return self._phase == "open"
+
+    # --- the work's side ---------------------------------------------------------------------------
+
+    def answer(self, outcome: Outcome) -> bool:
+        """Give the outcome; ``True`` when the call was still undecided (the caller takes it)."""
+        if self._phase != "open":
+            return False
+        self._phase = "answered"
+        self.outcome = outcome
+        self._decided.set()
+        return True
+
+    async def task(self) -> TaskRecord:
+        """The task this run is (made now if still undecided); cancelled if the call was dropped."""
+        if self._phase == "open":
+            self._phase = "escalating"
+            self._decided.set()
+        await self._attached.wait()
+        if self.record is None:  # dropped: the run's own scope is being cancelled
+            await anyio.lowlevel.checkpoint()
+            raise RuntimeError("the tool call was dropped before it became a task")
+        return self.record
+
+    # --- the caller's side -------------------------------------------------------------------------
+
+    async def wait(self, grace_s: float) -> None:
+        """Until the work answers, asks for a task, or ``grace_s`` runs out."""
+        with anyio.move_on_after(grace_s):
+            await self._decided.wait()
+
+    def escalate(self) -> bool:
+        """Decide for a task; ``False`` when the work had already answered."""
+        if self._phase == "answered":
+            return False
+        self._phase = "escalating"
+        return True
+
+    def attach(self, record: TaskRecord) -> None:
+        """The task exists: the run goes on as its work (``tasks/cancel`` stops it)."""
+        self._phase = "task"
+        self.record = record
+        record.scope = self.scope
+        self._attached.set()
+
+    def drop(self) -> None:
+        """The call is gone (its request cancelled, or its task could not be created): stop the run."""
+        if self._phase == "task":
+            return
+        self._phase = "dropped"
+        self.scope.cancel()
+        self._attached.set()
