@@ -189,3 +189,25 @@ def interop(session: nox.Session, mcp: str) -> None:
     """tests/interop (the TypeScript peers; see docs/interop.md) against one SDK version."""
     install_with_sdk(session, mcp, "test")
     session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
+
+
+# The official MCP conformance suite (@modelcontextprotocol/conformance) against tests/conformance/
+# server.py: the suite and the Node 22 it needs come from tests/conformance/package-lock.json
+# (`npm ci`, nothing global); the scenarios, the table and the verdict are tests/conformance/run.py's.
+CONFORMANCE_DIR = ROOT / "tests" / "conformance"
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The suite's ten Tasks scenarios and its generic 2026-07-28 server scenarios, on mcp 2.3.0.
+
+    Results (the suite's JSON) go to tests/conformance/results/; fails on any failed check.
+    Arguments after ``--`` go to run.py (e.g. ``--scenario tasks-lifecycle``).
+    """
+    install_with_sdk(session, "2.3.0", "test")
+    npm = shutil.which("npm")
+    if npm is None:
+        session.error("npm is needed to install the conformance suite (it brings its own Node 22)")
+    with session.chdir(CONFORMANCE_DIR):
+        session.run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+    session.run("python", str(CONFORMANCE_DIR / "run.py"), *session.posargs)
