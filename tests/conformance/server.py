@@ -32,15 +32,17 @@ from mcp_tasks_compat.server import ServerTasks, elicit
 
 __all__ = ["build_server", "main"]
 
-# The suite's Tasks scenarios call these with a client that declares the extension; which of them
-# may run as tasks is said once, here.
+# The suite's Tasks scenarios call these with a client that declares the extension. Only
+# slow_compute is "optional" (tasks-capability-negotiation calls it without the extension and
+# expects a plain result); the others must create a task whenever they are called that way, also
+# once task-optional calls may answer inline after a short grace, so they are "required".
 TASK_SUPPORT: dict[str, Any] = {
     "slow_compute": "optional",
-    "failing_job": "required",  # tasks-required-task-error: refused (-32021) without the extension
-    "protocol_error_job": "optional",
-    "confirm_delete": "optional",
-    "multi_input": "optional",
-    "test_tool_with_task": "required",  # tasks-mrtr-composition
+    "failing_job": "required",  # tasks-required-task-error: -32021 without the extension
+    "protocol_error_job": "required",
+    "confirm_delete": "required",
+    "multi_input": "required",
+    "test_tool_with_task": "required",  # tasks-mrtr-composition says taskSupport=required
 }
 
 # A 1x1 red PNG and a tiny silent WAV, the suite's "minimal" image and audio.
