@@ -22,7 +22,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 # What plain `nox` runs. Sessions added later (benchmarks, interop with other SDKs...) are opt-in
 # unless they are added here; `bench` must stay out of the default list.
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
 
 ROOT = Path(__file__).resolve().parent
 PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
@@ -205,3 +205,44 @@ def interop(session: nox.Session, mcp: str) -> None:
     """tests/interop (the TypeScript peers; see docs/interop.md) against one SDK version."""
     install_with_sdk(session, mcp, "test")
     session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
+
+
+# The official MCP conformance suite (@modelcontextprotocol/conformance) against tests/conformance/
+# server.py: the suite and the Node 22 it needs come from tests/conformance/package-lock.json
+# (`npm ci`, nothing global); the scenarios, the table and the verdict are tests/conformance/run.py's.
+CONFORMANCE_DIR = ROOT / "tests" / "conformance"
+
+
+def ensure_npm(session: nox.Session) -> str:
+    """npm (any Node it runs on) fetches the pinned suite and Node 22: install Debian's if it is missing.
+
+    Only as root with apt-get (CI containers); elsewhere the session stops and says what to install.
+    """
+    if (
+        shutil.which("npm") is None
+        and shutil.which("apt-get")
+        and hasattr(os, "geteuid")
+        and os.geteuid() == 0
+    ):
+        session.run("apt-get", "update", "-q", external=True)
+        session.run("apt-get", "install", "-y", "-q", "nodejs", "npm", external=True)
+    npm = shutil.which("npm")
+    if npm is None:
+        session.error(
+            "the conformance session needs npm (e.g. apt-get install npm); it installs its own Node 22"
+        )
+    return npm
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The suite's ten Tasks scenarios and its generic 2026-07-28 server scenarios, on mcp 2.3.0.
+
+    Results (the suite's JSON) go to tests/conformance/results/; fails on any failed check.
+    Arguments after ``--`` go to run.py (e.g. ``--scenario tasks-lifecycle``).
+    """
+    install_with_sdk(session, "2.3.0", "test")
+    npm = ensure_npm(session)
+    with session.chdir(CONFORMANCE_DIR):
+        session.run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+    session.run("python", str(CONFORMANCE_DIR / "run.py"), *session.posargs)
