@@ -17,6 +17,7 @@ import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.server.fastmcp import FastMCP
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
@@ -75,6 +76,11 @@ async def serve_http(server: Any, *, host: str, port: int, on_listening: Callabl
 @asynccontextmanager
 async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
     """Real JSON-RPC over the SDK's memory streams, the server's ``run`` in a task group."""
+    if not isinstance(server, (Server, FastMCP)):
+        raise TypeError(
+            "connect_in_memory on mcp 1.x takes a mcp.server.fastmcp.FastMCP or a low-level "
+            f"mcp.server.lowlevel.Server, not {type(server).__name__}"
+        )
     lowlevel = lowlevel_server_of(server)
     async with (
         create_client_server_memory_streams() as (client_streams, server_streams),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -75,6 +76,11 @@ async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
 
     ``InMemoryTransport`` lives in a private module; it is probed here rather than assumed.
     """
+    if not isinstance(server, (Server, MCPServer)):
+        raise TypeError(
+            "connect_in_memory on mcp 2.x takes a mcp.server.mcpserver.MCPServer or a low-level "
+            f"mcp.server.lowlevel.Server, not {type(server).__name__}"
+        )
     try:
         from mcp.client._memory import InMemoryTransport  # pyright: ignore[reportPrivateUsage]
     except ImportError as exc:
