@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -22,7 +23,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 # What plain `nox` runs. Sessions added later (benchmarks, interop with other SDKs...) are opt-in
 # unless they are added here; `bench` must stay out of the default list.
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "tests_python"]
 
 ROOT = Path(__file__).resolve().parent
 PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
@@ -139,6 +140,62 @@ def ensure_redis_server(session: nox.Session) -> None:
 @nox.parametrize("mcp", MCP_VERSIONS)
 def tests(session: nox.Session, mcp: str) -> None:
     """The test suite against one SDK version, cross-major pairs included; prints what it tests first."""
+    run_suite(session, mcp)
+
+
+# The Python axis: the floor Python with the floor mcp and the newest Python with the newest mcp
+# (`tests` runs every SDK version on the interpreter that runs nox, 3.11 on the CI image). The
+# interpreters are found on this machine (PATH, pyenv, uv's managed ones), never downloaded; a
+# session whose interpreter is missing skips and says so. tools/support_matrix.py lists this table
+# and pyproject's classifiers name these versions and DEFAULT_PYTHON.
+PYTHON_AXIS = {"3.10": "1.23.0", "3.13": "2.3.0"}
+DEFAULT_PYTHON = "3.11"
+
+
+def find_interpreter(version: str) -> str | None:
+    """An interpreter of ``version`` that runs (a pyenv shim for an inactive version does not)."""
+    candidates = [shutil.which(f"python{version}")]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(str(p) for p in pyenv_root.glob(f"versions/{version}.*/bin/python{version}"))
+    uv_root = Path(
+        os.environ.get("UV_PYTHON_INSTALL_DIR", Path.home() / ".local" / "share" / "uv" / "python")
+    )
+    candidates += sorted(str(p) for p in uv_root.glob(f"cpython-{version}.*/bin/python{version}"))
+    probe = "import sys; print('%d.%d' % sys.version_info[:2])"
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            found = subprocess.run([candidate, "-c", probe], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if found.returncode == 0 and found.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def _python_axis() -> list[nox.param]:
+    params: list[nox.param] = []
+    for version, mcp in PYTHON_AXIS.items():
+        interpreter = find_interpreter(version)
+        # Without an interpreter the session gets no virtualenv (python=False) and skips itself.
+        params.append(nox.param(interpreter or False, mcp, version, id=f"python='{version}', mcp='{mcp}'"))
+    return params
+
+
+@nox.session
+@nox.parametrize(("python", "mcp", "version"), _python_axis())
+def tests_python(session: nox.Session, mcp: str, version: str) -> None:
+    """The test suite on the floor Python with the floor mcp, and on the newest with the newest."""
+    if session.python is False:
+        session.skip(
+            f"no Python {version} on this machine (looked on PATH, in pyenv's and uv's folders; "
+            f"`uv python install {version}` needs network access): the {version} leg is not run"
+        )
+    run_suite(session, mcp)
+
+
+def run_suite(session: nox.Session, mcp: str) -> None:
     install_with_sdk(session, mcp, "test")
     ensure_redis_server(session)
     peer = peer_python(session, PEER_OF[mcp])

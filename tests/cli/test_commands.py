@@ -37,6 +37,9 @@ from .harness import (
 )
 
 DYING_SERVER = [sys.executable, str(Path(__file__).with_name("_dying_server.py"))]
+ENV_SERVER = [sys.executable, "-m", "mcp_tasks_compat.testing", "serve", "tests.cli.env_tools:TOOLS"]
+"""A kit server (run from the repository root, as the suite is) whose tool reports its environment."""
+ENV_ARGS = '{"names": ["EDGES_INHERITED", "EDGES_SET", "EDGES_BOTH"]}'
 UNREACHABLE_URL = "http://127.0.0.1:9/mcp"  # the discard port: nothing listens there
 STEPS = ["step 1/3", "step 2/3", "step 3/3"]
 ECHO = '{"text": "hello cli", "seconds": 1.5, "steps": 3}'
@@ -61,6 +64,22 @@ def runs() -> Iterator[Batch]:
         batch.start("unreachable", "call", "slow_echo", "{}", "--json", "--url", UNREACHABLE_URL)
         batch.start("no_such_command", "probe", "--", "mcp-tasks-compat-no-such-command")
         batch.start("dies", "call", "slow_echo", LONG_ECHO, "--json", "--", *DYING_SERVER)
+        batch.start(
+            "env",
+            "call",
+            "env_of",
+            ENV_ARGS,
+            "--json",
+            "--env",
+            "EDGES_SET=from --env",
+            "--env",
+            "EDGES_BOTH=flag wins",
+            "--",
+            *ENV_SERVER,
+            env={"EDGES_INHERITED": "from the caller", "EDGES_BOTH": "caller"},
+        )
+        batch.start("env_bad", "call", "env_of", ENV_ARGS, "--env", "NOEQUALS", "--", *ENV_SERVER)
+        batch.start("env_url", "call", "env_of", ENV_ARGS, "--env", "A=B", "--url", UNREACHABLE_URL)
         url = batch.url = server.start()
         batch.start("http_call", "call", "slow_echo", ECHO, "--json", "--url", url)
         batch.start("http_plain", "call", "slow_echo", ECHO, "--mode", "plain", "--json", "--url", url)
@@ -250,6 +269,22 @@ async def status_of(url: str, task_id: str) -> str:
         await negotiate(session)
         run = await resume(session, task_id)
         return run.last_status.status.value if run.last_status is not None else "?"
+
+
+def test_call_passes_the_callers_environment_and_env_pairs_to_the_server_command(runs: Batch) -> None:
+    run = runs.result("env")
+    assert run.returncode == 0, run.describe()
+    text = "".join(block["text"] for block in run.json()["result"]["content"])
+    assert text == "EDGES_INHERITED=from the caller;EDGES_SET=from --env;EDGES_BOTH=flag wins"
+
+
+def test_call_env_takes_k_v_for_a_server_command_only(runs: Batch) -> None:
+    bad = runs.result("env_bad")
+    assert bad.returncode == 2, bad.describe()
+    assert "--env takes K=V, not 'NOEQUALS'" in bad.stderr
+    url = runs.result("env_url")
+    assert url.returncode == 2, url.describe()
+    assert "--env sets a server command's environment" in url.stderr
 
 
 def test_call_unknown_tool_exits_2_naming_what_exists(runs: Batch) -> None:

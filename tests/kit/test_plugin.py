@@ -67,6 +67,49 @@ def test_without_autoload_it_is_named_with_p(
     result.assert_outcomes(passed=1)
 
 
+MARKED = """
+import pytest
+
+
+@pytest.mark.mcp1
+def test_on_1x():
+    pass
+
+
+@pytest.mark.mcp2
+def test_on_2x():
+    pass
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mcp_tasks_dialect", ["2025-11-25", "2026-07-28"])
+async def test_pinned(mcp_tasks_session, mcp_tasks_dialect):
+    from mcp_tasks_compat.client import negotiate
+
+    assert (await negotiate(mcp_tasks_session)).dialect == mcp_tasks_dialect
+"""
+
+
+def test_the_major_markers_and_an_unspoken_dialect_skip_with_the_reason(pytester: pytest.Pytester) -> None:
+    import importlib.metadata
+
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "-rs", timeout=120)
+    version = importlib.metadata.version("mcp")
+    backends = 2 if importlib.util.find_spec("trio") is not None else 1
+    spoken = _installed_dialects()
+    result.assert_outcomes(passed=1 + backends * spoken, skipped=1 + backends * (2 - spoken))
+    other = "2" if version.startswith("1.") else "1"
+    result.stdout.fnmatch_lines([f"*needs mcp {other}.x; installed mcp {version}*"])
+    if spoken == 1:
+        result.stdout.fnmatch_lines(
+            [
+                f"*mcp {version} cannot speak the 2026-07-28 task dialect "
+                "(it speaks 2025-11-25, as client and server)*"
+            ]
+        )
+
+
 # --- docs/testing.md ------------------------------------------------------------------------------
 
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
