@@ -382,6 +382,16 @@ def test_demo_runs_a_task_and_cancels_another(runs: Batch) -> None:
     assert 'the tool asks \'What is your name?\'; answering {"answer": "Ada"}' in out
     assert "result: 'Ada' (task " in out
     assert f"done: all three runs used the {TASK_DIALECT} dialect" in out
+    # The README shows the same runs (its block was taken on mcp 2.3.0, with the default timings).
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ mcp-tasks-compat demo\n", 1)[1].split("```", 1)[0]
+
+    def headings(text: str) -> list[str]:
+        return [line.split(" (")[0] for line in text.splitlines() if line[:1].isdigit() and line[1:2] == ")"]
+
+    assert headings(block) == headings(out)
+    assert len(headings(out)) == 3
+    assert "done: all three runs used" in block
 
 
 def test_demo_other_dialect_refused_on_1x_run_on_2x(runs: Batch) -> None:

@@ -156,7 +156,8 @@ class ClientConnection(Protocol[ResultT_co]):
     ) -> Task | ResultT_co:
         """Send ``tools/call``: a :class:`Task` when the server created one, else its ``CallToolResult``.
 
-        ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the request is the same
-        either way and the server decides.
+        ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the server decides, and
+        ``as_task=False`` (``mode="plain"``) leaves the Tasks extension out of this request's
+        per-request client capabilities, so the server answers plainly.
         """
         ...

@@ -73,10 +73,15 @@ async def serve_http(server: Any, *, host: str, port: int, on_listening: Callabl
     await serve_asgi(http_app(server, host), host=host, port=port, on_listening=on_listening)
 
 
+def _is_server(candidate: object) -> bool:
+    """Whether ``connect_in_memory`` can serve ``candidate`` (a check that leaves its type alone)."""
+    return isinstance(candidate, (Server, FastMCP))
+
+
 @asynccontextmanager
 async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
     """Real JSON-RPC over the SDK's memory streams, the server's ``run`` in a task group."""
-    if not isinstance(server, (Server, FastMCP)):
+    if not _is_server(server):
         raise TypeError(
             "connect_in_memory on mcp 1.x takes a mcp.server.fastmcp.FastMCP or a low-level "
             f"mcp.server.lowlevel.Server, not {type(server).__name__}"
