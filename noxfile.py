@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -135,10 +137,63 @@ def ensure_redis_server(session: nox.Session) -> None:
         session.log("redis-server is not installed (apt-get install redis-server): the Redis tests will skip")
 
 
+# The Python axis: the floor mcp runs on the floor Python (3.10) and the newest mcp on the newest
+# Python (3.13); the other two SDK versions run on the interpreter that runs nox (3.11 on the CI
+# image). The interpreters are found on this machine (PATH, pyenv, uv's managed ones), never
+# downloaded; when one is missing, that SDK version runs on nox's own interpreter and the session
+# says so. tools/support_matrix.py lists this table and pyproject's classifiers name these versions
+# and DEFAULT_PYTHON. Keeping the axis inside `tests` keeps CI at four suite runs.
+PYTHON_AXIS = {"3.10": "1.23.0", "3.13": "2.3.0"}
+DEFAULT_PYTHON = "3.11"
+
+
+def find_interpreter(version: str) -> str | None:
+    """An interpreter of ``version`` that runs (a pyenv shim for an inactive version does not)."""
+    candidates = [shutil.which(f"python{version}")]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(str(p) for p in pyenv_root.glob(f"versions/{version}.*/bin/python{version}"))
+    uv_root = Path(
+        os.environ.get("UV_PYTHON_INSTALL_DIR", Path.home() / ".local" / "share" / "uv" / "python")
+    )
+    candidates += sorted(str(p) for p in uv_root.glob(f"cpython-{version}.*/bin/python{version}"))
+    probe = "import sys; print('%d.%d' % sys.version_info[:2])"
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            found = subprocess.run([candidate, "-c", probe], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if found.returncode == 0 and found.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def _test_matrix() -> list[nox.param]:
+    """One param per SDK version: (interpreter or None = nox's own, mcp, the Python asked for or "")."""
+    python_of = {mcp: version for version, mcp in PYTHON_AXIS.items()}
+    params: list[nox.param] = []
+    for mcp in MCP_VERSIONS:
+        version = python_of.get(mcp, "")
+        interpreter = find_interpreter(version) if version else None
+        params.append(nox.param(interpreter, mcp, version, id=f"mcp='{mcp}'"))
+    return params
+
+
 @nox.session
-@nox.parametrize("mcp", MCP_VERSIONS)
-def tests(session: nox.Session, mcp: str) -> None:
+@nox.parametrize(("python", "mcp", "python_axis"), _test_matrix())
+def tests(session: nox.Session, mcp: str, python_axis: str) -> None:
     """The test suite against one SDK version, cross-major pairs included; prints what it tests first."""
+    if python_axis and session.python is None:
+        session.warn(
+            f"no Python {python_axis} on this machine (looked on PATH, in pyenv's and uv's folders; "
+            f"`uv python install {python_axis}` needs network access): mcp {mcp} runs on "
+            f"{platform.python_version()} instead, and the Python {python_axis} leg is not run"
+        )
+    run_suite(session, mcp)
+
+
+def run_suite(session: nox.Session, mcp: str) -> None:
     install_with_sdk(session, mcp, "test")
     ensure_redis_server(session)
     peer = peer_python(session, PEER_OF[mcp])

@@ -1,5 +1,7 @@
-"""Shared test configuration: Hypothesis profiles, major markers that skip with a reason, anyio backend,
-and the session's redis-server (``redis_url``)."""
+"""Shared test configuration: Hypothesis profiles, anyio backend, the session's redis-server (``redis_url``).
+
+The ``mcp1`` / ``mcp2`` markers (skip with the reason on the other major) come from the testing
+kit's plugin, as they do downstream."""
 
 from __future__ import annotations
 
@@ -59,10 +61,3 @@ def redis_url() -> Iterator[str]:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"mcp {MCP_VERSION} (major {MCP_MAJOR}); hypothesis profile {HYPOTHESIS_PROFILE}"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        for major in (1, 2):
-            if item.get_closest_marker(f"mcp{major}") and major != MCP_MAJOR:
-                item.add_marker(pytest.mark.skip(reason=f"needs mcp {major}.x; installed mcp {MCP_VERSION}"))

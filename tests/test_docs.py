@@ -69,3 +69,22 @@ def test_relative_links_resolve(page: Path) -> None:
         if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
             broken.append(target)
     assert broken == [], f"{page.relative_to(ROOT)} links to missing files or anchors: {broken}"
+
+
+def test_error_messages_point_at_the_documented_urls_and_anchors_that_exist() -> None:
+    import re
+
+    from mcp_tasks_compat import errors
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    documentation = re.findall(r'^Documentation = "([^"]+)"$', pyproject, flags=re.MULTILINE)
+    assert documentation, "pyproject.toml's [project.urls] names no Documentation"
+    assert documentation[0].rstrip("/") + "/errors.md" == errors.DOCS_URL
+    page = (DOCS / "errors.md").read_text(encoding="utf-8")
+    anchors = set(re.findall(r"^## ([a-z-]+)$", page, flags=re.MULTILINE))
+    codes = {
+        cls.code
+        for cls in vars(errors).values()
+        if isinstance(cls, type) and issubclass(cls, errors.CompatError)
+    }
+    assert codes <= anchors

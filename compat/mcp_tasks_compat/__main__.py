@@ -81,7 +81,7 @@ def _cmd_call(args: argparse.Namespace) -> int:
     from ._cli import CallOptions, Target, parse_answer, parse_arguments, run_call
 
     options = CallOptions(
-        target=Target.of(args.url, args.server_command),
+        target=Target.of(args.url, args.server_command, env=args.env),
         tool=args.tool,
         arguments=parse_arguments(args.args_json),
         mode=args.mode,
@@ -99,7 +99,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from ._cli import ProbeOptions, Target, run_probe
 
     options = ProbeOptions(
-        target=Target.of(args.url, args.server_command),
+        target=Target.of(args.url, args.server_command, env=args.env),
         as_json=args.json,
         connect_timeout=args.connect_timeout,
         verbose=args.verbose,
@@ -115,6 +115,13 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
         default=30.0,
         metavar="S",
         help="seconds to open and negotiate the connection (default: 30)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="set K=V in the server command's environment (repeatable); it inherits this one's otherwise",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show SDK logs and the server's stderr")
 

@@ -1,8 +1,10 @@
 """The fixtures of :mod:`mcp_tasks_compat.testing`, loaded by pytest wherever the library is installed.
 
 So this module imports no ``mcp`` (the fixtures build servers and sessions on first use, through
-:mod:`._testkit`), defines only fixtures whose names start with ``mcp_tasks_``, and no hooks.
-The async fixtures are anyio fixtures: use them from ``@pytest.mark.anyio`` tests.
+:mod:`._testkit`), and defines only fixtures whose names start with ``mcp_tasks_`` plus the two
+markers ``mcp1`` / ``mcp2`` (a test marked for the other major is skipped with the reason; the
+installed major is looked up only when some test carries one). The async fixtures are anyio
+fixtures: use them from ``@pytest.mark.anyio`` tests.
 """
 
 from __future__ import annotations
@@ -27,7 +29,49 @@ from ._testkit import (
 )
 from .dialects import Dialect
 
+MAJOR_MARKERS = {"mcp1": "1.x", "mcp2": "2.x"}
+"""The markers of tests that need one mcp major installed, and the major each names."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker, major in MAJOR_MARKERS.items():
+        line = f"{marker}: needs mcp {major} installed (skipped otherwise, with the reason)"
+        config.addinivalue_line("markers", line)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the tests marked ``mcp1`` / ``mcp2`` for the major that is not installed."""
+    marked = [(item, {m.name for m in item.iter_markers() if m.name in MAJOR_MARKERS}) for item in items]
+    marked = [(item, names) for item, names in marked if names]
+    if not marked:
+        return  # no test asks: mcp is not looked at
+    from ._adapters import get_adapter
+    from ._detect import sdk_info
+
+    installed = f"mcp{get_adapter().major}"
+    for item, names in marked:
+        if installed not in names:
+            needs = " or ".join(f"mcp {MAJOR_MARKERS[name]}" for name in sorted(names))
+            item.add_marker(pytest.mark.skip(reason=f"needs {needs}; installed mcp {sdk_info().mcp_version}"))
+
+
+def _skip_unless_spoken(dialect: Dialect | None) -> None:
+    """A pinned dialect the installed mcp cannot speak skips the test, saying so (not a setup error)."""
+    if dialect is None:
+        return
+    from ._detect import sdk_info
+    from ._testkit import dialects
+
+    spoken = dialects()
+    if dialect not in spoken:
+        pytest.skip(
+            f"mcp {sdk_info().mcp_version} cannot speak the {dialect} task dialect "
+            f"(it speaks {', '.join(spoken) or 'none'}, as client and server)"
+        )
+
+
 __all__ = [
+    "MAJOR_MARKERS",
     "mcp_tasks_dialect",
     "mcp_tasks_http_session",
     "mcp_tasks_http_url",
@@ -38,6 +82,8 @@ __all__ = [
     "mcp_tasks_stdio_session",
     "mcp_tasks_toolset",
     "mcp_tasks_toolset_spec",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
 ]
 
 
@@ -84,6 +130,7 @@ async def mcp_tasks_session(
     mcp_tasks_server: Any, mcp_tasks_dialect: Dialect | None
 ) -> AsyncGenerator[Any, None]:
     """A ``ClientSession`` (``session_kwargs()``, negotiated) to ``mcp_tasks_server`` in memory."""
+    _skip_unless_spoken(mcp_tasks_dialect)
     async with connect_in_memory(mcp_tasks_server, dialect=mcp_tasks_dialect) as session:
         yield session
 
@@ -102,6 +149,7 @@ async def mcp_tasks_stdio_session(
 
     The subprocess runs in the rootdir with this run's ``sys.path`` on its ``PYTHONPATH``.
     """
+    _skip_unless_spoken(mcp_tasks_dialect)
     root = request.config.rootpath
     async with connect_stdio(
         mcp_tasks_server_command, dialect=mcp_tasks_dialect, env=child_environment([root]), cwd=root
@@ -125,5 +173,6 @@ async def mcp_tasks_http_session(
     mcp_tasks_http_url: str, mcp_tasks_dialect: Dialect | None
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to ``mcp_tasks_http_url``."""
+    _skip_unless_spoken(mcp_tasks_dialect)
     async with connect_http(mcp_tasks_http_url, dialect=mcp_tasks_dialect) as session:
         yield session

@@ -41,6 +41,10 @@ from .server import TaskServer
 SDK_VERSIONS: Final[tuple[str, ...]] = ("1.23.0", "1.30.0", "2.0.0", "2.3.0")
 """The mcp releases this library is tested on: the 1.x floor (the first with the tasks API), the
 newest 1.x, the first 2.x and the newest 2.x. ``noxfile.py`` runs the suite once on each."""
+SDK_VERSIONS_DATE: Final = "2026-12-01"
+"""When :data:`SDK_VERSIONS` was last checked against the newest releases on PyPI (a pinned list:
+a release newer than it is not in it until this library is tested on it)."""
+SdkVersionPolicy = Literal["floor-latest", "latest"]
 
 DEFAULT_SERVER_NAME: Final = "mcp-tasks-compat-testing"
 CONNECT_TIMEOUT_S: Final = 60.0
@@ -59,14 +63,20 @@ class SessionSetupError(RuntimeError):
 # --- versions ------------------------------------------------------------------------------------
 
 
-def nox_sdk_versions(*, majors: Iterable[int] = (1, 2), floors: bool = True) -> list[str]:
-    """:data:`SDK_VERSIONS` for ``@nox.parametrize("mcp", nox_sdk_versions())``.
+def nox_sdk_versions(
+    policy: SdkVersionPolicy = "floor-latest", *, majors: Iterable[int] = (1, 2), floors: bool = True
+) -> list[str]:
+    """The pinned, tested :data:`SDK_VERSIONS` for ``@nox.parametrize("mcp", nox_sdk_versions())``.
 
-    ``majors`` keeps only those majors; ``floors=False`` keeps only the newest release of each.
+    ``"floor-latest"`` (the default): the floor and the newest release of each major, the matrix
+    this library runs; ``"latest"`` (or ``floors=False``): only the newest of each. ``majors``
+    keeps only those majors. The list is dated :data:`SDK_VERSIONS_DATE`.
     """
+    if policy not in ("floor-latest", "latest"):
+        raise ValueError(f"policy must be 'floor-latest' or 'latest', not {policy!r}")
     wanted = set(majors)
     chosen = [version for version in SDK_VERSIONS if int(version.split(".")[0]) in wanted]
-    if floors:
+    if floors and policy == "floor-latest":
         return chosen
     newest: dict[str, str] = {}
     for version in chosen:
@@ -261,6 +271,8 @@ async def _connected(
     except Exception as error:
         if opened or (isinstance(error, CompatError) and not isinstance(error, SessionSetupError)):
             raise
+        if isinstance(error, TypeError):
+            raise  # a usage error (e.g. connect_in_memory given no server): it says what is accepted
         failure = _single_setup_error(error)
         if failure is error:
             raise
@@ -279,8 +291,9 @@ async def connect_in_memory(
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to ``server`` running in this event loop (real JSON-RPC streams).
 
-    ``server`` is a :class:`~mcp_tasks_compat.server.TaskServer` or an SDK server.
-
+    ``server``: a :class:`~mcp_tasks_compat.server.TaskServer`; on mcp 1.x a ``FastMCP`` or a
+    low-level ``mcp.server.lowlevel.Server``; on mcp 2.x an ``MCPServer`` or a low-level ``Server``
+    (with the library's tasks installed, or not); any other object is a ``TypeError`` saying so.
     ``dialect`` pins the task dialect (``None``: the newest the connection offers);
     ``session_options`` replaces ``session_kwargs(dialect=dialect)`` as the ``ClientSession``
     keywords (``{}`` gives a session without the library's task plumbing).

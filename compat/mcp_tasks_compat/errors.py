@@ -31,7 +31,9 @@ __all__ = [
     "UnsupportedSdkError",
 ]
 
-DOCS_URL = "https://github.com/mcp-tasks-compat/mcp-tasks-compat/blob/main/docs/errors.md"
+DOCS_URL = "https://github.com/mcp-tasks-compat/mcp-tasks-compat/tree/main/docs/errors.md"
+"""Where every error message points: docs/errors.md under pyproject's ``[project.urls] Documentation``
+(tests/test_docs.py keeps the two the same)."""
 
 # JSON-RPC codes used across the library (kept here so no module needs ``mcp`` for them).
 INVALID_REQUEST = -32600

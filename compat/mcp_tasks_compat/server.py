@@ -260,7 +260,12 @@ _PYTHON_LEVELS: Final[Mapping[str, int]] = {
 
 
 def current_task() -> Task | None:
-    """The task this tool call runs as, or ``None`` for a plain call."""
+    """The task this tool call runs as (its state now), or ``None`` for a plain call.
+
+    Each call reads the task's latest state, so inside the tool's cancel handler (a ``finally`` or
+    an ``except`` for the cancellation) it says ``cancelled``; the returned ``Task`` itself is a
+    frozen value that does not change afterwards.
+    """
     run = _engine.current_run()
     if run is None:
         return None

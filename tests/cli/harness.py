@@ -12,6 +12,7 @@ the dialect a run used, never on the SDK major.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -82,12 +83,18 @@ class Batch:
     url: str = ""
     """The HTTP example server's URL, once known."""
 
-    def start(self, name: str, *args: str) -> None:
+    def start(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
+        """Start ``mcp-tasks-compat ARGS...``; ``env`` is added to this process's environment."""
         command = [*CLI, *args]
         # stdin is never a terminal here (even under ``pytest -s``): questions are answered by
         # --answer or refused, never waited for.
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=None if env is None else {**os.environ, **env},
         )
         self.running[name] = (command, process)
 

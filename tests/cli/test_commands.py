@@ -37,6 +37,9 @@ from .harness import (
 )
 
 DYING_SERVER = [sys.executable, str(Path(__file__).with_name("_dying_server.py"))]
+ENV_SERVER = [sys.executable, "-m", "mcp_tasks_compat.testing", "serve", "tests.cli.env_tools:TOOLS"]
+"""A kit server (run from the repository root, as the suite is) whose tool reports its environment."""
+ENV_ARGS = '{"names": ["EDGES_INHERITED", "EDGES_SET", "EDGES_BOTH"]}'
 UNREACHABLE_URL = "http://127.0.0.1:9/mcp"  # the discard port: nothing listens there
 STEPS = ["step 1/3", "step 2/3", "step 3/3"]
 ECHO = '{"text": "hello cli", "seconds": 1.5, "steps": 3}'
@@ -61,6 +64,22 @@ def runs() -> Iterator[Batch]:
         batch.start("unreachable", "call", "slow_echo", "{}", "--json", "--url", UNREACHABLE_URL)
         batch.start("no_such_command", "probe", "--", "mcp-tasks-compat-no-such-command")
         batch.start("dies", "call", "slow_echo", LONG_ECHO, "--json", "--", *DYING_SERVER)
+        batch.start(
+            "env",
+            "call",
+            "env_of",
+            ENV_ARGS,
+            "--json",
+            "--env",
+            "EDGES_SET=from --env",
+            "--env",
+            "EDGES_BOTH=flag wins",
+            "--",
+            *ENV_SERVER,
+            env={"EDGES_INHERITED": "from the caller", "EDGES_BOTH": "caller"},
+        )
+        batch.start("env_bad", "call", "env_of", ENV_ARGS, "--env", "NOEQUALS", "--", *ENV_SERVER)
+        batch.start("env_url", "call", "env_of", ENV_ARGS, "--env", "A=B", "--url", UNREACHABLE_URL)
         url = batch.url = server.start()
         batch.start("http_call", "call", "slow_echo", ECHO, "--json", "--url", url)
         batch.start("http_plain", "call", "slow_echo", ECHO, "--mode", "plain", "--json", "--url", url)
@@ -255,6 +274,22 @@ async def status_of(url: str, task_id: str) -> str:
         return run.last_status.status.value if run.last_status is not None else "?"
 
 
+def test_call_passes_the_callers_environment_and_env_pairs_to_the_server_command(runs: Batch) -> None:
+    run = runs.result("env")
+    assert run.returncode == 0, run.describe()
+    text = "".join(block["text"] for block in run.json()["result"]["content"])
+    assert text == "EDGES_INHERITED=from the caller;EDGES_SET=from --env;EDGES_BOTH=flag wins"
+
+
+def test_call_env_takes_k_v_for_a_server_command_only(runs: Batch) -> None:
+    bad = runs.result("env_bad")
+    assert bad.returncode == 2, bad.describe()
+    assert "--env takes K=V, not 'NOEQUALS'" in bad.stderr
+    url = runs.result("env_url")
+    assert url.returncode == 2, url.describe()
+    assert "--env sets a server command's environment" in url.stderr
+
+
 def test_call_unknown_tool_exits_2_naming_what_exists(runs: Batch) -> None:
     run = runs.result("http_unknown_tool")
     line = one_line_error(run, 2)
@@ -350,6 +385,16 @@ def test_demo_runs_a_task_and_cancels_another(runs: Batch) -> None:
     assert 'the tool asks \'What is your name?\'; answering {"answer": "Ada"}' in out
     assert "result: 'Ada' (task " in out
     assert f"done: all three runs used the {TASK_DIALECT} dialect" in out
+    # The README shows the same runs (its block was taken on mcp 2.3.0, with the default timings).
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ mcp-tasks-compat demo\n", 1)[1].split("```", 1)[0]
+
+    def headings(text: str) -> list[str]:
+        return [line.split(" (")[0] for line in text.splitlines() if line[:1].isdigit() and line[1:2] == ")"]
+
+    assert headings(block) == headings(out)
+    assert len(headings(out)) == 3
+    assert "done: all three runs used" in block
 
 
 def test_demo_other_dialect_refused_on_1x_run_on_2x(runs: Batch) -> None:

@@ -88,6 +88,22 @@ async def test_plain_tool_stays_plain(mcp_tasks_session: Any) -> None:
     assert text_of(await call_tool(mcp_tasks_session, "echo", {"text": "e"})) == "e"
 
 
+async def test_plain_mode_never_runs_a_task(mcp_tasks_session: Any, script: Script) -> None:
+    # On 2026-07-28 too, where the session declares the Tasks extension for its other calls.
+    script.release.set()
+    seen: list[Task] = []
+    with anyio.fail_after(BOUND):
+        result = await call_tool(
+            mcp_tasks_session, "gated", {"label": "p"}, mode="plain", on_status=seen.append
+        )
+        assert text_of(result) == "done p"
+        assert seen == []
+        assert text_of(
+            await call_tool(mcp_tasks_session, "gated", {"label": "t"}, on_status=seen.append)
+        ) == ("done t")
+    assert seen[-1].status == TaskStatus.COMPLETED
+
+
 async def test_caller_cancellation_cancels_the_task(mcp_tasks_session: Any) -> None:
     working = anyio.Event()
     ids: list[str] = []

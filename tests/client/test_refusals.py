@@ -135,22 +135,37 @@ NO_KWARGS = (
     "ClientSession(read, write, **mcp_tasks_compat.client.session_kwargs()), which registers the Tasks "
     "extension and its result claim (without it the SDK rejects a task answer only after the server has "
     "created the task); fix: build the session with **session_kwargs() and pass your own extensions=, "
-    "result_claims=, notification_bindings= and message_handler= through session_kwargs(...)"
+    "result_claims=, notification_bindings= and message_handler= through session_kwargs(...); for a "
+    "session that mcp.Client builds, give mcp.Client the library's Tasks extension (see "
+    "docs/integrations.md); mode='auto' runs such calls plainly"
 )
 
 
 @pytest.mark.mcp2
-async def test_a_2x_session_without_session_kwargs_is_refused_before_a_task_exists(kind: str) -> None:
+async def test_a_2x_session_without_session_kwargs_refuses_only_mode_task(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="mcp_tasks_compat.client")
     async with open_harness(kind) as harness, harness.session(kwargs={}) as session:
-        for mode in ("auto", "task"):
-            with pytest.raises(UnsupportedOptInError) as caught:
-                await call_tool(session, "gated", {"label": "x"}, mode=mode)
-            assert caught.value.message == NO_KWARGS
+        with pytest.raises(UnsupportedOptInError) as caught:
+            await call_tool(session, "gated", {"label": "x"}, mode="task")
+        assert caught.value.message == NO_KWARGS
         with pytest.raises(UnsupportedOptInError) as started:
             await start_tool(session, "gated", {"label": "x"})
         assert started.value.message == NO_KWARGS
         assert harness.script.created == []
-        # A plain call still works on such a session.
+        # auto runs a task-capable tool plainly there (as mcp 1.x does), and says why at INFO.
+        harness.script.release.set()
+        with anyio.fail_after(5):
+            assert text_of(await call_tool(session, "gated", {"label": "a"})) == "done a"
+        assert harness.script.created == []
+        assert any(
+            message.startswith(
+                "tool 'gated' runs as a plain call: a task call on a ClientSession built "
+                "without session_kwargs()"
+            )
+            for message in caplog.messages
+        )
         assert text_of(await call_tool(session, "echo", {"text": "ok"}, mode="plain")) == "ok"
 
 

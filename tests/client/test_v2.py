@@ -56,8 +56,8 @@ async def test_a_missing_poll_hint_polls_once_a_second() -> None:
         assert 0.9 <= anyio.current_time() - started < 2.0
 
 
-async def test_plain_mode_on_2026_still_follows_a_task_the_server_chose() -> None:
-    # The session declares the extension for every request, so the server may answer with a task.
+async def test_plain_mode_on_2026_declines_the_task_for_that_call_only() -> None:
+    # The session declares the extension; the plain call's per-request capabilities leave it out.
     seen: list[str] = []
     async with open_harness("2026") as harness, harness.session() as session:
         harness.script.release.set()
@@ -65,13 +65,16 @@ async def test_plain_mode_on_2026_still_follows_a_task_the_server_chose() -> Non
             result = await call_tool(
                 session,
                 "gated",
-                {"label": "chosen"},
+                {"label": "plain"},
                 mode="plain",
                 on_status=lambda t: seen.append(t.status.value),
             )
-        assert text_of(result) == "done chosen"
+            assert text_of(result) == "done plain"
+            assert harness.script.created == []
+            assert seen == []
+            # The session still runs the next call as a task.
+            assert text_of(await call_tool(session, "gated", {"label": "auto"})) == "done auto"
         assert len(harness.script.created) == 1
-        assert seen[-1] == "completed"
 
 
 async def test_a_huge_poll_hint_does_not_delay_a_2025_result() -> None:
@@ -176,12 +179,23 @@ async def test_the_dialect_opt_in_keeps_tasks_to_one_dialect() -> None:
         harness.script.release.set()
         assert text_of(await call_tool(session, "gated", {"label": "p"})) == "done p"
         assert harness.script.created == []
+    # A server that speaks both eras: the pinned 2025-11-25 dialect opens with initialize.
     async with open_harness("2026") as harness, harness.session(kwargs=only_2025) as session:
         negotiated = await negotiate(session)
+        assert negotiated.dialect == "2025-11-25"
+        assert negotiated.protocol_version == "2025-11-25"
+        harness.script.release.set()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "gated", {"label": "t"}, mode="task")) == "done t"
+        assert len(harness.script.created) == 1
+    # A session the caller opened with discover stays 2026-07-28: tasks are inactive, saying why.
+    async with open_harness("2026") as harness, harness.session(kwargs=only_2025) as session:
+        await session.discover()
+        negotiated = await negotiate(session)
         assert negotiated.dialect is None
-        assert (
-            negotiated.reason
-            == "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections"
+        assert negotiated.reason == (
+            "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections "
+            "(negotiate() opens such a session with initialize; this one was opened already)"
         )
         harness.script.release.set()
         assert text_of(await call_tool(session, "gated", {"label": "p"})) == "done p"

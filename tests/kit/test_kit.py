@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,12 @@ import anyio
 import pytest
 from packaging.version import Version
 
-from mcp_tasks_compat.client import call_tool, negotiate
+from mcp_tasks_compat.client import call_tool, negotiate, start_tool
 from mcp_tasks_compat.errors import UnsupportedOptInError
+from mcp_tasks_compat.server import current_task
 from mcp_tasks_compat.testing import (
     SDK_VERSIONS,
+    SDK_VERSIONS_DATE,
     HttpServerProcess,
     SessionSetupError,
     ToolSet,
@@ -68,6 +71,24 @@ def test_nox_sdk_versions_select_by_major_and_floor() -> None:
     assert nox_sdk_versions(majors=[2]) == [v for v in SDK_VERSIONS if v.startswith("2.")]
     assert nox_sdk_versions(majors=[1], floors=False) == [newest[1]]
     assert nox_sdk_versions(majors=[3]) == []
+    assert nox_sdk_versions("floor-latest") == nox_sdk_versions()
+    assert nox_sdk_versions("latest") == nox_sdk_versions(floors=False)
+    with pytest.raises(ValueError, match="policy must be 'floor-latest' or 'latest'"):
+        nox_sdk_versions("everything")  # type: ignore[arg-type]
+
+
+def test_the_classifiers_name_the_tested_pythons() -> None:
+    import re
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    classified = set(re.findall(r'"Programming Language :: Python :: (3\.\d+)"', pyproject))
+    tested = {_noxfile_constant("DEFAULT_PYTHON"), *_noxfile_constant("PYTHON_AXIS")}
+    assert classified == tested
+    assert set(_noxfile_constant("PYTHON_AXIS").values()) <= set(SDK_VERSIONS)
+
+
+def test_the_version_list_is_dated() -> None:
+    assert date.fromisoformat(SDK_VERSIONS_DATE) <= date.today()
 
 
 def test_dialects_are_what_the_installed_mcp_speaks() -> None:
@@ -192,6 +213,65 @@ async def test_connect_in_memory_pins_each_dialect(dialect: str) -> None:
         with anyio.fail_after(BOUND):
             assert text_of(await call_tool(session, "shout", {"text": "hi"})) == "HI (task)"
             assert text_of(await call_tool(session, "whisper", {"text": "HI"})) == "hi"
+
+
+@pytest.mark.anyio
+async def test_connect_in_memory_says_what_it_accepts() -> None:
+    with pytest.raises(TypeError, match=r"connect_in_memory on mcp [12]\.x takes a .* not dict"):
+        async with connect_in_memory({"not": "a server"}):
+            pass
+
+
+@pytest.mark.anyio
+@pytest.mark.mcp1
+async def test_connect_in_memory_serves_a_1x_low_level_server() -> None:
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    from mcp_tasks_compat.server import ServerTasks
+
+    server: Any = Server("low-level")
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [types.Tool(name="shout", inputSchema={"type": "object"})]
+
+    @server.call_tool()
+    async def call(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+        return [types.TextContent(type="text", text=f"{name} ({'task' if current_task() else 'plain'})")]
+
+    ServerTasks(tools={"shout": "optional"}).install(server)
+    seen: list[str] = []
+    async with connect_in_memory(server) as session:
+        with anyio.fail_after(BOUND):
+            result = await call_tool(session, "shout", {}, on_status=lambda t: seen.append(t.status.value))
+    assert text_of(result) == "shout (task)"
+    assert seen[-1] == "completed"
+
+
+@pytest.mark.anyio
+async def test_current_task_is_live_inside_the_tools_cancel_handler() -> None:
+    started, handled = anyio.Event(), anyio.Event()
+    seen: list[str | None] = []
+
+    async def hang() -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            task = current_task()
+            seen.append(task.status.value if task is not None else None)
+            handled.set()
+        raise AssertionError("unreachable")
+
+    server = build_task_server(ToolSet(tools={"hang": hang}, support={"hang": "required"}))
+    async with connect_in_memory(server) as session:
+        with anyio.fail_after(BOUND):
+            run = await start_tool(session, "hang")
+            await started.wait()
+            await run.cancel()
+            await handled.wait()  # the handler runs in the server's task group, after the ack
+    assert seen == ["cancelled"]
 
 
 @pytest.mark.anyio

@@ -67,6 +67,49 @@ def test_without_autoload_it_is_named_with_p(
     result.assert_outcomes(passed=1)
 
 
+MARKED = """
+import pytest
+
+
+@pytest.mark.mcp1
+def test_on_1x():
+    pass
+
+
+@pytest.mark.mcp2
+def test_on_2x():
+    pass
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mcp_tasks_dialect", ["2025-11-25", "2026-07-28"])
+async def test_pinned(mcp_tasks_session, mcp_tasks_dialect):
+    from mcp_tasks_compat.client import negotiate
+
+    assert (await negotiate(mcp_tasks_session)).dialect == mcp_tasks_dialect
+"""
+
+
+def test_the_major_markers_and_an_unspoken_dialect_skip_with_the_reason(pytester: pytest.Pytester) -> None:
+    import importlib.metadata
+
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "-rs", timeout=120)
+    version = importlib.metadata.version("mcp")
+    backends = 2 if importlib.util.find_spec("trio") is not None else 1
+    spoken = _installed_dialects()
+    result.assert_outcomes(passed=1 + backends * spoken, skipped=1 + backends * (2 - spoken))
+    other = "2" if version.startswith("1.") else "1"
+    result.stdout.fnmatch_lines([f"*needs mcp {other}.x; installed mcp {version}*"])
+    if spoken == 1:
+        result.stdout.fnmatch_lines(
+            [
+                f"*mcp {version} cannot speak the 2026-07-28 task dialect "
+                "(it speaks 2025-11-25, as client and server)*"
+            ]
+        )
+
+
 # --- docs/testing.md ------------------------------------------------------------------------------
 
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
@@ -85,14 +128,18 @@ def _doc_files() -> dict[str, str]:
 
 def test_the_documented_example_runs(pytester: pytest.Pytester) -> None:
     files = _doc_files()
-    assert {"mylib_tools.py", "conftest.py", "test_mylib.py", "noxfile.py"} <= set(files)
-    for name in ("mylib_tools.py", "conftest.py", "test_mylib.py"):
+    names = ("mylib_tools.py", "conftest.py", "test_mylib.py", "test_own_server.py")
+    assert {*names, "noxfile.py"} <= set(files)
+    for name in names:
         pytester.path.joinpath(name).write_text(files[name], encoding="utf-8")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", timeout=120)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "--strict-markers", timeout=120)
     # anyio's plugin runs each anyio test on every backend installed: trio too, where it is (the
     # test group installs it), and the kit's fixtures work there as well.
     backends = 2 if importlib.util.find_spec("trio") is not None else 1
-    result.assert_outcomes(passed=(_installed_dialects() + 2) * backends)
+    on_2x = _installed_dialects() - 1  # the mcp2-marked test runs on 2.x, skips on 1.x
+    result.assert_outcomes(
+        passed=(_installed_dialects() + 2 + 1 + on_2x) * backends, skipped=(1 - on_2x) * backends
+    )
 
 
 def test_the_documented_noxfile_parametrizes_with_our_versions() -> None:

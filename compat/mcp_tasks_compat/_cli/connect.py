@@ -6,6 +6,7 @@ come from the adapter registry's app facet (``_adapters.get_adapter().app``).
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -28,16 +29,34 @@ class Target:
 
     url: str | None = None
     command: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    """``--env K=V`` pairs, set on top of this process's environment for the server command."""
 
     @classmethod
-    def of(cls, url: str | None, command: Sequence[str]) -> Target:
+    def of(cls, url: str | None, command: Sequence[str], *, env: Sequence[str] = ()) -> Target:
         if url is not None and command:
             raise CliError("give either --url URL or -- COMMAND ARGS..., not both")
         if url is None and not command:
             raise CliError("no server given: use --url URL or -- COMMAND ARGS...")
         if url is not None and not url.startswith(("http://", "https://")):
             raise CliError(f"--url must be an http:// or https:// URL, not {url!r}")
-        return cls(url=url, command=tuple(command))
+        if url is not None and env:
+            raise CliError("--env sets a server command's environment (-- COMMAND ARGS...), not --url's")
+        pairs: list[tuple[str, str]] = []
+        for item in env:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise CliError(f"--env takes K=V, not {item!r}")
+            pairs.append((key, value))
+        return cls(url=url, command=tuple(command), env=tuple(pairs))
+
+    def environment(self) -> dict[str, str]:
+        """The server command's environment: this process's (as any process runner passes it), then ``--env``.
+
+        The SDK's stdio client would otherwise start it with a short whitelist (``PATH``, ``HOME``...),
+        and a server that reads e.g. an API key from its environment fails without a hint.
+        """
+        return {**os.environ, **dict(self.env)}
 
     def describe(self) -> str:
         return self.url if self.url is not None else " ".join(self.command)
@@ -95,7 +114,7 @@ async def connect(
         else:
             command, *args = target.command
             streams = await stack.enter_async_context(
-                get_adapter().app.stdio_streams(command, args, errlog=log.stream())
+                get_adapter().app.stdio_streams(command, args, errlog=log.stream(), env=target.environment())
             )
         session = await stack.enter_async_context(get_adapter().app.open_session(streams, kwargs))
         try:

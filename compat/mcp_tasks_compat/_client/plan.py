@@ -6,6 +6,7 @@ half-made task on the server.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
@@ -15,6 +16,8 @@ from ..errors import UnsupportedOptIn, UnsupportedOptInError
 from .protocols import ClientConnection
 
 __all__ = ["DeclaredSupport", "check_ready", "declared_support", "plan_call", "refuse"]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
 
 _TASKY: Final[frozenset[TaskSupport]] = frozenset({"optional", "required"})
 
@@ -49,7 +52,14 @@ async def plan_call(connection: ClientConnection[Any], name: str, mode: str) -> 
                 "use mode='auto' (runs it as a plain call here) or connect to a task-capable server",
             )
         return False
-    check_ready(connection)
+    problem = connection.task_readiness()
+    if problem is not None:
+        if mode == "task":
+            raise UnsupportedOptInError([problem], installed=connection.installed)
+        # e.g. a 2.x session built without session_kwargs() (a bare ClientSession, or the one
+        # mcp.Client builds): it cannot follow a task, so auto runs the call plainly, as 1.x does.
+        logger.info("tool %r runs as a plain call: %s (fix: %s)", name, problem.asked, problem.fix)
+        return False
     if negotiated.dialect == DIALECT_2026_07_28:
         return True
     support = await connection.tool_support(name)

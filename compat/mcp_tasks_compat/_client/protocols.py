@@ -183,8 +183,10 @@ class ClientConnection(Protocol[ResultT_co]):
     ) -> Task | ResultT_co:
         """Send ``tools/call``: a :class:`Task` when the server created one, else its ``CallToolResult``.
 
-        ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the request is the same
-        either way and the server decides. ``progress`` becomes the SDK's ``progress_callback``
-        (it sets the progress token) and ``read_timeout`` its ``read_timeout_seconds``.
+        ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the server decides, and
+        ``as_task=False`` (``mode="plain"``) leaves the Tasks extension out of this request's
+        per-request client capabilities, so the server answers plainly. ``progress`` becomes the
+        SDK's ``progress_callback`` (it sets the progress token) and ``read_timeout`` its
+        ``read_timeout_seconds``.
         """
         ...

@@ -237,7 +237,7 @@ class TaskRun(Generic[ResultT]):
         self._wire = wire
         self._first = task
         self._immediate = immediate
-        self.dialect: Dialect = dialect
+        self._dialect: Dialect = dialect
         self._reporter = Reporter(on_status)
         self._resumed = resumed
         self._grace = cancel_grace
@@ -251,6 +251,11 @@ class TaskRun(Generic[ResultT]):
         last = self.last_status
         state = last.status.value if last is not None else ("answered directly" if self._immediate else "?")
         return f"<TaskRun {self.task_id} dialect={self.dialect} status={state}>"
+
+    @property
+    def dialect(self) -> Dialect:
+        """The task dialect of the connection the task runs on (``"2025-11-25"`` or ``"2026-07-28"``)."""
+        return self._dialect
 
     @property
     def task_id(self) -> str | None:

@@ -16,6 +16,7 @@ import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.server.fastmcp import FastMCP
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
@@ -63,9 +64,19 @@ async def serve_http(server: Any, *, host: str, port: int, on_listening: Callabl
     await serve_asgi(http_app(server, host), host=host, port=port, on_listening=on_listening)
 
 
+def _is_server(candidate: object) -> bool:
+    """Whether ``connect_in_memory`` can serve ``candidate`` (a check that leaves its type alone)."""
+    return isinstance(candidate, (Server, FastMCP))
+
+
 @asynccontextmanager
 async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
     """Real JSON-RPC over the SDK's memory streams, the server's ``run`` in a task group."""
+    if not _is_server(server):
+        raise TypeError(
+            f"connect_in_memory on mcp 1.x takes a TaskServer, a mcp.server.fastmcp.FastMCP "
+            f"or a low-level mcp.server.lowlevel.Server, not {type(server).__name__}"
+        )
     lowlevel = lowlevel_server_of(server)
     async with (
         create_client_server_memory_streams() as (client_streams, server_streams),

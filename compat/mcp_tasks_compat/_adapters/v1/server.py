@@ -300,6 +300,17 @@ def _authenticated_principal(request: object) -> str | None:
     return "user:" + json.dumps([token.client_id, issuer, subject], default=str)
 
 
+def _discover_refusal(message: SessionMessage | Exception) -> SessionMessage | None:
+    """The -32601 answer to a ``server/discover`` request (a 2026-07-28 method 1.x does not serve)."""
+    if not isinstance(message, SessionMessage):
+        return None
+    request = message.message.root
+    if not isinstance(request, types.JSONRPCRequest) or request.method != "server/discover":
+        return None
+    error = types.ErrorData(code=METHOD_NOT_FOUND, message="Method not found: server/discover")
+    return SessionMessage(types.JSONRPCMessage(types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)))
+
+
 class _Installation:
     """Our handlers in place on one low-level server, and its ``run`` owning each session's runs."""
 
@@ -354,7 +365,12 @@ class _Installation:
             session = _SessionTasks(group=group, stateless=stateless)
             group.start_soon(self._sweep_while_serving, name="mcp-tasks sweeper")
             group.start_soon(
-                self._watch_read_stream, read_stream, inner_send, session, name="mcp-tasks reader"
+                self._watch_read_stream,
+                read_stream,
+                inner_send,
+                session,
+                write_stream,
+                name="mcp-tasks reader",
             )
             token = _current_session.set(session)
             try:
@@ -374,10 +390,20 @@ class _Installation:
         source: ReadStream,
         sink: MemoryObjectSendStream[SessionMessage | Exception],
         session: _SessionTasks,
+        answers: WriteStream,
     ) -> None:
-        """Forward the transport's messages to the SDK and notice when the peer goes away."""
+        """Forward the transport's messages to the SDK and notice when the peer goes away.
+
+        ``server/discover`` (the first thing every mcp 2.x client sends) is answered here with a
+        clean -32601: the SDK would fail to validate it against its request union, log about a
+        hundred lines of validation errors per connection, and answer -32602.
+        """
         try:
             async for message in source:
+                refusal = _discover_refusal(message)
+                if refusal is not None:
+                    await answers.send(refusal)
+                    continue
                 await sink.send(message)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the SDK closed its end first: the session is ending anyway

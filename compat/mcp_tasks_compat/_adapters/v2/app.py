@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -65,12 +66,22 @@ async def serve_http(server: Any, *, host: str, port: int, on_listening: Callabl
     await serve_asgi(http_app(server, host), host=host, port=port, on_listening=on_listening)
 
 
+def _is_server(candidate: object) -> bool:
+    """Whether ``connect_in_memory`` can serve ``candidate`` (a check that leaves its type alone)."""
+    return isinstance(candidate, (Server, MCPServer))
+
+
 @asynccontextmanager
 async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
     """Real JSON-RPC over the SDK's memory streams (``Server.run``), not the DirectDispatcher.
 
     ``InMemoryTransport`` lives in a private module; it is probed here rather than assumed.
     """
+    if not _is_server(server):
+        raise TypeError(
+            f"connect_in_memory on mcp 2.x takes a TaskServer, a mcp.server.mcpserver.MCPServer "
+            f"or a low-level mcp.server.lowlevel.Server, not {type(server).__name__}"
+        )
     try:
         from mcp.client._memory import InMemoryTransport  # pyright: ignore[reportPrivateUsage]
     except ImportError as exc:

@@ -39,7 +39,12 @@ from mcp.client.extension import ClaimContext, ClientExtension, NotificationBind
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    INVALID_PARAMS,
+    REQUEST_TIMEOUT,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -416,7 +421,10 @@ _NO_KWARGS = UnsupportedOptIn(
     ),
     fix=(
         "build the session with **session_kwargs() and pass your own extensions=, result_claims=, "
-        "notification_bindings= and message_handler= through session_kwargs(...)"
+        "notification_bindings= and message_handler= through session_kwargs(...); for a session that "
+        "mcp.Client builds, pass mcp.Client(..., extensions=[mcp_tasks_compat.client.tasks_extension()]) "
+        "(see docs/integrations.md); "
+        "mode='auto' runs such calls plainly"
     ),
 )
 
@@ -575,6 +583,10 @@ class _Connection:
         if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not _has_claim_for_task(session):
                 return await plain(session, name, arguments, read_timeout, callback, meta=_meta(meta))
+            if not as_task:
+                return await _call_declining_task(
+                    session, name, arguments, meta, progress=callback, read_timeout=read_timeout
+                )
             # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
             answer = await plain(
                 session, name, arguments, read_timeout, callback, meta=_meta(meta), allow_claimed=True
@@ -615,6 +627,63 @@ class _Connection:
 
 def _meta(meta: dict[str, Any] | None) -> Any:
     return dict(meta) if meta else None
+
+
+async def _call_declining_task(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+    *,
+    progress: ProgressFnT | None = None,
+    read_timeout: float | None = None,
+) -> Task | mcp_types.CallToolResult:
+    """A 2026-07-28 ``tools/call`` whose per-request capabilities leave the Tasks extension out.
+
+    A server reads the client's capabilities per request from ``_meta`` (SEP-2575), so this one
+    call asks for no task while the session keeps the extension for the others. The SDK stamps
+    the session's own capabilities over any ``_meta`` the caller passes, so the request is stamped
+    here (private ``ClientSession._stamp``), edited, and sent through the raw-request seam
+    (``v2.raw_request``); both are probed at call time and refused loudly when gone.
+    """
+    stamp: Callable[[dict[str, Any], dict[str, Any]], None] | None = getattr(session, "_stamp", None)
+    send_raw: Callable[..., Awaitable[dict[str, Any]]] | None = getattr(
+        getattr(session, "_dispatcher", None), "send_raw_request", None
+    )
+    if not callable(stamp) or send_raw is None:
+        raise UnsupportedSdkError(
+            f"mcp {sdk_info().mcp_version}: ClientSession._stamp or ._dispatcher.send_raw_request is gone, "
+            "and they are how a 2.x client declines a task for one 2026-07-28 call (mode='plain'). "
+            "fix: pip install 'mcp>=2.0,<=2.3', use mode='auto', or report the release that removed them"
+        )
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    if meta:
+        params["_meta"] = dict(meta)
+    data: dict[str, Any] = {"method": "tools/call", "params": params}
+    options: dict[str, Any] = {}
+    stamp(data, options)
+    stamped: dict[str, Any] = data["params"].setdefault("_meta", {})
+    capabilities = dict(stamped.get(CLIENT_CAPABILITIES_META_KEY) or {})
+    declared = dict(capabilities.get("extensions") or {})
+    extensions = {key: value for key, value in declared.items() if key != TASKS_EXTENSION_ID}
+    if extensions:
+        capabilities["extensions"] = extensions
+    else:
+        capabilities.pop("extensions", None)
+    stamped[CLIENT_CAPABILITIES_META_KEY] = capabilities
+    timeout: object = (
+        read_timeout if read_timeout is not None else getattr(session, "_session_read_timeout_seconds", None)
+    )
+    if isinstance(timeout, (int, float)):
+        options["timeout"] = timeout
+    if progress is not None:  # the dispatcher sets the progress token from the request id
+        options["on_progress"] = progress
+    raw = await send_raw("tools/call", data["params"], options)
+    if raw.get("resultType") == "task":  # a server that ignores per-request capabilities: followed
+        return codec_2026.decode_create_task_result(raw)
+    return mcp_types.CallToolResult.model_validate(raw, by_name=False)
 
 
 async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
@@ -663,13 +732,33 @@ async def _handshake(session: ClientSession, discover_timeout: float) -> str | N
     return reason
 
 
+async def _handshake_pinned_2025(session: ClientSession) -> str | None:
+    """``session_kwargs(dialect="2025-11-25")``: ``initialize`` first, as a handshake-era client would.
+
+    A server that speaks both eras would otherwise win ``server/discover`` and leave the pinned
+    dialect inactive. A modern-only server refuses ``initialize`` with -32022; the connection is
+    then opened with ``server/discover`` and runs plain calls, saying why.
+    """
+    try:
+        await session.initialize()
+    except MCPError as error:
+        if error.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        await session.discover()
+        return f"the server refused initialize ({error.code}: {error.message})"
+    return None
+
+
 async def _negotiate(session: ClientSession, discover_timeout: float) -> client_logic.Negotiated:
     fallback_reason: str | None = None
+    config = _config_of(session)
     if session.protocol_version is None:
-        fallback_reason = await _handshake(session, discover_timeout)
+        if config is not None and config.dialects == (DIALECT_2025_11_25,):
+            fallback_reason = await _handshake_pinned_2025(session)
+        else:
+            fallback_reason = await _handshake(session, discover_timeout)
     version = session.protocol_version
     caps = _capabilities(session)
-    config = _config_of(session)
     if version in MODERN_PROTOCOL_VERSIONS:
         offers = codec_2026.server_offers_tasks(caps)
         if not offers:
@@ -677,6 +766,10 @@ async def _negotiate(session: ClientSession, discover_timeout: float) -> client_
             return _inactive(version, reason, offers=False)
         if config is not None and DIALECT_2026_07_28 not in config.dialects:
             reason = "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections"
+            if fallback_reason:
+                reason = f"{fallback_reason}, so the connection is {version}; {reason}"
+            else:
+                reason += " (negotiate() opens such a session with initialize; this one was opened already)"
             return _inactive(version, reason, offers=True)
         return client_logic.Negotiated(version, DIALECT_2026_07_28, None, server_offers_tasks=True)
     prefix = f"{fallback_reason}, so the connection uses the {version} handshake; " if fallback_reason else ""
