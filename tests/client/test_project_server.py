@@ -88,8 +88,10 @@ async def test_plain_tool_stays_plain(mcp_tasks_session: Any) -> None:
     assert text_of(await call_tool(mcp_tasks_session, "echo", {"text": "e"})) == "e"
 
 
+@pytest.mark.parametrize("mcp_tasks_server_options", [{"inline_grace_s": 0}])
 async def test_plain_mode_never_runs_a_task(mcp_tasks_session: Any, script: Script) -> None:
-    # On 2026-07-28 too, where the session declares the Tasks extension for its other calls.
+    # On 2026-07-28 too, where the session declares the Tasks extension for its other calls (the
+    # inline grace is off so that the second, quick call is a task on 2026-07-28 too).
     script.release.set()
     seen: list[Task] = []
     with anyio.fail_after(BOUND):
