@@ -176,9 +176,9 @@ class Poller(abc.ABC, Generic[ResultT]):
 
     async def run(self) -> ResultT:
         """Follow the task to its result, passing on pushed statuses meanwhile."""
+        await self.reporter.report(self.first)  # first: a status replayed on listen is newer
         unlisten = self.wire.listen(self.task_id, self.reporter.observe)
         try:
-            await self.reporter.report(self.first)
             return await self._follow()
         finally:
             unlisten()
