@@ -10,6 +10,7 @@ import anyio
 
 from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
+from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .._version import __version__
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..server import ServerTasks
@@ -22,7 +23,11 @@ EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
 
 def build_example_server(
-    *, host: str = "127.0.0.1", store: str = "memory:", lease_s: float = DEFAULT_LEASE_S
+    *,
+    host: str = "127.0.0.1",
+    store: str = "memory:",
+    lease_s: float = DEFAULT_LEASE_S,
+    max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
 ) -> Any:
     """The example tools on the installed major's documented server (``FastMCP`` / ``MCPServer``), tasks on.
 
@@ -30,7 +35,12 @@ def build_example_server(
     ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
     ``lease_s`` how long a run's claim on a shared store holds without renewal.
     """
-    policy = ServerTasks(tools=dict(EXAMPLE_TASK_SUPPORT), store=store, lease_s=lease_s)
+    policy = ServerTasks(
+        tools=dict(EXAMPLE_TASK_SUPPORT),
+        store=store,
+        lease_s=lease_s,
+        max_active_tasks_per_owner=max_active_tasks,  # --max-active-tasks
+    )
     return get_adapter().app.build_server(
         EXAMPLE_SERVER_NAME, EXAMPLE_TOOLS, policy, host=host, version=__version__
     )
@@ -43,6 +53,7 @@ class ServeOptions:
     port: int
     store: str = "memory:"
     lease_s: float = DEFAULT_LEASE_S
+    max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 
 
 def run_example_server(options: ServeOptions) -> int:
@@ -52,7 +63,12 @@ def run_example_server(options: ServeOptions) -> int:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
-        server = build_example_server(host=options.host, store=options.store, lease_s=options.lease_s)
+        server = build_example_server(
+            host=options.host,
+            store=options.store,
+            lease_s=options.lease_s,
+            max_active_tasks=options.max_active_tasks,
+        )
         if options.transport == "stdio":
             await get_adapter().app.serve_stdio(server)
         else:

@@ -50,6 +50,7 @@ from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from ..._detect import refuse_unsupported, sdk_info
 from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
+from ..._engine.limits import list_page
 from ...core import codec_2025 as codec
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
@@ -473,12 +474,13 @@ class _TaskHandlers:
                 "so nothing could outlive the request",
             )
         context = request_ctx.get()
-        record = await self.engine.create(
-            dialect=DIALECT_2025_11_25,
-            owner=self._caller(session),
-            tool_name=req.params.name,
-            ttl_ms=self.engine.effective_ttl(requested_ttl, requested=True),
-        )
+        with _peer_errors():  # a negative TTL, or the owner's active-task limit reached
+            record = await self.engine.create(
+                dialect=DIALECT_2025_11_25,
+                owner=self._caller(session),
+                tool_name=req.params.name,
+                ttl_ms=self.engine.effective_ttl(requested_ttl, requested=True),
+            )
         record.listeners.append(_status_notifier(context.session, session))
         task_id = record.task.task_id
         session.runs[task_id] = record
@@ -525,8 +527,10 @@ class _TaskHandlers:
 
     async def list_tasks(self, req: types.ListTasksRequest) -> types.ServerResult:
         session = self._session()
-        tasks = sorted(await self.engine.owned_by(self._caller(session)), key=lambda task: task.created_at)
-        return _WireResult.of(codec.encode_list_tasks_result(tasks))
+        cursor = req.params.cursor if req.params is not None else None
+        with _peer_errors():  # a cursor this server never issued is -32602, as on mcp 2.x
+            page, next_cursor = list_page(await self.engine.owned_by(self._caller(session)), cursor)
+        return _WireResult.of(codec.encode_list_tasks_result(page, next_cursor=next_cursor))
 
     async def cancel_task(self, req: types.CancelTaskRequest) -> types.ServerResult:
         session = self._session()
