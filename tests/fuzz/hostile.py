@@ -221,9 +221,9 @@ class HttpPeer:
             return None
         self.session_id = response.headers.get("mcp-session-id", self.session_id)
         if response.headers.get("content-type", "").startswith("text/event-stream"):
-            for line in response.text.splitlines():
+            for line in response.text.split("\n"):  # not splitlines(): U+2028 may sit in the JSON
                 if line.startswith("data:"):
-                    answer = json.loads(line[5:])
+                    answer = json.loads(line[5:].rstrip("\r"))
                     if answer.get("id") == frame.get("id"):
                         return answer
             return None

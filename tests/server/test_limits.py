@@ -86,6 +86,11 @@ async def test_2025_wire_limits_and_exact_errors() -> None:
             assert unknown["code"] == INVALID_PARAMS
             assert len(unknown["message"]) < 300
 
+            # ... and so does a 100 kB tool name (found by tests/fuzz)
+            long_name = {"name": "n" * 100_000, "arguments": {}, "task": {}}
+            named = error_of(await peer.request("tools/call", long_name))
+            assert len(named["message"]) < 300
+
             # tasks/list with a cursor this server never issued
             bad_cursor = error_of(await peer.request("tasks/list", {"cursor": "never-issued"}))
             assert bad_cursor["code"] == INVALID_PARAMS

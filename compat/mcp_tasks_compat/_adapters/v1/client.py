@@ -18,7 +18,7 @@ import logging
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -145,6 +145,10 @@ def _remote(error: McpError) -> client_logic.RemoteError:
 _KEPT_UNFOLLOWED = 64
 
 
+def _task_id_of(params: object) -> object:
+    return cast("dict[str, object]", params).get("taskId") if isinstance(params, dict) else None
+
+
 class _SessionConfig(client_logic.StatusListeners):
     """What :func:`session_kwargs` plants in the session: who follows which task.
 
@@ -158,7 +162,7 @@ class _SessionConfig(client_logic.StatusListeners):
         self._unfollowed: OrderedDict[str, object] = OrderedDict()
 
     def deliver(self, raw: object) -> None:
-        task_id = raw.get("taskId") if isinstance(raw, dict) else None  # pyright: ignore[reportUnknownMemberType]
+        task_id = _task_id_of(raw)
         if isinstance(task_id, str) and task_id not in self._by_task:
             self._unfollowed.pop(task_id, None)
             self._unfollowed[task_id] = raw

@@ -50,7 +50,7 @@ from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from ..._detect import refuse_unsupported, sdk_info
 from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
-from ..._engine.limits import list_page
+from ..._engine.limits import echoed_id, list_page
 from ...core import codec_2025 as codec
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
@@ -452,12 +452,13 @@ class _TaskHandlers:
             if metadata is None:
                 if support == "required":
                     raise _jsonrpc_error(
-                        METHOD_NOT_FOUND, f"Tool '{name}' requires task-augmented invocation (params.task)"
+                        METHOD_NOT_FOUND,
+                        f"Tool '{echoed_id(name)}' requires task-augmented invocation (params.task)",
                     )
                 return await original(req)
             if support == "forbidden":
                 raise _jsonrpc_error(
-                    METHOD_NOT_FOUND, f"Tool '{name}' does not support task-augmented invocation"
+                    METHOD_NOT_FOUND, f"Tool '{echoed_id(name)}' does not support task-augmented invocation"
                 )
             return await self._start_task(original, req, metadata.ttl)
 

@@ -37,7 +37,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import BaseModel, ValidationError, model_serializer
 
 from ..._engine import InputRefused
-from ..._engine.limits import list_page
+from ..._engine.limits import echoed_id, list_page
 from ...core import codec_2025
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
@@ -72,6 +72,7 @@ def _as_dict(result: HandlerResult) -> dict[str, Any]:
 
 def require_task_or_refuse(tool_name: str, support: str, *, with_task: bool) -> None:
     """2025-11-25 enforcement of ``execution.taskSupport``: -32601 when the call does not fit."""
+    tool_name = echoed_id(tool_name)  # a hostile name is echoed as a short prefix only
     if support == "required" and not with_task:
         raise MCPError(
             code=METHOD_NOT_FOUND,
