@@ -157,3 +157,38 @@ def test_echoed_ids_are_bounded() -> None:
     assert "1000000 characters" in echoed
     with pytest.raises(PeerProtocolError, match="at most 256"):
         TaskLimits().check_task_id("y" * 257)
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def shared_store_factory(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """Makes stores that share one place (two replicas' view of the same tasks)."""
+    if request.param == "sqlite":
+        from mcp_tasks_compat._engine import SqliteTaskStore
+
+        path = str(tmp_path / "tasks.db")
+        return lambda: SqliteTaskStore(path)
+    from mcp_tasks_compat._engine.redis_store import RedisTaskStore
+
+    url = request.getfixturevalue("redis_url")
+    prefix = f"limits-{request.node.name}:"
+    return lambda: RedisTaskStore(url, prefix=prefix)
+
+
+@pytest.mark.parametrize("dialect", dialects())
+async def test_active_limit_is_counted_in_a_shared_store(dialect: Dialect, shared_store_factory: Any) -> None:
+    first = build_task_server(max_active_tasks_per_owner=2, store=shared_store_factory())
+    second = build_task_server(max_active_tasks_per_owner=2, store=shared_store_factory())
+    with anyio.fail_after(BOUND):
+        async with (
+            connect_in_memory(first, dialect=dialect) as mine,
+            connect_in_memory(second, dialect=dialect) as replica,
+        ):
+            runs = [await start_tool(mine, "slow_echo", LONG) for _ in range(2)]
+            with pytest.raises(Exception, match="max_active_tasks_per_owner"):
+                await start_tool(mine, "slow_echo", LONG)
+            if dialect != DIALECT_2025_11_25:
+                # unauthenticated 2026-07-28: one owner, counted on every replica of the store
+                with pytest.raises(Exception, match="max_active_tasks_per_owner"):
+                    await start_tool(replica, "slow_echo", LONG)
+            for run in runs:
+                await run.cancel()
