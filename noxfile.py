@@ -301,3 +301,38 @@ def conformance(session: nox.Session) -> None:
     with session.chdir(CONFORMANCE_DIR):
         session.run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
     session.run("python", str(CONFORMANCE_DIR / "run.py"), *session.posargs)
+
+
+# Hostile input and long runs (opt-in, not in nox.options.sessions). A small slice of tests/fuzz
+# runs in every `tests` session; these sessions run the long versions on the newest 1.x and 2.x.
+HARDENING_VERSIONS = ["1.30.0", "2.3.0"]
+
+
+@nox.session
+@nox.parametrize("mcp", HARDENING_VERSIONS)
+def fuzz(session: nox.Session, mcp: str) -> None:
+    """Hypothesis-driven hostile JSON-RPC at our servers, every dialect, stdio and HTTP (docs/reliability.md).
+
+    ``FUZZ_EXAMPLES`` (default 200) cases per transport and dialect, each stopped after
+    ``FUZZ_SECONDS`` (default 120); prints tried / unexpected per run.
+    """
+    install_with_sdk(session, mcp, "test")
+    env = {
+        "FUZZ_EXAMPLES": os.environ.get("FUZZ_EXAMPLES", "200"),
+        "FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "120"),
+    }
+    session.run(
+        "python", "-m", "pytest", "tests/fuzz", "-q", "-s", "-p", "no:randomly",
+        "-W", "ignore::hypothesis.errors.HypothesisWarning", *session.posargs, env=env,
+    )  # fmt: skip
+
+
+@nox.session
+@nox.parametrize("mcp", HARDENING_VERSIONS)
+def soak(session: nox.Session, mcp: str) -> None:
+    """N clients x M tasks per wave over HTTP, with cancels, input requests and TTL expiry; prints figures.
+
+    Arguments after ``--`` go to ``python -m tests.soak.soak`` (``--clients``, ``--tasks``, ``--waves``).
+    """
+    install_with_sdk(session, mcp, "test")
+    session.run("python", "-m", "tests.soak.soak", *session.posargs)

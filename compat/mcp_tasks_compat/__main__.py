@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ._engine import DEFAULT_LEASE_S
+from ._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .dialects import ALL_DIALECTS
 from .errors import CompatError
 
@@ -32,6 +33,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
     return value
 
 
@@ -57,7 +68,12 @@ def _cmd_example_server(args: argparse.Namespace) -> int:
     from ._cli import ServeOptions, run_example_server
 
     options = ServeOptions(
-        transport=args.transport, host=args.host, port=args.port, store=args.store, lease_s=args.lease_s
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        store=args.store,
+        lease_s=args.lease_s,
+        max_active_tasks=args.max_active_tasks,
     )
     return run_example_server(options)
 
@@ -176,6 +192,14 @@ def _add_example_server(add_parser: AddParser) -> None:
         default=DEFAULT_LEASE_S,
         metavar="SECONDS",
         help=f"how long a run's claim on a shared store holds without renewal (default: {DEFAULT_LEASE_S:g})",
+    )
+    serve.add_argument(
+        "--max-active-tasks",
+        type=_positive_int,
+        default=DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
+        metavar="N",
+        help="active tasks per owner (principal, session or server) before new ones are refused "
+        f"(default: {DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER})",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
     serve.set_defaults(handler=_cmd_example_server)

@@ -28,6 +28,7 @@ from mcp_tasks_compat._engine import (
     new_task_id,
     report_status,
 )
+from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
@@ -347,12 +348,14 @@ async def test_owned_by_lists_only_that_principals_tasks() -> None:
 # --- TTL ----------------------------------------------------------------------------------------
 
 
-def test_effective_ttl_floors_requests_and_keeps_unlimited() -> None:
+def test_effective_ttl_floors_requests_and_caps_unlimited_unless_uncapped() -> None:
     engine = TaskEngine(ttl_floor_ms=10_000, default_ttl_ms=30_000)
     assert engine.effective_ttl(None, requested=False) == 30_000
     assert engine.effective_ttl(1_000, requested=True) == 10_000
     assert engine.effective_ttl(50_000, requested=True) == 50_000
-    assert engine.effective_ttl(None, requested=True) is None
+    assert engine.effective_ttl(None, requested=True) == TaskLimits().max_ttl_ms  # capped by default
+    uncapped = TaskEngine(ttl_floor_ms=10_000, limits=TaskLimits(max_ttl_ms=None))
+    assert uncapped.effective_ttl(None, requested=True) is None
     assert TaskEngine(ttl_floor_ms=10_000).effective_ttl(None, requested=False) == 10_000
     with pytest.raises(ValueError, match="ttl_floor_ms"):
         TaskEngine(ttl_floor_ms=-1)

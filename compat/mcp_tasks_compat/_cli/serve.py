@@ -10,6 +10,7 @@ import anyio
 
 from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
+from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .._version import __version__
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..server import TaskServer
@@ -22,7 +23,11 @@ EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
 
 def build_example_server(
-    *, host: str = "127.0.0.1", store: str = "memory:", lease_s: float = DEFAULT_LEASE_S
+    *,
+    host: str = "127.0.0.1",
+    store: str = "memory:",
+    lease_s: float = DEFAULT_LEASE_S,
+    max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
 ) -> Any:
     """The example tools on a :class:`~mcp_tasks_compat.server.TaskServer`: its SDK server.
 
@@ -30,7 +35,14 @@ def build_example_server(
     ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
     ``lease_s`` how long a run's claim on a shared store holds without renewal.
     """
-    app = TaskServer(EXAMPLE_SERVER_NAME, store=store, lease_s=lease_s, host=host, version=__version__)
+    app = TaskServer(
+        EXAMPLE_SERVER_NAME,
+        store=store,
+        lease_s=lease_s,
+        max_active_tasks_per_owner=max_active_tasks,  # --max-active-tasks
+        host=host,
+        version=__version__,
+    )
     for name, tool in EXAMPLE_TOOLS.items():
         app.tool(name=name, task=EXAMPLE_TASK_SUPPORT.get(name, "forbidden"))(tool)
     return app.sdk_server
@@ -43,6 +55,7 @@ class ServeOptions:
     port: int
     store: str = "memory:"
     lease_s: float = DEFAULT_LEASE_S
+    max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 
 
 def run_example_server(options: ServeOptions) -> int:
@@ -52,7 +65,12 @@ def run_example_server(options: ServeOptions) -> int:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
-        server = build_example_server(host=options.host, store=options.store, lease_s=options.lease_s)
+        server = build_example_server(
+            host=options.host,
+            store=options.store,
+            lease_s=options.lease_s,
+            max_active_tasks=options.max_active_tasks,
+        )
         if options.transport == "stdio":
             await get_adapter().app.serve_stdio(server)
         else:

@@ -35,9 +35,10 @@ class _ResultRace(Generic[ResultT]):
     """A ``tasks/result`` wait raced against the poll loop, and what the two learn between them.
 
     mcp 1.x sessions die when a request is cancelled just as its answer arrives (the answer's
-    stream is closed under the receive loop), so neither side cancels the other's request in the
-    normal course: a finished wait stops the poll loop after its current request, and only a
-    ``tasks/result`` that is still pending (no answer under way) is ever cancelled.
+    stream is closed under the receive loop); the 1.x adapter never cancels a request (it
+    abandons it instead), and here neither side cancels the other's wait in the normal course
+    either: a finished wait stops the poll loop after its current request, and only a pending
+    ``tasks/result`` is ever given up.
     """
 
     def __init__(self, follower: Follower2025[ResultT]) -> None:

@@ -233,11 +233,11 @@ class Poller(abc.ABC, Generic[ResultT]):
 
     async def run(self) -> ResultT:
         """Follow the task to its result, passing on pushed statuses meanwhile."""
+        await self.reporter.report(self.first)  # first: a status replayed on listen is newer
         unlisten = self.wire.listen(self.task_id, self._pushed)
         push = self.wire.push
         unfollow = push.follow(self.task_id, self._pushed, self._wake) if push is not None else None
         try:
-            await self.reporter.report(self.first)
             return await self._follow()
         finally:
             if unfollow is not None:

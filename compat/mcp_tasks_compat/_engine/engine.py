@@ -30,6 +30,7 @@ from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskStat
 from .expiry import Sweeper
 from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
 from .inputs import InputRelay
+from .limits import TaskLimits, echoed_id
 from .persisted import TaskState
 from .records import LiveRecords, adopt
 from .replicas import ReplicaLink, new_replica_id
@@ -175,6 +176,7 @@ class TaskEngine:
         status_interval_s: float = 0.1,
         lease_s: float = DEFAULT_LEASE_S,
         clock: Callable[[], float] = time.time,
+        limits: TaskLimits | None = None,
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
@@ -184,6 +186,7 @@ class TaskEngine:
         self.ttl_floor_ms = ttl_floor_ms
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.poll_policy = poll_policy or PollPolicy()
+        self.limits = limits or TaskLimits()
         self.status_interval_s = status_interval_s
         self.lease_s = lease_s
         replica_id = new_replica_id()
@@ -202,12 +205,20 @@ class TaskEngine:
         return datetime.fromtimestamp(self._clock(), timezone.utc)
 
     def effective_ttl(self, requested_ms: int | None, *, requested: bool) -> int | None:
-        """The TTL a task gets: the request's (floored), or the default; ``None`` stays unlimited."""
+        """The TTL a task gets: the request's (floored), or the default; capped by ``limits``.
+
+        A negative TTL is refused (-32602) rather than silently raised to the floor.
+        """
         if not requested:
-            return self.default_ttl_ms
+            return self.limits.ttl(self.default_ttl_ms)
         if requested_ms is None:
-            return None
-        return max(requested_ms, self.ttl_floor_ms)
+            return self.limits.ttl(None)
+        if requested_ms < 0:
+            raise PeerProtocolError(
+                f"params.task.ttl must be >= 0 milliseconds or null, not {requested_ms}",
+                jsonrpc_code=INVALID_PARAMS,
+            )
+        return self.limits.ttl(max(requested_ms, self.ttl_floor_ms))
 
     # --- creating and running ------------------------------------------------------------------
 
@@ -220,7 +231,11 @@ class TaskEngine:
         ttl_ms: int | None,
         status_message: str | None = None,
     ) -> TaskRecord:
-        """Create a ``working`` task, durably stored (readable by any replica) before this returns."""
+        """Create a ``working`` task, durably stored (readable by any replica) before this returns.
+
+        Refused (``PeerProtocolError``) when ``owner`` already has its maximum of active tasks.
+        """
+        await self.limits.admit(self.store, owner)
         now = utc_now()
         task = Task(
             task_id=new_task_id(),
@@ -468,12 +483,13 @@ class TaskEngine:
         The state is read from the store, so a task created or changed on another replica is
         seen as it is now.
         """
+        self.limits.check_task_id(task_id)
         state = await self.store.get(task_id)
         if state is None:
             self._records.drop(task_id)
-            raise PeerProtocolError(f"Task not found: {task_id}", jsonrpc_code=INVALID_PARAMS)
+            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
         if state.owner is not None and state.owner != owner:
-            raise PeerProtocolError(f"Task not found: {task_id}", jsonrpc_code=INVALID_PARAMS)
+            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
         return self._records.record_of(state)
 
     async def refresh(self, record: TaskRecord) -> None:

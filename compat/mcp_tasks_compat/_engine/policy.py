@@ -13,6 +13,12 @@ from .._detect import refuse_unsupported
 from ..dialects import ALL_DIALECTS, Dialect, TaskSupport
 from .engine import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
 from .inline import DEFAULT_INLINE_GRACE_S
+from .limits import (
+    DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
+    DEFAULT_MAX_TASK_ID_LENGTH,
+    DEFAULT_MAX_TTL_MS,
+    TaskLimits,
+)
 from .store import TaskStore
 
 __all__ = ["SUPPORT_VALUES", "TaskPolicy"]
@@ -32,6 +38,12 @@ class TaskPolicy:
     done by then is answered plainly); ``0`` makes every such call a task at once. ``push``
     (2026-07-28 on mcp 2.x): serve ``notifications/tasks`` on ``subscriptions/listen`` streams that
     ask for ``taskIds``; ``False`` leaves such requests to the SDK (clients then poll).
+
+    Limits (see docs/errors.md): ``max_active_tasks_per_owner`` non-terminal tasks per owner (the
+    authenticated principal, else the session on 2025-11-25, else the whole server on
+    unauthenticated 2026-07-28), beyond which creating one is answered with a JSON-RPC error;
+    ``max_ttl_ms`` caps every TTL (``None``: no cap, ``ttl: null`` stays unlimited), never above
+    2**53 - 1; ``max_task_id_length`` bounds the ids looked up, and errors echo only a prefix.
     """
 
     def __init__(
@@ -47,6 +59,9 @@ class TaskPolicy:
         lease_s: float = DEFAULT_LEASE_S,
         push: bool = True,
         inline_grace_s: float = DEFAULT_INLINE_GRACE_S,
+        max_active_tasks_per_owner: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
+        max_ttl_ms: int | None = DEFAULT_MAX_TTL_MS,
+        max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH,
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -78,6 +93,11 @@ class TaskPolicy:
             default_ttl_ms=default_ttl_ms,
             poll_policy=poll_policy,
             lease_s=lease_s,
+            limits=TaskLimits(
+                max_active_tasks_per_owner=max_active_tasks_per_owner,
+                max_ttl_ms=max_ttl_ms,
+                max_task_id_length=max_task_id_length,
+            ),
         )
 
     def support_for(self, tool_name: str) -> TaskSupport:

@@ -335,7 +335,7 @@ async def test_bare_sdk_two_concurrent_result_waiters_leave_the_first_hanging() 
 
 async def test_shim_unlimited_ttl_round_trips_as_null() -> None:
     controls = Controls()
-    _tasks, server = shim_server(controls)
+    _tasks, server = shim_server(controls, max_ttl_ms=None)  # no TTL cap: null stays unlimited
     async with connect(server) as conn:
         created = await raw_task_call(conn, "wait", types.TaskMetadata())  # params.task = {}
         assert created.task.ttl is None

@@ -84,7 +84,7 @@ async def test_task_messages_have_the_2025_shapes() -> None:
 
 
 async def test_completed_task_result_is_the_tool_result_with_related_task_meta() -> None:
-    async with raw_connect(build("lowlevel", Controls())) as (client, _):
+    async with raw_connect(build("lowlevel", Controls(), max_ttl_ms=None)) as (client, _):
         created = await client.request(
             "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {}}
         )

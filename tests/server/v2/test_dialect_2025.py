@@ -158,7 +158,7 @@ async def test_task_lifecycle_get_result_list() -> None:
 
 
 async def test_ttl_null_is_unlimited_and_written_as_null() -> None:
-    _tasks, server, gate, _seen = build()
+    _tasks, server, gate, _seen = build(max_ttl_ms=None)  # no cap: null stays unlimited
     gate.release.set()
     async with raw_peer(server) as peer:
         await peer.initialize()

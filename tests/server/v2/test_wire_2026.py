@@ -76,7 +76,7 @@ async def test_create_task_result_is_flat_with_result_type_task() -> None:
 
 
 async def test_unlimited_ttl_is_written_as_null() -> None:
-    tasks, server, gate = build()
+    tasks, server, gate = build(max_ttl_ms=None)
     tasks.engine.default_ttl_ms = None  # pyright: ignore[reportAttributeAccessIssue]
     async with raw_peer(server) as peer:
         created = (await peer.request("tools/call", call("work", {"x": 1})))["result"]

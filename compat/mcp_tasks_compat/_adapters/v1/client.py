@@ -13,11 +13,13 @@ so ``on_status`` hears statuses as they happen instead of at the next poll.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -43,6 +45,88 @@ logger = logging.getLogger("mcp_tasks_compat.client")
 _REQUEST_TIMEOUT = 408
 """mcp 1.x reports its own read timeout as ``McpError`` with the HTTP status code."""
 
+_T = TypeVar("_T")
+_ABANDONED = "the caller stopped waiting for this request; its answer, if any, is dropped"
+_warned_no_seam = False
+
+
+def _abandon(session: ClientSession, request_id: int) -> None:
+    """Wake a pending request's waiter with a local error instead of cancelling it.
+
+    Taken from the session's pending table first (synchronously), so the receive loop can no
+    longer route the real answer into a stream that is about to close; a request no longer in the
+    table has its answer under way, which then arrives normally.
+    """
+    streams: dict[Any, Any] = session._response_streams  # pyright: ignore[reportPrivateUsage]
+    stream = streams.pop(request_id, None)
+    if stream is None:
+        return
+    error = types.ErrorData(code=INTERNAL_ERROR, message=_ABANDONED)
+    # WouldBlock: the real answer is already in the stream; closed: the waiter is gone.
+    with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        stream.send_nowait(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+def _has_pending_table(session: ClientSession) -> bool:
+    global _warned_no_seam
+    found = isinstance(getattr(session, "_response_streams", None), dict) and isinstance(
+        getattr(session, "_request_id", None), int
+    )
+    if not found and not _warned_no_seam:
+        _warned_no_seam = True
+        logger.warning(
+            "this mcp %s ClientSession has no _response_streams/_request_id: cancelling a pending "
+            "request may end the session (mcp 1.x closes an answer's stream under its receive loop)",
+            sdk_info().mcp_version,
+        )
+    return found
+
+
+async def _never_cancelled(session: ClientSession, send: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one request of ``session`` so that cancelling the caller never cancels the request.
+
+    mcp 1.x ends the whole session when a request is cancelled while its answer is being routed
+    to it: the receive loop has taken the answer's stream from its table and, at the checkpoint
+    inside ``send``, the cancelled waiter closes that stream; ``send`` then raises
+    ``ClosedResourceError``, which the loop reads as "transport closed" and stops reading, and
+    the transport's reader dies on ``BrokenResourceError``. So the request runs shielded in a
+    child task; when the caller is cancelled, the request is abandoned (:func:`_abandon`) and
+    the child ends at once, or after its answer already under way: nothing is ever cancelled.
+    """
+    if not _has_pending_table(session):
+        return await send()
+    outcome: list[_T] = []
+    failure: list[Exception] = []
+    request_ids: list[int] = []
+    abandoned = False
+    finished = anyio.Event()
+
+    async def request() -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                if abandoned:
+                    return
+                # send_request takes this id synchronously, before its first checkpoint.
+                request_ids.append(session._request_id)  # pyright: ignore[reportPrivateUsage]
+                outcome.append(await send())
+            except Exception as error:
+                failure.append(error)
+            finally:
+                finished.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(request)
+        try:
+            await finished.wait()
+        except anyio.get_cancelled_exc_class():
+            abandoned = True
+            if request_ids:
+                _abandon(session, request_ids[0])
+            raise
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
 
 class _RawResult(types.Result):
     """Accepts any result object; the codecs do the reading."""
@@ -61,8 +145,40 @@ def _remote(error: McpError) -> client_logic.RemoteError:
     )
 
 
+_KEPT_UNFOLLOWED = 64
+
+
+def _task_id_of(params: object) -> object:
+    return cast("dict[str, object]", params).get("taskId") if isinstance(params, dict) else None
+
+
 class _SessionConfig(client_logic.StatusListeners):
-    """What :func:`session_kwargs` plants in the session: who follows which task."""
+    """What :func:`session_kwargs` plants in the session: who follows which task.
+
+    A status pushed right after ``tools/call`` answered can be read before its follower listens;
+    the newest such status of the last few unfollowed tasks is kept and replayed on ``listen``
+    (the reporter drops it if a fresher one came meanwhile).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._unfollowed: OrderedDict[str, object] = OrderedDict()
+
+    def deliver(self, raw: object) -> None:
+        task_id = _task_id_of(raw)
+        if isinstance(task_id, str) and task_id not in self._by_task:
+            self._unfollowed.pop(task_id, None)
+            self._unfollowed[task_id] = raw
+            while len(self._unfollowed) > _KEPT_UNFOLLOWED:
+                self._unfollowed.popitem(last=False)
+        super().deliver(raw)
+
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+        unlisten = super().listen(task_id, listener)
+        kept = self._unfollowed.pop(task_id, None)
+        if kept is not None:
+            super().deliver(kept)
+        return unlisten
 
 
 class _RouteStatus:
@@ -122,8 +238,13 @@ class _Wire:
     push: None = None  # 2025-11-25 has no listen stream; its status notifications come unasked
 
     async def _send(self, request: types.ClientRequestType) -> dict[str, Any]:
+        session = self._session
         try:
-            return _raw(await self._session.send_request(types.ClientRequest(request), _RawResult))
+            return _raw(
+                await _never_cancelled(
+                    session, lambda: session.send_request(types.ClientRequest(request), _RawResult)
+                )
+            )
         except McpError as error:
             raise _remote(error) from None
 
@@ -197,16 +318,20 @@ class _Connection:
         progress: client_logic.ProgressSink | None = None,
         read_timeout: float | None = None,
     ) -> Task | types.CallToolResult:
+        session = self._session
         timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
         if not as_task:
             # The base class's call_tool: a session subclass that overrides it is not re-entered.
-            return await ClientSession.call_tool(
-                self._session,
-                name,
-                arguments,
-                read_timeout_seconds=timeout,
-                progress_callback=cast("ProgressFnT | None", progress),
-                meta=dict(meta) if meta else None,
+            return await _never_cancelled(
+                session,
+                lambda: ClientSession.call_tool(
+                    session,
+                    name,
+                    arguments,
+                    read_timeout_seconds=timeout,
+                    progress_callback=cast("ProgressFnT | None", progress),
+                    meta=dict(meta) if meta else None,
+                ),
             )
         params = types.CallToolRequestParams(
             name=name,
@@ -214,11 +339,11 @@ class _Connection:
             task=types.TaskMetadata(ttl=ttl_ms),
             _meta=types.RequestParams.Meta(**meta) if meta else None,
         )
+        request = types.ClientRequest(types.CallToolRequest(params=params))
         raw = _raw(
-            await self._session.send_request(
-                types.ClientRequest(types.CallToolRequest(params=params)),
-                _RawResult,
-                request_read_timeout_seconds=timeout,
+            await _never_cancelled(
+                session,
+                lambda: session.send_request(request, _RawResult, request_read_timeout_seconds=timeout),
             )
         )
         if "task" in raw:
@@ -232,7 +357,7 @@ async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
 
     async def page(cursor: str | None) -> dict[str, Any]:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        listing = await session.list_tools(params=params)
+        listing = await _never_cancelled(session, lambda: session.list_tools(params=params))
         return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     return await list_all_tools(page)

@@ -50,6 +50,7 @@ from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from ..._detect import refuse_unsupported, sdk_info
 from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
+from ..._engine.limits import echoed_id, list_page
 from ...core import codec_2025 as codec
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
@@ -477,12 +478,13 @@ class _TaskHandlers:
             if metadata is None:
                 if support == "required":
                     raise _jsonrpc_error(
-                        METHOD_NOT_FOUND, f"Tool '{name}' requires task-augmented invocation (params.task)"
+                        METHOD_NOT_FOUND,
+                        f"Tool '{echoed_id(name)}' requires task-augmented invocation (params.task)",
                     )
                 return await original(req)
             if support == "forbidden":
                 raise _jsonrpc_error(
-                    METHOD_NOT_FOUND, f"Tool '{name}' does not support task-augmented invocation"
+                    METHOD_NOT_FOUND, f"Tool '{echoed_id(name)}' does not support task-augmented invocation"
                 )
             return await self._start_task(original, req, metadata.ttl)
 
@@ -499,12 +501,13 @@ class _TaskHandlers:
                 "so nothing could outlive the request",
             )
         context = request_ctx.get()
-        record = await self.engine.create(
-            dialect=DIALECT_2025_11_25,
-            owner=self._caller(session),
-            tool_name=req.params.name,
-            ttl_ms=self.engine.effective_ttl(requested_ttl, requested=True),
-        )
+        with _peer_errors():  # a negative TTL, or the owner's active-task limit reached
+            record = await self.engine.create(
+                dialect=DIALECT_2025_11_25,
+                owner=self._caller(session),
+                tool_name=req.params.name,
+                ttl_ms=self.engine.effective_ttl(requested_ttl, requested=True),
+            )
         record.listeners.append(_status_notifier(context.session, session))
         task_id = record.task.task_id
         session.runs[task_id] = record
@@ -551,8 +554,10 @@ class _TaskHandlers:
 
     async def list_tasks(self, req: types.ListTasksRequest) -> types.ServerResult:
         session = self._session()
-        tasks = sorted(await self.engine.owned_by(self._caller(session)), key=lambda task: task.created_at)
-        return _WireResult.of(codec.encode_list_tasks_result(tasks))
+        cursor = req.params.cursor if req.params is not None else None
+        with _peer_errors():  # a cursor this server never issued is -32602, as on mcp 2.x
+            page, next_cursor = list_page(await self.engine.owned_by(self._caller(session)), cursor)
+        return _WireResult.of(codec.encode_list_tasks_result(page, next_cursor=next_cursor))
 
     async def cancel_task(self, req: types.CancelTaskRequest) -> types.ServerResult:
         session = self._session()

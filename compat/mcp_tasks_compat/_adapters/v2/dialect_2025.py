@@ -32,11 +32,12 @@ from typing import Any, Final, cast
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, CallToolRequestParams
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, model_serializer
+from pydantic import BaseModel, ValidationError, model_serializer
 
 from ..._engine import InputRefused
+from ..._engine.limits import echoed_id, list_page
 from ...core import codec_2025
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
@@ -71,6 +72,7 @@ def _as_dict(result: HandlerResult) -> dict[str, Any]:
 
 def require_task_or_refuse(tool_name: str, support: str, *, with_task: bool) -> None:
     """2025-11-25 enforcement of ``execution.taskSupport``: -32601 when the call does not fit."""
+    tool_name = echoed_id(tool_name)  # a hostile name is echoed as a short prefix only
     if support == "required" and not with_task:
         raise MCPError(
             code=METHOD_NOT_FOUND,
@@ -208,6 +210,7 @@ class Dialect2025Middleware:
         require_task_or_refuse(name, support, with_task=with_task)
         if not with_task:
             return await call_next(ctx)
+        _check_call_params(params)
         _require_session(ctx)
         try:
             requested = codec_2025.decode_task_params(params)
@@ -216,7 +219,10 @@ class Dialect2025Middleware:
         assert requested is not None
         asked_ttl = isinstance(raw_task, Mapping) and "ttl" in raw_task
         engine = self._runtime.tasks.engine
-        ttl_ms = engine.effective_ttl(requested["ttl"], requested=asked_ttl)
+        try:
+            ttl_ms = engine.effective_ttl(requested["ttl"], requested=asked_ttl)
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
         plain = replace(ctx, params={key: value for key, value in params.items() if key != "task"})
         task = await self._runtime.start_task(
             ctx,
@@ -263,20 +269,28 @@ class Dialect2025Middleware:
 
     async def _list(self, owner: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
         cursor = params.get("cursor") if params is not None else None
-        if cursor is not None and not isinstance(cursor, str):
-            raise MCPError(code=INVALID_PARAMS, message="tasks/list: 'cursor' must be a string")
-        mine = sorted(
-            await self._runtime.tasks.engine.owned_by(owner), key=lambda task: (task.created_at, task.task_id)
-        )
-        start = 0
-        if cursor is not None:
-            ids = [task.task_id for task in mine]
-            if cursor not in ids:
-                raise MCPError(code=INVALID_PARAMS, message="tasks/list: invalid cursor")
-            start = ids.index(cursor) + 1
-        page = mine[start : start + LIST_PAGE_SIZE]
-        more = start + LIST_PAGE_SIZE < len(mine)
+        try:
+            page, next_cursor = list_page(
+                await self._runtime.tasks.engine.owned_by(owner), cursor, size=LIST_PAGE_SIZE
+            )
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
         return codec_2025.encode_list_tasks_result(
-            [self._runtime.with_poll_hint(task) for task in page],
-            next_cursor=page[-1].task_id if more else None,
+            [self._runtime.with_poll_hint(task) for task in page], next_cursor=next_cursor
         )
+
+
+def _check_call_params(params: Mapping[str, Any]) -> None:
+    """A task-augmented ``tools/call`` is validated as a plain one would be, before any task exists.
+
+    Otherwise malformed ``arguments`` would create a task that only fails on ``tasks/result``,
+    while the same call without ``params.task`` is refused at once (-32602) by the SDK.
+    """
+    try:
+        CallToolRequestParams.model_validate({key: value for key, value in params.items() if key != "task"})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "params"
+        raise MCPError(
+            code=INVALID_PARAMS, message=f"tools/call: invalid params.{where}: {first['msg']}"
+        ) from None

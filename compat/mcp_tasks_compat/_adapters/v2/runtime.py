@@ -28,6 +28,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, Outcome, RoundTrips, TaskPolicy, TaskRecord, ToolCallFailure
+from ..._engine.limits import echoed_id
 from ...core.model import JsonRpcError, Task, utc_now
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
@@ -283,9 +284,12 @@ class TasksRuntime:
     ) -> Task:
         """Create the task (readable before this returns) and start its work in the lifespan group."""
         group = self._run_group(ctx)
-        record: TaskRecord = await self.tasks.engine.create(
-            dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms
-        )
+        try:  # the owner's active-task limit reached: a JSON-RPC error, the session lives on
+            record: TaskRecord = await self.tasks.engine.create(
+                dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms
+            )
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
         if listener is not None:
             record.listeners.append(listener)
         self.tasks.engine.start(record, work, group)
@@ -350,9 +354,9 @@ class TasksRuntime:
             return MCPError(
                 code=INVALID_PARAMS,
                 message="Failed to retrieve task: Task not found",
-                data={"taskId": task_id},
+                data={"taskId": echoed_id(task_id)},
             )
-        return MCPError(code=INVALID_PARAMS, message=f"Task not found: {task_id}")
+        return MCPError(code=INVALID_PARAMS, message=f"Task not found: {echoed_id(task_id)}")
 
     def with_poll_hint(self, task: Task) -> Task:
         """The task with a poll hint for its age now (short while young, longer later)."""

@@ -1,0 +1,133 @@
+"""What one client can make a server hold: active tasks per owner, TTL, and the size of an echoed id.
+
+The engine calls :meth:`TaskLimits.admit` before it creates a task and :meth:`TaskLimits.ttl`
+for the TTL it grants; the adapters answer the :class:`~..errors.PeerProtocolError` raised here
+as a JSON-RPC error, so the session lives on. The active count is read from the store, so on a
+shared store (SQLite, Redis) it counts every replica's tasks of that owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ..core.model import Task
+from ..errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
+from .store import TaskStore
+
+__all__ = [
+    "DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER",
+    "DEFAULT_MAX_TASK_ID_LENGTH",
+    "DEFAULT_MAX_TTL_MS",
+    "ECHOED_ID_PREFIX",
+    "LIST_PAGE_SIZE",
+    "MAX_SAFE_INTEGER",
+    "TaskLimits",
+    "echoed_id",
+    "list_page",
+]
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""The largest integer a JavaScript client reads exactly: no reported TTL is ever above it."""
+DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER: Final = 1_000
+DEFAULT_MAX_TTL_MS: Final = 30 * 24 * 3_600_000
+"""30 days."""
+DEFAULT_MAX_TASK_ID_LENGTH: Final = 256
+ECHOED_ID_PREFIX: Final = 64
+"""At most this many characters of a task id the server does not know come back in an error."""
+
+_COUNT_PAGE = 100
+LIST_PAGE_SIZE: Final = 100
+"""Tasks per 2025-11-25 ``tasks/list`` page, on both majors."""
+
+
+def echoed_id(task_id: str) -> str:
+    """``task_id`` as an error may repeat it: whole when short, else a prefix and an ellipsis."""
+    if len(task_id) <= ECHOED_ID_PREFIX:
+        return task_id
+    return f"{task_id[:ECHOED_ID_PREFIX]}… ({len(task_id)} characters)"
+
+
+@dataclass(frozen=True)
+class TaskLimits:
+    """Per-owner bounds, checked where tasks are created and looked up.
+
+    The owner is who the task belongs to: the authenticated principal, else (2025-11-25) the
+    session; unauthenticated 2026-07-28 tasks all share one owner, the whole server.
+    """
+
+    max_active_tasks_per_owner: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+    max_ttl_ms: int | None = DEFAULT_MAX_TTL_MS
+    """Longer TTLs (and an unlimited ``ttl: null``) are capped to it; ``None``: no maximum."""
+    max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH
+
+    def __post_init__(self) -> None:
+        if self.max_active_tasks_per_owner < 1:
+            raise ValueError("max_active_tasks_per_owner must be >= 1")
+        if self.max_ttl_ms is not None and not 0 <= self.max_ttl_ms <= MAX_SAFE_INTEGER:
+            raise ValueError(f"max_ttl_ms must be between 0 and 2**53 - 1 ({MAX_SAFE_INTEGER}), or None")
+        if self.max_task_id_length < 1:
+            raise ValueError("max_task_id_length must be >= 1")
+
+    def ttl(self, granted_ms: int | None) -> int | None:
+        """The TTL a task is given and reported with: capped, and never above 2**53 - 1."""
+        if self.max_ttl_ms is not None and (granted_ms is None or granted_ms > self.max_ttl_ms):
+            return self.max_ttl_ms
+        if granted_ms is not None and granted_ms > MAX_SAFE_INTEGER:
+            return MAX_SAFE_INTEGER
+        return granted_ms
+
+    def check_task_id(self, task_id: str) -> None:
+        """Refuse an id longer than any this server issues, echoing only a prefix."""
+        if len(task_id) > self.max_task_id_length:
+            raise PeerProtocolError(
+                f"Task not found: {echoed_id(task_id)} (task ids are at most {self.max_task_id_length} "
+                "characters)",
+                jsonrpc_code=INVALID_PARAMS,
+            )
+
+    async def admit(self, store: TaskStore, owner: str | None) -> None:
+        """Refuse a new task when ``owner`` already has the maximum of active (non-terminal) tasks."""
+        limit = self.max_active_tasks_per_owner
+        active = 0
+        cursor: str | None = None
+        while True:
+            page, cursor = await store.list_tasks(owner=owner, cursor=cursor, limit=_COUNT_PAGE)
+            active += sum(1 for state in page if not state.task.is_terminal)
+            if active >= limit:
+                raise PeerProtocolError(
+                    f"too many active tasks: this client already has {active} of at most {limit} "
+                    "(max_active_tasks_per_owner); wait for one to end or cancel one, or raise the limit "
+                    "on the server (ServerTasks(max_active_tasks_per_owner=...), "
+                    "example-server --max-active-tasks N)",
+                    jsonrpc_code=INVALID_REQUEST,
+                    data={"limit": "max_active_tasks_per_owner", "max": limit},
+                )
+            if cursor is None:
+                return
+
+
+def list_page(
+    tasks: Sequence[Task], cursor: object, *, size: int = LIST_PAGE_SIZE
+) -> tuple[list[Task], str | None]:
+    """One ``tasks/list`` page of ``tasks`` (creation order) after ``cursor`` and the next cursor.
+
+    The cursor is the id of the previous page's last task; one this server never issued (or not
+    a string) is refused with -32602 rather than answered with the first page.
+    """
+    if cursor is not None and not isinstance(cursor, str):
+        raise PeerProtocolError("tasks/list: 'cursor' must be a string", jsonrpc_code=INVALID_PARAMS)
+    ordered = sorted(tasks, key=lambda task: (task.created_at, task.task_id))
+    start = 0
+    if cursor is not None:
+        ids = [task.task_id for task in ordered]
+        if cursor not in ids:
+            raise PeerProtocolError(
+                f"tasks/list: invalid cursor {echoed_id(cursor)!r} (not one this server issued)",
+                jsonrpc_code=INVALID_PARAMS,
+            )
+        start = ids.index(cursor) + 1
+    page = list(ordered[start : start + size])
+    more = start + size < len(ordered)
+    return page, (page[-1].task_id if more and page else None)
