@@ -161,7 +161,7 @@ class TasksExtension(Extension):
             owner=runtime.owner_2026(),
             tool_name=params.name,
             ttl_ms=engine.effective_ttl(None, requested=False),
-            work=tool_work(lambda: with_request(ctx, lambda: call_next(ctx))),
+            work=tool_work(call_next),
         )
         # A dict, not a model: the runner dumps models with exclude_none, which would drop a
         # "ttlMs": null (required, nullable).
