@@ -74,7 +74,8 @@ async def test_the_request_is_released_while_its_task_runs() -> None:
         (request,) = watcher.seen  # the create request; the run does not pass the outer extension
         gc.collect()
         assert request() is None, "the running task still holds the request context that created it"
-        assert seen["task"] is not None and seen["task"].task_id == handle.task_id
+        assert seen["task"] is not None
+        assert seen["task"].task_id == handle.task_id
         assert seen["protocol_version"] == session.protocol_version
         gate.release.set()
         with anyio.fail_after(10):
