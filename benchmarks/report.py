@@ -718,6 +718,21 @@ with tiny sizes (`tests/test_bench_smoke.py`) is part of the default test run.
    (status reads of completed tasks through our client) on stores holding 100 and 10,000 tasks,
    pre-filled through the store's own `create` (completed tasks of another owner) plus 20 tasks
    run through the client, the two sizes read in alternation.
+6. **The mechanisms of issue 13, each off and on** (`benchmarks/mechanisms.py`): one entry per
+   mechanism maps it to the keywords that turn it off: inline grace `ServerTasks(inline_grace_s=0)`,
+   adaptive hints `ServerTasks(poll_policy=PollPolicy.proportional())`, push `ServerTasks(push=False)`
+   with `session_kwargs(push=False)`, and the run's detachment from its request (an internal switch
+   set in the server process, for the bench only). "All on" and each mechanism off alone run on the
+   same server, client and transport (stdio, our server process): a quick tool (`job` returning at
+   once) through `call_tool(mode="auto")` next to the raw SDK `session.call_tool` on a bare session
+   (per-call µs over raw, calls/s ratio), and the extra time past the tool's run (caller's clock
+   when it holds the result minus the tool's stamp as it returned) for tools of 0-10 s, sampled
+   sparsely (a few concurrent calls per length, lengths spread by up to 15 %), with the requests our
+   client writes per call counted on its write stream; FastMCP 4 + fastmcp-tasks on its defaults
+   next to it. The chart `benchmarks-extra-time.svg` (matplotlib, bench environment only) draws
+   those points. The detachment is measured by memory: held tasks with it off and on (capacity
+   rows, column "mechanisms"). A keyword missing from the checkout is refused as an error naming it,
+   never skipped.
 
 ## Machine and versions
 
