@@ -21,7 +21,7 @@ from . import report, servers, workloads
 __all__ = ["main", "run_bench"]
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-SECTIONS = ("overhead", "latency", "throughput", "capacity", "stores")
+SECTIONS = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
 DEFAULT_COMMAND = "nox -s bench"
 
 

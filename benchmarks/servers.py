@@ -30,7 +30,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -182,26 +182,40 @@ async def release() -> str:
 
 
 def build(
-    kind: str, *, ttl_ms: int | None = None, concurrency: int | None = None, store: str | None = None
+    kind: str,
+    *,
+    ttl_ms: int | None = None,
+    concurrency: int | None = None,
+    store: str | None = None,
+    off: Sequence[str] = (),
 ) -> Any:
     """Build a server of ``kind`` with the bench tools.
 
     ``ttl_ms``: ours: the TTL floor (and default TTL) of every task. ``concurrency``: peers: the
     Docket worker's concurrency (their default is 10; a capacity run needs one slot per task).
-    ``store``: ours: the task store URL (``memory:`` by default).
+    ``store``: ours: the task store URL (``memory:`` by default). ``off``: ours: the mechanisms
+    of :mod:`.mechanisms` turned off (their ``ServerTasks`` keywords; internal switches are set by
+    the server process, :func:`main`).
     """
-    return build_with_tasks(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)[0]
+    return build_with_tasks(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store, off=off)[0]
 
 
 def build_with_tasks(
-    kind: str, *, ttl_ms: int | None = None, concurrency: int | None = None, store: str | None = None
+    kind: str,
+    *,
+    ttl_ms: int | None = None,
+    concurrency: int | None = None,
+    store: str | None = None,
+    off: Sequence[str] = (),
 ) -> tuple[Any, Any]:
     """:func:`build`, and the ``ServerTasks`` of an ``ours`` server (``None`` for the others)."""
     major = mcp_major()
     STATE.store_size = None  # one server per process, but the smoke run builds several in one
     if kind in ("sdk", "ours"):
-        tasks = _ours_tasks(ttl_ms, store) if kind == "ours" else None
+        tasks = _ours_tasks(ttl_ms, store, off) if kind == "ours" else None
         return _build_sdk(major, tasks), tasks
+    if off:
+        raise ValueError(f"off= is for our server only, not {kind!r}")
     if store is not None:
         raise ValueError(f"store= is for our server only, not {kind!r}")
     if kind == "fastmcp4":
@@ -211,12 +225,12 @@ def build_with_tasks(
     raise ValueError(f"unknown server kind {kind!r}; expected one of {KINDS}")
 
 
-def _ours_tasks(ttl_ms: int | None, store: str | None) -> Any:
+def _ours_tasks(ttl_ms: int | None, store: str | None, off: Sequence[str] = ()) -> Any:
     from mcp_tasks_compat.server import ServerTasks
 
-    # The task path as measured so far: without the inline grace a quick job is still a task
-    # (benchmarks/inline_grace.py measures the grace on its own).
-    kwargs: dict[str, Any] = {"tools": {"job": "optional"}, "inline_grace_s": 0}
+    from .mechanisms import server_kwargs
+
+    kwargs: dict[str, Any] = {"tools": {"job": "optional"}, **server_kwargs(off)}
     if ttl_ms is not None:
         kwargs["ttl_floor_ms"] = ttl_ms
     if store is not None:
@@ -326,8 +340,13 @@ async def serve(
     ttl_ms: int | None,
     concurrency: int | None,
     store: str | None = None,
+    off: Sequence[str] = (),
 ) -> None:
-    server = build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)
+    if off:
+        from .mechanisms import apply_internal
+
+        apply_internal(off, mcp_major())
+    server = build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store, off=off)
     quiet_logs()
     if transport == "stdio":
         # The client waits for this line before it negotiates: a slow import must not eat the
@@ -360,6 +379,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ttl-ms", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=None)
     parser.add_argument("--store", default=None, help="ours: the task store URL (memory: by default)")
+    parser.add_argument(
+        "--off", default="", help="ours: mechanisms turned off, comma-separated (grace,hints,...)"
+    )
     args = parser.parse_args(argv)
     if args.kind.startswith("fastmcp"):
         os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
@@ -373,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
                 ttl_ms=args.ttl_ms,
                 concurrency=args.concurrency,
                 store=args.store,
+                off=tuple(name for name in args.off.split(",") if name),
             )
         )
     sys.exit(0)

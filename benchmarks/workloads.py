@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from . import clients, servers, stores
+from . import clients, mechanisms, servers, stores
 from .stats import ratio_summary, summary
 
 __all__ = ["PROFILES", "Bench", "Profile", "run_all"]
@@ -62,6 +62,14 @@ class Profile:
     stores_get_targets: int  # of which run through the client, and read back
     stores_get_reads: int  # reads per store and size per round
     stores_get_rounds: int
+    mechanisms_transport: str = "stdio"
+    mechanisms_quick_calls: int = 20  # quick-tool calls per variant per round
+    mechanisms_rounds: int = 5
+    mechanisms_lengths_s: tuple[float, ...] = mechanisms.EXTRA_TIME_LENGTHS_S
+    mechanisms_peer_lengths_s: tuple[float, ...] = (0.05, 1.27, 3.0, 10.0)
+    mechanisms_samples: int = 6  # concurrent calls per tool length (lengths spread by up to 15 %)
+    mechanisms_peer_samples: int = 3
+    mechanisms_detach_size: int = 1_000  # held tasks with the run's detachment off, next to on
 
 
 PROFILES: dict[str, Profile] = {
@@ -98,40 +106,48 @@ PROFILES: dict[str, Profile] = {
         stores_get_targets=3,
         stores_get_reads=5,
         stores_get_rounds=2,
+        mechanisms_transport="memory",
+        mechanisms_quick_calls=3,
+        mechanisms_rounds=2,
+        mechanisms_lengths_s=(0.0, 0.05),
+        mechanisms_peer_lengths_s=(0.05,),
+        mechanisms_samples=2,
+        mechanisms_peer_samples=1,
+        mechanisms_detach_size=10,
     ),
     "full": Profile(
         name="full",
         overhead_transports=("memory", "http"),
-        overhead_calls=100,
-        overhead_rounds=9,
+        overhead_calls=50,
+        overhead_rounds=5,
         latency_transport="http",
-        latency_samples=150,
-        latency_samples_peer=30,
+        latency_samples=60,
+        latency_samples_peer=10,
         latency_peer_concurrency=10,
         latency_delay_ms=(20.0, 300.0),
         throughput_transports=("http", "stdio"),
-        throughput_seq_calls=60,
-        throughput_rounds=5,
-        throughput_clients=50,
-        throughput_calls_per_client=4,
-        throughput_peer_cap_s=12.0,
+        throughput_seq_calls=30,
+        throughput_rounds=3,
+        throughput_clients=20,
+        throughput_calls_per_client=3,
+        throughput_peer_cap_s=8.0,
         capacity_transport="http",
         capacity_sizes=(1_000, 10_000),
         capacity_sessions=20,
         capacity_get_samples=200,
-        capacity_min_ttl_ms=60_000,
+        capacity_min_ttl_ms=20_000,
         capacity_wait_s=600.0,
-        capacity_expiry_slack_s=15.0,
+        capacity_expiry_slack_s=10.0,
         capacity_stall_s=20.0,
         stores_transports=("memory", "http"),
-        stores_seq_calls=30,
-        stores_rounds=5,
-        stores_clients=50,
-        stores_calls_per_client=4,
+        stores_seq_calls=15,
+        stores_rounds=3,
+        stores_clients=20,
+        stores_calls_per_client=3,
         stores_get_sizes=(100, 10_000),
         stores_get_targets=20,
-        stores_get_reads=100,
-        stores_get_rounds=5,
+        stores_get_reads=50,
+        stores_get_rounds=3,
     ),
 }
 
@@ -209,23 +225,32 @@ async def open_target(
     ttl_ms: int | None = None,
     concurrency: int | None = None,
     store: str | None = None,
+    off: Sequence[str] = (),
 ) -> AsyncIterator[Callable[..., Any]]:
-    """A server of ``kind`` (ours: on the task store ``store``) over ``transport``; yields ``connect()``."""
+    """A server of ``kind`` (ours: on the task store ``store``) over ``transport``; yields ``connect()``.
+
+    ``off``: the mechanisms turned off (:mod:`.mechanisms`), on the server and on every client
+    ``connect()`` opens with our client. In memory the internal switches are process-wide, so
+    they are set for the server's life and restored after.
+    """
+    if off:
+        mechanisms.check(off, servers.mcp_major())
     if transport == "memory":
-        server = servers.build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store)
-        servers.quiet_logs()
+        with mechanisms.internal_switches(off, servers.mcp_major()):
+            server = servers.build(kind, ttl_ms=ttl_ms, concurrency=concurrency, store=store, off=off)
+            servers.quiet_logs()
 
-        def connect_memory(**kwargs: Any) -> Any:
-            return clients.connect("memory", kind=kind, server=server, **kwargs)
+            def connect_memory(**kwargs: Any) -> Any:
+                return clients.connect("memory", kind=kind, server=server, off=off, **kwargs)
 
-        yield connect_memory
+            yield connect_memory
         return
     with clients.server_process(
-        kind, transport, ttl_ms=ttl_ms, concurrency=concurrency, store=store
+        kind, transport, ttl_ms=ttl_ms, concurrency=concurrency, store=store, off=off
     ) as process:
 
         def connect_process(**kwargs: Any) -> Any:
-            return clients.connect(transport, kind=kind, process=process, **kwargs)
+            return clients.connect(transport, kind=kind, process=process, off=off, **kwargs)
 
         yield connect_process
 
@@ -474,20 +499,29 @@ def _throughput_rows(
 # --- 4. capacity ----------------------------------------------------------------------------------
 
 
-async def capacity(bench: Bench, kind: str, size: int, ttl_ms: int) -> dict[str, Any]:
+async def capacity(
+    bench: Bench, kind: str, size: int, ttl_ms: int, *, off: Sequence[str] = ()
+) -> dict[str, Any]:
     """``size`` held tasks in flight at once in one server process: RSS, tasks/get latency, expiry.
 
     A bare control session reads the server's counters and releases the held runs; the tasks are
-    started through ``capacity_sessions`` sessions of our client.
+    started through ``capacity_sessions`` sessions of our client. ``off``: mechanisms turned off
+    (the ``detach`` rows).
     """
     profile = bench.profile
     peer = kind in PEERS
     transport = profile.capacity_transport
     sessions = max(1, min(profile.capacity_sessions, size))
-    row: dict[str, Any] = {"kind": kind, "transport": transport, "size": size, "sessions": sessions}
+    row: dict[str, Any] = {
+        "kind": kind,
+        "transport": transport,
+        "size": size,
+        "sessions": sessions,
+        "mechanisms": mechanisms.label(off),
+    }
     async with (
         open_target(
-            kind, transport, ttl_ms=None if peer else ttl_ms, concurrency=size if peer else None
+            kind, transport, ttl_ms=None if peer else ttl_ms, concurrency=size if peer else None, off=off
         ) as connect,
         connect(ours=False) as control,
     ):
@@ -599,6 +633,106 @@ def peer_expiry_note(kind: str) -> str:
     return "n/a"
 
 
+# --- 6. the mechanisms of issue 13, each off and on --------------------------------------------------
+
+
+async def mechanism_calls(bench: Bench, kind: str, off: Sequence[str]) -> None:
+    """A quick tool through ``call_tool(mode="auto")`` next to the raw SDK call, and the extra time
+    past the tool's own run for several tool lengths, with the mechanisms ``off`` turned off.
+
+    The quick tool is ``job`` returning at once (task-optional on ours); the raw call is the SDK's
+    ``session.call_tool`` on a bare session of the same server (no task capability declared: the
+    plain call every server answers inline). Extra time: the caller's clock when it holds the
+    result minus the tool's stamp as it returned. The requests our client writes are counted.
+    """
+    profile = bench.profile
+    peer = kind in PEERS
+    transport = profile.mechanisms_transport
+    counter = mechanisms.RequestCounter()
+    label = "peer defaults" if peer else mechanisms.label(off)
+    async with (
+        open_target(kind, transport, off=off) as connect,
+        connect(counter=counter) as conn,
+        connect(ours=False) as bare,
+    ):
+        common: dict[str, Any] = {
+            "kind": kind,
+            "transport": transport,
+            "dialect": conn.dialect,
+            "protocol_version": conn.protocol_version,
+            "mechanisms": label,
+            "off": list(off),
+        }
+        await conn.call("job", {}, mode="auto")  # warm the path (tools/list, listen stream, ...)
+        await bare.raw("job", {})
+        if not peer:
+            per_call_us: dict[str, list[float]] = {"raw": [], "auto": []}
+            requests = 0
+            calls = profile.mechanisms_quick_calls
+            for round_index in range(profile.mechanisms_rounds):
+                for variant in rotated(["raw", "auto"], round_index):
+                    before = counter.total()
+                    started = time.perf_counter()
+                    for _ in range(calls):
+                        if variant == "raw":
+                            await bare.raw("job", {})
+                        else:
+                            await conn.call("job", {}, mode="auto")
+                    per_call_us[variant].append((time.perf_counter() - started) / calls * 1e6)
+                    if variant == "auto":
+                        requests += counter.total() - before
+            bench.add(
+                "mechanisms",
+                **common,
+                variant="quick",
+                per_call_us=summary(per_call_us["auto"], digits=1),
+                raw_per_call_us=summary(per_call_us["raw"], digits=1),
+                # calls/s of auto ÷ calls/s of raw = raw µs ÷ auto µs, per round
+                rate_to_raw=ratio_summary(per_call_us["raw"], per_call_us["auto"]),
+                over_raw_us=summary(
+                    [auto - raw for auto, raw in zip(per_call_us["auto"], per_call_us["raw"], strict=True)],
+                    digits=1,
+                ),
+                requests_per_call=round(requests / (calls * profile.mechanisms_rounds), 3),
+            )
+        lengths = profile.mechanisms_peer_lengths_s if peer else profile.mechanisms_lengths_s
+        samples = profile.mechanisms_peer_samples if peer else profile.mechanisms_samples
+        rng = random.Random(13)
+        for length in lengths:
+            # Spread the lengths a little (up to 15 %, at least 20 ms): where a completion falls
+            # in the poll schedule is what the curve shows.
+            spread = max(0.02, 0.15 * length)
+            run_s = [length + rng.uniform(0, spread) for _ in range(samples)]
+            points: list[list[float]] = []
+            before = counter.total()
+
+            async def one(seconds: float, points: list[list[float]] = points) -> None:
+                result = await conn.call("job", {"delay_ms": seconds * 1000}, mode="auto")
+                held = time.monotonic()
+                points.append([round(seconds, 4), round((held - float(clients.text_of(result))) * 1000, 2)])
+
+            async with anyio.create_task_group() as group:
+                for seconds in run_s:
+                    group.start_soon(one, seconds)
+            bench.add(
+                "mechanisms",
+                **common,
+                variant="extra_time",
+                length_s=length,
+                extra_ms=summary([extra for _, extra in points], digits=2),
+                points=sorted(points),
+                requests_per_call=round((counter.total() - before) / samples, 2),
+                requests_by_method=dict(counter.by_method),
+            )
+
+
+async def mechanism_memory(bench: Bench, ttl_ms: int) -> None:
+    """Held tasks with the run's detachment off, next to the same size with it on."""
+    size = bench.profile.mechanisms_detach_size
+    for off in ((), ("detach",)):
+        await capacity(bench, "ours", size, ttl_ms, off=off)
+
+
 # --- the whole run ---------------------------------------------------------------------------------
 
 
@@ -644,13 +778,40 @@ async def run_all(bench: Bench) -> None:
 
                 await bench.guarded(f"capacity/{kind}/{size}", one)
                 if outcome.get("create_per_s") and index + 1 < len(sizes):
-                    estimate = int(sizes[index + 1] / outcome["create_per_s"] * 2000) + 30_000
+                    estimate = int(sizes[index + 1] / outcome["create_per_s"] * 1600) + 15_000
                     ttl_ms = max(profile.capacity_min_ttl_ms, estimate)
+    if wanted("mechanisms"):
+        await run_mechanisms(bench)
     if wanted("stores"):
         if bench.ours:
             await stores.run_stores(bench, dialects_for("ours", bench.major))
         else:
             bench.notes.append("stores: not measured (our server is not installed, or not in --kinds)")
+
+
+async def run_mechanisms(bench: Bench) -> None:
+    """Every configuration of :func:`.mechanisms.configurations` (a refused one is an error), then the
+    peers with their defaults, then the detachment's memory rows."""
+    if not bench.ours:
+        bench.notes.append("mechanisms: not measured (our server is not installed, or not in --kinds)")
+        return
+    for off in mechanisms.configurations(bench.major, measured_by="calls"):
+        await bench.guarded(
+            f"mechanisms/{mechanisms.label(off)}",
+            lambda o=off: mechanism_calls(bench, "ours", o),
+            attempts=1,
+        )
+    for kind in bench.peers():
+        if kind == "fastmcp4":  # the Tasks extension peer; FastMCP 3 has no task path of ours to compare
+            await bench.guarded(
+                f"mechanisms/{kind}", lambda k=kind: mechanism_calls(bench, k, ()), attempts=1
+            )
+    if any(m.measured_by == "memory" for m in mechanisms.applicable(bench.major)):
+        await bench.guarded(
+            "mechanisms/detach memory",
+            lambda: mechanism_memory(bench, bench.profile.capacity_min_ttl_ms),
+            attempts=1,
+        )
 
 
 def profile_dict(profile: Profile) -> dict[str, Any]:

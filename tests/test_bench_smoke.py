@@ -23,16 +23,22 @@ if str(REPO_ROOT) not in sys.path:
 from benchmarks import report  # noqa: E402
 from benchmarks.__main__ import run_bench  # noqa: E402
 
-SECTIONS = ("overhead", "latency", "throughput", "capacity", "stores")
+SECTIONS = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
 
 
 @pytest.mark.anyio
 async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> None:
-    with anyio.fail_after(60):
+    with anyio.fail_after(120):
         run = await run_bench("smoke", kinds=["sdk", "ours"])
 
-    assert run["errors"] == [], run["errors"]
+    # A mechanism this checkout cannot switch off is refused loudly (an error naming the keyword),
+    # never skipped; every other measurement must have succeeded.
+    refused = [error for error in run["errors"] if "MechanismMissing" in error["error"]]
+    assert [error for error in run["errors"] if error not in refused] == [], run["errors"]
+    for error in refused:
+        assert error["what"].startswith("mechanisms/"), error
+        assert "does not have" in error["error"], error
     assert {"major", "profile", "environment", "rows", "started", "duration_s"} <= run.keys()
     assert run["environment"]["nproc"]
     assert run["environment"]["packages"]["mcp"]
@@ -62,7 +68,25 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
         assert row["plain_per_s"]["median"] > 0
         assert row["task_to_half_plain"]["median"] > 0
 
-    (capacity,) = [row for row in rows if row["section"] == "capacity"]
+    mechanism_rows = [row for row in rows if row["section"] == "mechanisms"]
+    configurations = {row["mechanisms"] for row in mechanism_rows if row["section"] == "mechanisms"}
+    assert "all on" in configurations
+    (quick,) = [r for r in mechanism_rows if r["variant"] == "quick" and r["mechanisms"] == "all on"]
+    assert quick["rate_to_raw"]["median"] > 0
+    assert quick["requests_per_call"] >= 1
+    lengths = {
+        r["length_s"] for r in mechanism_rows if r["variant"] == "extra_time" and r["mechanisms"] == "all on"
+    }
+    assert lengths == set(run["profile_sizes"]["mechanisms_lengths_s"])
+    for off in configurations - {"all on"}:  # each configuration that could be built has every row
+        assert any(r["mechanisms"] == off for r in mechanism_rows if r["section"] == "mechanisms")
+    refused_names = {error["what"].removeprefix("mechanisms/") for error in refused}
+    assert not refused_names & configurations
+
+    capacity_rows = [row for row in rows if row["section"] == "capacity"]
+    assert {row["mechanisms"] for row in capacity_rows} == {"all on", "detach off"}
+    assert all(row["running_at_once"] == row["size"] for row in capacity_rows)
+    capacity = next(row for row in capacity_rows if row["mechanisms"] == "all on")
     size = run["profile_sizes"]["capacity_sizes"][0]
     assert capacity["running_at_once"] == size  # truly concurrent, none queued
     assert capacity["expired"] is True
@@ -118,3 +142,6 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     docs = paths["docs"].read_text(encoding="utf-8")
     assert "pytest tests/test_bench_smoke.py" in docs
     assert f"mcp{run['major']} run (smoke" in docs
+    assert "auto ÷ raw calls/s" in table
+    if importlib.util.find_spec("matplotlib") is not None:  # the bench environment has it
+        assert paths["chart"].read_text(encoding="utf-8").lstrip().startswith("<?xml")

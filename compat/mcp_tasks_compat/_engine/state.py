@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -61,7 +60,6 @@ InputSender = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """``send(key, request) -> answer``: one input request to the client and its result (wire JSON)."""
 
 
-@dataclass(eq=False)
 class TaskRecord:
     """A task as this process sees it: its latest :class:`TaskState` plus its live run, if any.
 
@@ -69,17 +67,41 @@ class TaskRecord:
     run's cancel scope (set only where the work runs), the change event waiters wait on, the
     status listeners of the sessions following it, and which input requests a stream of this
     process is relaying. One record per task per process, so all of them share one event.
+
+    Slotted, and the event and containers are made on first use: a held task that nobody waits
+    on, follows or relays for carries none of them (thousands of tasks are held at once).
     """
 
-    state: TaskState
-    scope: anyio.CancelScope | None = None
-    changed: anyio.Event = field(default_factory=anyio.Event)
-    listeners: list[Callable[[Task], Awaitable[None]]] = field(
-        default_factory=lambda: list[Callable[[Task], Awaitable[None]]]()
-    )
-    last_notified: float = 0.0
-    input_claims: set[str] = field(default_factory=lambda: set[str]())
-    """Keys a stream of this process is relaying to the client right now (2025-11-25)."""
+    __slots__ = ("_changed", "_input_claims", "_listeners", "last_notified", "scope", "state")
+
+    def __init__(self, state: TaskState, scope: anyio.CancelScope | None = None) -> None:
+        self.state = state
+        self.scope = scope
+        self.last_notified = 0.0
+        self._changed: anyio.Event | None = None
+        self._listeners: list[Callable[[Task], Awaitable[None]]] | None = None
+        self._input_claims: set[str] | None = None
+
+    @property
+    def changed(self) -> anyio.Event:
+        """The event the next change sets (made when someone first waits)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        return self._changed
+
+    @property
+    def listeners(self) -> list[Callable[[Task], Awaitable[None]]]:
+        """Status listeners of the sessions following the task (made on first use)."""
+        if self._listeners is None:
+            self._listeners = []
+        return self._listeners
+
+    @property
+    def input_claims(self) -> set[str]:
+        """Keys a stream of this process is relaying to the client right now (2025-11-25)."""
+        if self._input_claims is None:
+            self._input_claims = set()
+        return self._input_claims
 
     @property
     def task(self) -> Task:
@@ -108,8 +130,9 @@ class TaskRecord:
 
     def wake_waiters(self) -> None:
         """Wake everyone waiting on ``changed``; the next wait gets a fresh event (never reused)."""
-        event, self.changed = self.changed, anyio.Event()
-        event.set()
+        event, self._changed = self._changed, None
+        if event is not None:  # else nobody waits
+            event.set()
 
 
 StateChange = Callable[[TaskState], "TaskState | None"]

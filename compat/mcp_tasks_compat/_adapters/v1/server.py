@@ -31,7 +31,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, cast
 from weakref import WeakKeyDictionary
 
@@ -44,6 +44,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel.server import Server, request_ctx
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
+from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ConfigDict, PrivateAttr, ValidationError
@@ -435,6 +436,10 @@ class _Installation:
 class _TaskHandlers:
     """The request handlers: ``tools/list`` and ``tools/call`` wrapped, ``tasks/*`` served on the engine."""
 
+    detach_runs: bool = True
+    """Internal switch, for the benchmarks only: ``False`` lets a run keep its request's whole
+    context (the HTTP request, the stream callbacks), as before runs were detached."""
+
     def __init__(self, tasks: TaskPolicy) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
@@ -518,7 +523,12 @@ class _TaskHandlers:
             finally:
                 del session.runs[task_id]  # only live runs are kept, for the session's end
 
-        self.engine.start(record, work, session.group)
+        # The run must not inherit this request's context (the SDK's request context, and through
+        # it the HTTP request and the stream callbacks of an answer about to be sent): it runs in
+        # a copy whose request context is the detached one.
+        run_context = contextvars.copy_context()
+        run_context.run(request_ctx.set, _detached_request_context(context) if self.detach_runs else context)
+        run_context.run(self.engine.start, record, work, session.group)
         return _WireResult.of(codec.encode_create_task_result(record.task))
 
     # --- tasks/* ----------------------------------------------------------------------------------
@@ -564,6 +574,31 @@ class _TaskHandlers:
         with _peer_errors():
             task = await self.engine.cancel(req.params.taskId, self._caller(session), strict=True)
         return _WireResult.of(codec.encode_task(task))
+
+
+class _DetachedHttpRequest:
+    """What a task's run keeps of the HTTP request that created it: its headers, nothing else."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, headers: Any) -> None:
+        self.headers = headers
+
+
+def _detached_request_context(context: RequestContext[Any, Any, Any]) -> RequestContext[Any, Any, Any]:
+    """The request context a task's tool sees (``ctx`` of a FastMCP tool): the request's, minus
+    what ends with the exchange (the HTTP request object, the SSE stream-close callbacks).
+
+    Kept: request id and ``_meta`` (progress token), the session (the tool's back channel), the
+    lifespan value, the SDK's ``experimental`` data, and the HTTP headers.
+    """
+    headers = getattr(context.request, "headers", None)
+    return replace(
+        context,
+        request=None if headers is None else _DetachedHttpRequest(headers),
+        close_sse_stream=None,
+        close_standalone_sse_stream=None,
+    )
 
 
 async def _call_original(original: RequestHandler, req: types.CallToolRequest) -> dict[str, Any]:

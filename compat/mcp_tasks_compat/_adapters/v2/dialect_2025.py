@@ -230,7 +230,8 @@ class Dialect2025Middleware:
             owner=self._runtime.owner_2025(ctx),
             tool_name=name,
             ttl_ms=ttl_ms,
-            work=tool_work(lambda: with_request(plain, lambda: call_next(plain))),
+            work=tool_work(call_next),
+            run_as=plain,
             listener=self._status_listener(ctx.session),
         )
         return codec_2025.encode_create_task_result(task)

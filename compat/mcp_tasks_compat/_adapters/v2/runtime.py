@@ -13,7 +13,8 @@ import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
@@ -40,6 +41,7 @@ __all__ = [
     "TasksRuntime",
     "answering_store_errors",
     "current_request",
+    "detach_request",
     "mcp_error",
     "send_input",
     "tool_result_wire",
@@ -90,16 +92,22 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
     return wire
 
 
-def tool_work(call: Callable[[], Awaitable[HandlerResult]]) -> Work:
+def tool_work(call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]]) -> Work:
     """Wrap the rest of the ``tools/call`` chain as task work.
 
+    The chain is called with the run's own request context (:func:`detach_request`, set by
+    :meth:`TasksRuntime.start_task`), never the request's: the work keeps only the chain (the
+    tool and its validated arguments), so the request's objects go once the create answer is sent.
     A JSON-RPC error from the chain ends the task ``failed`` with that error (inline in 2026-07-28,
     from ``tasks/result`` in 2025-11-25); a tool error result is a result like any other.
     """
 
     async def work() -> Mapping[str, Any]:
+        ctx = current_request()
+        if ctx is None:  # pragma: no cover - start_task always sets it
+            raise ToolCallFailure(JsonRpcError(INTERNAL_ERROR, "the task's run has no request context"))
         try:
-            result = await call()
+            result = await call_next(ctx)
         except MCPError as exc:
             raise ToolCallFailure(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
         except ValidationError as exc:
@@ -107,6 +115,35 @@ def tool_work(call: Callable[[], Awaitable[HandlerResult]]) -> Work:
         return tool_result_wire(result)
 
     return work
+
+
+class _DetachedHttpRequest:
+    """What a task's run keeps of the HTTP request that created it: its headers, nothing else.
+
+    The request object itself holds the ASGI scope, the body and the transport's receive channel,
+    which belong to an exchange that ended with the create answer."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, headers: Any) -> None:
+        self.headers = headers
+
+
+def detach_request(ctx: ServerRequestContext[Any, Any]) -> ServerRequestContext[Any, Any]:
+    """The request context a task's run sees: the request's, minus what ends with the exchange.
+
+    Kept: the session (client capabilities; on 2025-11-25 the connection's back channel), the
+    lifespan value, protocol version, method, params, request id and ``_meta``, and the HTTP
+    headers. Dropped: the HTTP request object and the SSE stream-close callbacks of a response
+    already sent.
+    """
+    headers = getattr(ctx.request, "headers", None)
+    return replace(
+        ctx,
+        request=None if headers is None else _DetachedHttpRequest(headers),
+        close_sse_stream=None,
+        close_standalone_sse_stream=None,
+    )
 
 
 # --- input requests (elicitation, sampling, roots) --------------------------------------------------
@@ -222,6 +259,10 @@ class _SessionKeys:
 class TasksRuntime:
     """The state one 2.x server's task support needs, shared by the extension and the middleware."""
 
+    detach_runs: bool = True
+    """Internal switch, for the benchmarks only: ``False`` lets a run keep its request's whole
+    context (the HTTP request, the stream callbacks), as before runs were detached."""
+
     def __init__(self, tasks: TaskPolicy, dialects: tuple[Dialect, ...]) -> None:
         self.tasks = tasks
         self.dialects = dialects
@@ -281,8 +322,14 @@ class TasksRuntime:
         ttl_ms: int | None,
         work: Work,
         listener: Callable[[Task], Awaitable[None]] | None = None,
+        run_as: ServerRequestContext[Any, Any] | None = None,
     ) -> Task:
-        """Create the task (readable before this returns) and start its work in the lifespan group."""
+        """Create the task (readable before this returns) and start its work in the lifespan group.
+
+        The work runs under :func:`detach_request` of ``run_as`` (default ``ctx``), in a copy of
+        this context where that is the current request: a run started from inside the request
+        would otherwise inherit the request's own context, and with it the whole request.
+        """
         group = self._run_group(ctx)
         try:  # the owner's active-task limit reached: a JSON-RPC error, the session lives on
             record: TaskRecord = await self.tasks.engine.create(
@@ -292,7 +339,10 @@ class TasksRuntime:
             raise mcp_error(exc) from None
         if listener is not None:
             record.listeners.append(listener)
-        self.tasks.engine.start(record, work, group)
+        run_ctx = run_as or ctx
+        run_context = copy_context()
+        run_context.run(_request.set, detach_request(run_ctx) if self.detach_runs else run_ctx)
+        run_context.run(self.tasks.engine.start, record, work, group)
         return record.task
 
     async def begin_call(
