@@ -76,6 +76,8 @@ class App:
 
 def build_app(*, hint_ms: int = MINUTE_MS, **task_options: Any) -> App:
     counted = Counted()
+    # The inline grace off: these tests are about following a task, even a quick one.
+    task_options.setdefault("inline_grace_s", 0)
     tasks = ServerTasks(
         tools={"slow": "optional", "ask": "optional"},
         poll_policy=PollPolicy(minimum_ms=hint_ms, maximum_ms=hint_ms),

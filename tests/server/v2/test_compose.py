@@ -249,7 +249,7 @@ def test_install_on_an_already_built_mcpserver_is_refused_with_the_form_to_use()
         "  - ServerTasks.install() on an already-built MCPServer: needs the construction-time form, since "
         "an MCPServer fixes its extensions, lifespan and middleware when it is built; fix: "
         "MCPServer(name, **tasks.mcpserver_kwargs(lifespan=..., extensions=[...], middleware=[...]))\n"
-        "  see https://github.com/mcp-tasks-compat/mcp-tasks-compat/blob/main/docs/errors.md#unsupported-opt-in"
+        "  see https://github.com/mcp-tasks-compat/mcp-tasks-compat/tree/main/docs/errors.md#unsupported-opt-in"
     )
     assert server._lowlevel_server.extensions == {}  # pyright: ignore[reportPrivateUsage]
 

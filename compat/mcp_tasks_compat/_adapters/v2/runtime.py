@@ -92,18 +92,24 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
     return wire
 
 
-def tool_work(call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]]) -> Work:
+def tool_work(
+    call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]],
+    *,
+    request: ServerRequestContext[Any, Any] | None = None,
+) -> Work:
     """Wrap the rest of the ``tools/call`` chain as task work.
 
     The chain is called with the run's own request context (:func:`detach_request`, set by
     :meth:`TasksRuntime.start_task`), never the request's: the work keeps only the chain (the
     tool and its validated arguments), so the request's objects go once the create answer is sent.
-    A JSON-RPC error from the chain ends the task ``failed`` with that error (inline in 2026-07-28,
-    from ``tasks/result`` in 2025-11-25); a tool error result is a result like any other.
+    ``request`` is the context for work started without :meth:`TasksRuntime.start_task` (the
+    inline grace's undecided call). A JSON-RPC error from the chain ends the task ``failed`` with
+    that error (inline in 2026-07-28, from ``tasks/result`` in 2025-11-25); a tool error result is
+    a result like any other.
     """
 
     async def work() -> Mapping[str, Any]:
-        ctx = current_request()
+        ctx = current_request() or request
         if ctx is None:  # pragma: no cover - start_task always sets it
             raise ToolCallFailure(JsonRpcError(INTERNAL_ERROR, "the task's run has no request context"))
         try:
@@ -361,13 +367,16 @@ class TasksRuntime:
         engine = self.tasks.engine
 
         async def create(status_message: str | None) -> TaskRecord:
-            return await engine.create(
-                dialect=dialect,
-                owner=owner,
-                tool_name=tool_name,
-                ttl_ms=ttl_ms,
-                status_message=status_message,
-            )
+            try:  # the owner's active-task limit reached: a JSON-RPC error, the run is dropped
+                return await engine.create(
+                    dialect=dialect,
+                    owner=owner,
+                    tool_name=tool_name,
+                    ttl_ms=ttl_ms,
+                    status_message=status_message,
+                )
+            except PeerProtocolError as exc:
+                raise mcp_error(exc) from None
 
         return await engine.begin(
             work,

@@ -180,7 +180,7 @@ class TasksExtension(Extension):
                 tool_name=params.name,
                 ttl_ms=ttl_ms,
                 work=tool_work(
-                    lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, None))
+                    lambda run: with_request(run, lambda: _with_round_trips(params, run, call_next, None))
                 ),
             )
             # A dict, not a model: the runner dumps models with exclude_none, which would drop a
@@ -193,8 +193,11 @@ class TasksExtension(Extension):
             owner=runtime.owner_2026(),
             tool_name=params.name,
             ttl_ms=ttl_ms,
+            # Undecided work starts inside the request, so it runs with the request itself (not
+            # detached: the inline grace's closures hold it until the call is decided).
             work=tool_work(
-                lambda: with_request(ctx, lambda: _with_round_trips(params, ctx, call_next, rounds))
+                lambda run: with_request(run, lambda: _with_round_trips(params, run, call_next, rounds)),
+                request=ctx,
             ),
             always_task=support == "required",
             rounds=rounds,
