@@ -521,7 +521,12 @@ async def capacity(
     }
     async with (
         open_target(
-            kind, transport, ttl_ms=None if peer else ttl_ms, concurrency=size if peer else None, off=off
+            kind,
+            transport,
+            ttl_ms=None if peer else ttl_ms,
+            concurrency=size if peer else None,
+            # held tasks: the inline grace would only delay each creation by its length
+            off=off if peer else (*off, "grace"),
         ) as connect,
         connect(ours=False) as control,
     ):

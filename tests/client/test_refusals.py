@@ -136,8 +136,9 @@ NO_KWARGS = (
     "extension and its result claim (without it the SDK rejects a task answer only after the server has "
     "created the task); fix: build the session with **session_kwargs() and pass your own extensions=, "
     "result_claims=, notification_bindings= and message_handler= through session_kwargs(...); for a "
-    "session that mcp.Client builds, give mcp.Client the library's Tasks extension (see "
-    "docs/integrations.md); mode='auto' runs such calls plainly"
+    "session that mcp.Client builds, pass mcp.Client(..., "
+    "extensions=[mcp_tasks_compat.client.tasks_extension()]) (see docs/integrations.md); "
+    "mode='auto' runs such calls plainly"
 )
 
 

