@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
 
 from mcp_tasks_compat.core.model import TaskStatus
@@ -25,6 +24,7 @@ pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
+import mcp_types as types  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402
 
 from ..harness import Gate  # noqa: E402
