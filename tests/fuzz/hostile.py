@@ -196,12 +196,15 @@ class HttpPeer:
     def __init__(self, client: httpx.Client, url: str, dialect: str, server: HttpServerProcess) -> None:
         self.client, self.url, self.dialect, self.server = client, url, dialect, server
         self.session_id: str | None = None
+        # The header carries the version initialize agreed on (mcp 1.23.0 answers 2025-06-18 and
+        # refuses a 2025-11-25 header on every later request).
+        self.protocol_version = dialect
 
     def _headers(self, frame: Frame) -> dict[str, str]:
         headers = {
             "content-type": "application/json",
             "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": self.dialect,
+            "mcp-protocol-version": self.protocol_version,
         }
         method = frame.get("method")
         if self.dialect == D2026 and isinstance(method, str) and method.isascii():
@@ -260,6 +263,7 @@ def http_peer(dialect: str, *options: str) -> Iterator[HttpPeer]:
             )
             assert answer is not None, "no answer to initialize"
             assert "result" in answer, answer
+            peer.protocol_version = str(answer["result"].get("protocolVersion", D2025))
             peer.request({"jsonrpc": "2.0", "method": "notifications/initialized"}, bound=5)
         yield peer
 
