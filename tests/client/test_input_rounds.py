@@ -65,7 +65,8 @@ class Callbacks:
             raise RuntimeError("the answering code broke")
         if self.decline:
             return types.ElicitResult(action="decline")
-        fields = params.requested_schema["properties"]
+        schema = getattr(params, "requested_schema", None) or params.requestedSchema  # 2.x, 1.x names
+        fields = schema["properties"]
         return types.ElicitResult(action="accept", content={field: ANSWERS[field] for field in fields})
 
     def options(self, dialect: Dialect | None, *, elicitation: bool = True) -> dict[str, Any]:
