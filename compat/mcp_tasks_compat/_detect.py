@@ -79,6 +79,9 @@ FEATURES: Final[tuple[Feature, ...]] = (
     Feature("v2.method_binding", 2, "mcp.server.extension", "MethodBinding"),
     Feature("v2.mcpserver", 2, "mcp.server.mcpserver", "MCPServer"),
     Feature("v2.name_param", 2, "mcp_types", "Request.name_param"),
+    # Multi-round-trip input (SEP-2322): a tools/call answered input_required is answered through
+    # the session's callback table (call_tool's input_responses= / request_state= came with it).
+    Feature("v2.input_rounds", 2, "mcp.client.session", "ClientSession.dispatch_input_request"),
     # ... and the narrow private seams the 2025-11-25 dialect needs on 2.x (see docs/architecture.md).
     Feature("v2.raw_request", 2, "mcp.shared.dispatcher", "Dispatcher.send_raw_request", private=True),
     Feature(

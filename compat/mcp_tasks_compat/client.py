@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from . import _client as client_logic
 from ._adapters import get_adapter
-from ._client import Mode, Negotiated, OnProgress, OnStatus, TaskRun
+from ._client import MAX_INPUT_ROUNDS, Mode, Negotiated, OnProgress, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
+    "MAX_INPUT_ROUNDS",
     "Mode",
     "Negotiated",
     "OnProgress",
@@ -186,6 +187,11 @@ async def call_tool(
     SDK's ``progress_callback`` does. A task reports through ``on_status`` instead (the server's
     ``report_status`` / ``report_progress`` become its status message). ``read_timeout_seconds``
     bounds each request's answer, as the SDK's own keyword does.
+
+    A 2026-07-28 server that answers ``input_required`` (it asks first, multi-round trip) has its
+    ``inputRequests`` answered by the session's own callbacks and the call sent again with the
+    answers and its ``requestState``, up to :data:`MAX_INPUT_ROUNDS` rounds (then
+    ``PeerProtocolError``); a request the session refuses raises ``TaskCancelledError``.
 
     A task that fails with a JSON-RPC error raises ``TaskFailedError``; one that is cancelled,
     ``TaskCancelledError``; an unknown or expired task, ``TaskNotFoundError`` /

@@ -34,15 +34,19 @@ from .protocols import (
     TaskWire,
 )
 from .push import PushLink
+from .rounds import MAX_INPUT_ROUNDS, InputReply, InputRound, answer_rounds
 from .run import TaskRun, call_tool, follow, progress_sink, resume, seconds, start_tool, statuses_as_progress
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
     "DEFAULT_POLL_SECONDS",
+    "MAX_INPUT_ROUNDS",
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
     "ClientConnection",
     "DeclaredSupport",
+    "InputReply",
+    "InputRound",
     "Mode",
     "Negotiated",
     "OnProgress",
@@ -55,6 +59,7 @@ __all__ = [
     "TaskPush",
     "TaskRun",
     "TaskWire",
+    "answer_rounds",
     "call_tool",
     "clamp_poll_seconds",
     "declared_support",

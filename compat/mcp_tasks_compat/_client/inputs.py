@@ -17,7 +17,7 @@ from ..core.model import Task, TaskStatus
 from ..errors import TaskCancelledError
 from .protocols import RemoteError, TaskWire
 
-__all__ = ["InputAnswers", "describe_request"]
+__all__ = ["InputAnswers", "describe_request", "refused_by"]
 
 
 def describe_request(key: str, request: Mapping[str, Any]) -> str:
@@ -34,6 +34,16 @@ _CALLBACK_FOR: Final[Mapping[str, str]] = {
     "sampling/createMessage": "sampling_callback",
     "roots/list": "list_roots_callback",
 }
+
+
+def refused_by(key: str, request: Mapping[str, Any], error: RemoteError) -> str:
+    """Which callback refused which request, and why a session without it always does."""
+    callback = _CALLBACK_FOR.get(str(request.get("method")), "callback")
+    return (
+        f"{describe_request(key, request)} was refused by the session's {callback} "
+        f"({error.message}, code {error.code}); a ClientSession built without {callback}= "
+        "refuses every such request"
+    )
 
 
 class InputAnswers:
@@ -84,11 +94,8 @@ class InputAnswers:
         if self.refused is None:
             return None
         key, request, error = self.refused
-        callback = _CALLBACK_FOR.get(str(request.get("method")), "callback")
         return TaskCancelledError(
             f"task {self.task_id} asked for input this session cannot give, so it was cancelled: "
-            f"{describe_request(key, request)} was refused by the session's {callback} "
-            f"({error.message}, code {error.code}); a ClientSession built without {callback}= "
-            "refuses every such request",
+            f"{refused_by(key, request, error)}",
             task_id=self.task_id,
         )

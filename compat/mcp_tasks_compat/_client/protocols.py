@@ -187,6 +187,8 @@ class ClientConnection(Protocol[ResultT_co]):
         ``as_task=False`` (``mode="plain"``) leaves the Tasks extension out of this request's
         per-request client capabilities, so the server answers plainly. ``progress`` becomes the
         SDK's ``progress_callback`` (it sets the progress token) and ``read_timeout`` its
-        ``read_timeout_seconds``.
+        ``read_timeout_seconds``. A 2026-07-28 ``input_required`` answer (multi-round trip) is
+        answered and the call sent again inside (:func:`.rounds.answer_rounds`), so what comes
+        back is the final round's answer.
         """
         ...

@@ -8,6 +8,10 @@
 * 2026-07-28 input requests (``inputRequests`` on ``tasks/get``) are answered through the
   session's own callbacks (``ClientSession.dispatch_input_request``, the table a plain call's
   server-to-client requests go through) and sent back with ``tasks/update``.
+* 2026-07-28 multi-round-trip input (SEP-2322): a ``tools/call`` answered ``input_required`` is
+  received with the public ``call_tool(allow_input_required=True)``, its ``inputRequests``
+  answered through the same callbacks, and the call sent again with ``input_responses=`` and the
+  ``request_state=`` echoed (the loop and its bound are :func:`.._client.answer_rounds`).
 * 2025-11-25 (a handshake-era server, e.g. an mcp 1.x one): the public ``ClientSession`` rejects
   the nested ``{"task": {...}}`` answer to ``tools/call`` in its result sieve, so that one request
   goes through the narrowest private seam, ``session._dispatcher.send_raw_request`` (feature
@@ -135,6 +139,7 @@ class _UpdateTaskRequest(mcp_types.Request[_UpdateParams, Literal["tasks/update"
 
 
 _INPUT_REQUEST: TypeAdapter[mcp_types.InputRequest] = TypeAdapter(mcp_types.InputRequest)
+_INPUT_RESPONSES: TypeAdapter[mcp_types.InputResponses] = TypeAdapter(mcp_types.InputResponses)
 
 
 class _TaskResultRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/result"]]):
@@ -440,6 +445,24 @@ _ADVERTISE_ONLY = UnsupportedOptIn(
 # --- the two wires -----------------------------------------------------------------------------
 
 
+async def _answer_input(session: ClientSession, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """One input request (a task's or a round's) through the session's own callback table."""
+    try:
+        parsed = _INPUT_REQUEST.validate_python(dict(request), by_name=False)
+    except ValidationError as error:
+        raise client_logic.RemoteError(
+            INVALID_PARAMS, f"unreadable input request ({error.error_count()} validation error(s))"
+        ) from None
+    params = parsed.params
+    context = ClientRequestContext(
+        session=session, request_id=key, meta=params.meta if params is not None else None
+    )
+    answer = await session.dispatch_input_request(context, parsed)
+    if isinstance(answer, mcp_types.ErrorData):
+        raise client_logic.RemoteError(answer.code, answer.message, answer.data)
+    return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
 class _WireBase:
     def __init__(self, session: ClientSession, config: _SessionConfig | None) -> None:
         self._session = session
@@ -464,20 +487,7 @@ class _WireBase:
         return self._config.listen(task_id, listener)
 
     async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
-        try:
-            parsed = _INPUT_REQUEST.validate_python(dict(request), by_name=False)
-        except ValidationError as error:
-            raise client_logic.RemoteError(
-                INVALID_PARAMS, f"unreadable input request ({error.error_count()} validation error(s))"
-            ) from None
-        params = parsed.params
-        context = ClientRequestContext(
-            session=self._session, request_id=key, meta=params.meta if params is not None else None
-        )
-        answer = await self._session.dispatch_input_request(context, parsed)
-        if isinstance(answer, mcp_types.ErrorData):
-            raise client_logic.RemoteError(answer.code, answer.message, answer.data)
-        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return await _answer_input(self._session, key, request)
 
     async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
         params = _UpdateParams(task_id=task_id, input_responses={k: dict(v) for k, v in responses.items()})
@@ -575,22 +585,82 @@ class _Connection:
         read_timeout: float | None = None,
     ) -> Task | mcp_types.CallToolResult:
         session = self._session
+
+        async def send(reply: client_logic.InputReply | None) -> _Answer:
+            return await self._call_once(
+                name,
+                arguments,
+                as_task=as_task,
+                ttl_ms=ttl_ms,
+                meta=meta,
+                progress=progress,
+                read_timeout=read_timeout,
+                reply=reply,
+            )
+
+        first = await send(None)
+        if not isinstance(first, client_logic.InputRound):
+            return first
+
+        async def answer(key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+            return await _answer_input(session, key, request)
+
+        return await client_logic.answer_rounds(first, answer=answer, retry=send, what=f"tools/call {name!r}")
+
+    async def _call_once(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        as_task: bool,
+        ttl_ms: int | None,
+        meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None,
+        read_timeout: float | None,
+        reply: client_logic.InputReply | None,
+    ) -> _Answer:
+        """One ``tools/call``; ``reply`` carries the previous round's answers and its ``requestState``."""
+        session = self._session
         if self._config is None and _advertises_tasks_without_claim(session):
             raise UnsupportedOptInError([_ADVERTISE_ONLY], installed=self.installed)
         # The base class's call_tool throughout: a session subclass that overrides it is not re-entered.
         plain = ClientSession.call_tool
         callback = cast("ProgressFnT | None", progress)
         if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            responses = _input_responses(reply)
+            state = reply.request_state if reply is not None else None
             if not _has_claim_for_task(session):
-                return await plain(session, name, arguments, read_timeout, callback, meta=_meta(meta))
+                answer = await plain(
+                    session,
+                    name,
+                    arguments,
+                    read_timeout,
+                    callback,
+                    meta=_meta(meta),
+                    input_responses=responses,
+                    request_state=state,
+                    allow_input_required=True,
+                )
+                return _round(answer) if isinstance(answer, mcp_types.InputRequiredResult) else answer
             if not as_task:
                 return await _call_declining_task(
-                    session, name, arguments, meta, progress=callback, read_timeout=read_timeout
+                    session, name, arguments, meta, progress=callback, read_timeout=read_timeout, reply=reply
                 )
             # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
             answer = await plain(
-                session, name, arguments, read_timeout, callback, meta=_meta(meta), allow_claimed=True
+                session,
+                name,
+                arguments,
+                read_timeout,
+                callback,
+                meta=_meta(meta),
+                input_responses=responses,
+                request_state=state,
+                allow_input_required=True,
+                allow_claimed=True,
             )
+            if isinstance(answer, mcp_types.InputRequiredResult):
+                return _round(answer)
             if isinstance(answer, mcp_types.CallToolResult):
                 return answer
             return codec_2026.decode_create_task_result(_raw(answer))
@@ -629,6 +699,27 @@ def _meta(meta: dict[str, Any] | None) -> Any:
     return dict(meta) if meta else None
 
 
+_Answer = Task | mcp_types.CallToolResult | client_logic.InputRound
+"""What one ``tools/call`` can be answered with: a task, a result, or an ``input_required`` round."""
+
+
+def _round(answer: mcp_types.InputRequiredResult) -> client_logic.InputRound:
+    """An ``input_required`` answer as the SDK-free round (its requests as wire JSON)."""
+    requests = {
+        key: request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key, request in (answer.input_requests or {}).items()
+    }
+    return client_logic.InputRound(requests, answer.request_state)
+
+
+def _input_responses(reply: client_logic.InputReply | None) -> mcp_types.InputResponses | None:
+    """The previous round's answers as the SDK's ``input_responses=`` (``None``: a first call)."""
+    if reply is None or reply.input_responses is None:
+        return None
+    raw = {key: dict(value) for key, value in reply.input_responses.items()}
+    return _INPUT_RESPONSES.validate_python(raw, by_name=False)
+
+
 async def _call_declining_task(
     session: ClientSession,
     name: str,
@@ -637,7 +728,8 @@ async def _call_declining_task(
     *,
     progress: ProgressFnT | None = None,
     read_timeout: float | None = None,
-) -> Task | mcp_types.CallToolResult:
+    reply: client_logic.InputReply | None = None,
+) -> _Answer:
     """A 2026-07-28 ``tools/call`` whose per-request capabilities leave the Tasks extension out.
 
     A server reads the client's capabilities per request from ``_meta`` (SEP-2575), so this one
@@ -661,6 +753,10 @@ async def _call_declining_task(
         params["arguments"] = arguments
     if meta:
         params["_meta"] = dict(meta)
+    if reply is not None and reply.input_responses is not None:
+        params["inputResponses"] = {key: dict(value) for key, value in reply.input_responses.items()}
+    if reply is not None and reply.request_state is not None:
+        params["requestState"] = reply.request_state
     data: dict[str, Any] = {"method": "tools/call", "params": params}
     options: dict[str, Any] = {}
     stamp(data, options)
@@ -683,6 +779,8 @@ async def _call_declining_task(
     raw = await send_raw("tools/call", data["params"], options)
     if raw.get("resultType") == "task":  # a server that ignores per-request capabilities: followed
         return codec_2026.decode_create_task_result(raw)
+    if raw.get("resultType") == "input_required":
+        return _round(mcp_types.InputRequiredResult.model_validate(raw, by_name=False))
     return mcp_types.CallToolResult.model_validate(raw, by_name=False)
 
 
