@@ -281,6 +281,7 @@ class TaskEngine:
         create: Callable[[str | None], Awaitable[TaskRecord]],
         always_task: bool = False,
         rounds: RoundTrips | None = None,
+        context: contextvars.Context | None = None,
     ) -> Outcome | Task:
         """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
         as created (``working``: a task begins so, even one whose outcome is already known).
@@ -289,10 +290,13 @@ class TaskEngine:
         work asked for input only a task can carry); the run goes on as its work, unrestarted.
         ``always_task`` (a task-required tool): an outcome within the grace still becomes a task,
         already ended, except an input round (:class:`~.inline.RoundTripAnswer`), which a
-        multi-round-trip call answers before any task exists.
+        multi-round-trip call answers before any task exists. ``context``: the contextvars the run
+        starts in (a copy of it), where the adapter has swapped the request for its detached copy;
+        by default a copy of the caller's, which would keep the whole request for the task's life.
         """
         call = InlineCall(rounds)
-        task_group.start_soon(self._run_inline, call, work, name="mcp-call (undecided)")
+        spawn = (context or contextvars.copy_context()).run
+        spawn(task_group.start_soon, self._run_inline, call, work, name="mcp-call (undecided)")
         try:
             await call.wait(grace_s)
             outcome = call.outcome if not call.escalate() else None

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import ContextVar, copy_context
+from contextvars import Context as ContextVars
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
@@ -94,22 +95,19 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
 
 def tool_work(
     call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]],
-    *,
-    request: ServerRequestContext[Any, Any] | None = None,
 ) -> Work:
     """Wrap the rest of the ``tools/call`` chain as task work.
 
     The chain is called with the run's own request context (:func:`detach_request`, set by
-    :meth:`TasksRuntime.start_task`), never the request's: the work keeps only the chain (the
-    tool and its validated arguments), so the request's objects go once the create answer is sent.
-    ``request`` is the context for work started without :meth:`TasksRuntime.start_task` (the
-    inline grace's undecided call). A JSON-RPC error from the chain ends the task ``failed`` with
+    :meth:`TasksRuntime.start_task` and :meth:`TasksRuntime.begin_call`), never the request's: the
+    work keeps only the chain (the tool and its validated arguments), so the request's objects go
+    once the create answer is sent. A JSON-RPC error from the chain ends the task ``failed`` with
     that error (inline in 2026-07-28, from ``tasks/result`` in 2025-11-25); a tool error result is
     a result like any other.
     """
 
     async def work() -> Mapping[str, Any]:
-        ctx = current_request() or request
+        ctx = current_request()
         if ctx is None:  # pragma: no cover - start_task always sets it
             raise ToolCallFailure(JsonRpcError(INTERNAL_ERROR, "the task's run has no request context"))
         try:
@@ -345,11 +343,18 @@ class TasksRuntime:
             raise mcp_error(exc) from None
         if listener is not None:
             record.listeners.append(listener)
-        run_ctx = run_as or ctx
-        run_context = copy_context()
-        run_context.run(_request.set, detach_request(run_ctx) if self.detach_runs else run_ctx)
-        run_context.run(self.tasks.engine.start, record, work, group)
+        self._run_context(run_as or ctx).run(self.tasks.engine.start, record, work, group)
         return record.task
+
+    def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> ContextVars:
+        """A copy of this context where the current request is :func:`detach_request` of ``ctx``.
+
+        A run started from inside the request would otherwise inherit the request's own context,
+        and with it the whole request, for as long as the task runs.
+        """
+        run_context = copy_context()
+        run_context.run(_request.set, detach_request(ctx) if self.detach_runs else ctx)
+        return run_context
 
     async def begin_call(
         self,
@@ -385,6 +390,7 @@ class TasksRuntime:
             create=create,
             always_task=always_task,
             rounds=rounds,
+            context=self._run_context(ctx),
         )
 
     def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:

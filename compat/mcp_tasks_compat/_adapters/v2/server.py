@@ -193,11 +193,10 @@ class TasksExtension(Extension):
             owner=runtime.owner_2026(),
             tool_name=params.name,
             ttl_ms=ttl_ms,
-            # Undecided work starts inside the request, so it runs with the request itself (not
-            # detached: the inline grace's closures hold it until the call is decided).
+            # Detached from the start, as a task's run: the call may become a task at any moment,
+            # and its running frames keep whatever request context they were given.
             work=tool_work(
-                lambda run: with_request(run, lambda: _with_round_trips(params, run, call_next, rounds)),
-                request=ctx,
+                lambda run: with_request(run, lambda: _with_round_trips(params, run, call_next, rounds))
             ),
             always_task=support == "required",
             rounds=rounds,
