@@ -180,6 +180,8 @@ class InlineCall:
     or :meth:`drop` the run when its request is gone.
     """
 
+    __slots__ = ("_attached", "_decided", "_phase", "outcome", "record", "rounds", "scope", "status_message")
+
     def __init__(self, rounds: RoundTrips | None = None) -> None:
         self.rounds = rounds
         self.record: TaskRecord | None = None
@@ -188,8 +190,10 @@ class InlineCall:
         """The latest status the work reported while undecided: a task made later starts with it."""
         self.scope = anyio.CancelScope()
         self._phase: _Phase = "open"
-        self._decided = anyio.Event()
-        self._attached = anyio.Event()
+        # Both events live only while someone may wait on them: the run of a held task keeps its
+        # call for as long as the task runs, and an event costs ~0.9 KB.
+        self._decided: anyio.Event | None = anyio.Event()
+        self._attached: anyio.Event | None = None  # made when the work waits for its task
 
     @property
     def is_open(self) -> bool:
@@ -204,29 +208,40 @@ class InlineCall:
             return False
         self._phase = "answered"
         self.outcome = outcome
-        self._decided.set()
+        self._wake_caller()
         return True
 
     async def task(self) -> TaskRecord:
         """The task this run is (made now if still undecided); cancelled if the call was dropped."""
         if self._phase == "open":
             self._phase = "escalating"
-            self._decided.set()
-        await self._attached.wait()
+            self._wake_caller()
+        if self._phase == "escalating":
+            if self._attached is None:
+                self._attached = anyio.Event()
+            await self._attached.wait()
         if self.record is None:  # dropped: the run's own scope is being cancelled
             await anyio.lowlevel.checkpoint()
             raise RuntimeError("the tool call was dropped before it became a task")
         return self.record
 
+    def _wake_caller(self) -> None:
+        if self._decided is not None:
+            self._decided.set()
+
     # --- the caller's side -------------------------------------------------------------------------
 
     async def wait(self, grace_s: float) -> None:
         """Until the work answers, asks for a task, or ``grace_s`` runs out."""
+        decided = self._decided
+        if decided is None:
+            return
         with anyio.move_on_after(grace_s):
-            await self._decided.wait()
+            await decided.wait()
 
     def escalate(self) -> bool:
         """Decide for a task; ``False`` when the work had already answered."""
+        self._decided = None  # decided either way: nobody waits for it any more
         if self._phase == "answered":
             return False
         self._phase = "escalating"
@@ -237,12 +252,18 @@ class InlineCall:
         self._phase = "task"
         self.record = record
         record.scope = self.scope
-        self._attached.set()
+        self._wake_work()
 
     def drop(self) -> None:
         """The call is gone (its request cancelled, or its task could not be created): stop the run."""
         if self._phase == "task":
             return
         self._phase = "dropped"
+        self._decided = None
         self.scope.cancel()
-        self._attached.set()
+        self._wake_work()
+
+    def _wake_work(self) -> None:
+        attached, self._attached = self._attached, None
+        if attached is not None:
+            attached.set()
