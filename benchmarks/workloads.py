@@ -93,7 +93,7 @@ PROFILES: dict[str, Profile] = {
         capacity_sizes=(10,),
         capacity_sessions=2,
         capacity_get_samples=5,
-        capacity_min_ttl_ms=200,
+        capacity_min_ttl_ms=1_000,  # outlasts creating its tasks, each after the inline grace
         capacity_wait_s=20.0,
         capacity_expiry_slack_s=3.0,
         capacity_stall_s=3.0,
@@ -525,8 +525,9 @@ async def capacity(
             transport,
             ttl_ms=None if peer else ttl_ms,
             concurrency=size if peer else None,
-            # held tasks: the inline grace would only delay each creation by its length
-            off=off if peer else (*off, "grace"),
+            # ours with its defaults (the inline grace on: each held task is created once its
+            # grace runs out, and its run must be detached from its request all the same)
+            off=off,
         ) as connect,
         connect(ours=False) as control,
     ):
