@@ -161,9 +161,9 @@ def client_kwargs(off: Iterable[str]) -> dict[str, Any]:
 
 def _internal_owner(major: int) -> Any:
     if major == 1:
-        from mcp_tasks_compat._adapters.v1.server import _TaskHandlers  # pyright: ignore[reportPrivateUsage]
+        from mcp_tasks_compat._adapters.v1.task_handlers import TaskHandlers
 
-        return _TaskHandlers
+        return TaskHandlers
     from mcp_tasks_compat._adapters.v2.runtime import TasksRuntime
 
     return TasksRuntime

@@ -315,20 +315,19 @@ class TaskSessionWrapper:
         timeout: float | timedelta | None = None,
         ttl: float | timedelta | None = None,
     ) -> Any:
-        status = on_status if on_status is not None else self.task_on_status
-        if progress_callback is not None:
-            status = client_logic.statuses_as_progress(status, progress_callback)
-        return await call_tool(
+        return await client_logic.call_with_defaults(
+            call_tool,
             self.wrapped_session,
+            self,
             name,
             arguments,
-            mode=mode or self.task_mode,
-            on_status=status,
-            on_progress=progress_callback,
             read_timeout_seconds=read_timeout_seconds,
+            progress_callback=progress_callback,
+            meta=meta,
+            mode=mode,
+            on_status=on_status,
             timeout=timeout,
             ttl=ttl,
-            meta=meta,
         )
 
 

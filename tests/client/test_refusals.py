@@ -218,11 +218,11 @@ async def test_1x_mode_task_against_plain_tool_still_sends_nothing() -> None:
 def without_raw_request_seam(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend the installed 2.x release lost the private seam the 2025-11-25 dialect needs."""
     from mcp_tasks_compat import _detect
-    from mcp_tasks_compat._adapters.v2 import client as v2_client
+    from mcp_tasks_compat._adapters.v2 import client, handshake, session_config, tool_calls
 
     real = _detect.sdk_info()
     crippled = _detect.evaluate(real.mcp_version, frozenset(real.features) - {"v2.raw_request"})
-    for module in (_detect, v2_client):
+    for module in (_detect, client, handshake, session_config, tool_calls):
         monkeypatch.setattr(module, "sdk_info", lambda: crippled)
 
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from mcp.client.session import ClientSession
 
-from .._client import statuses_as_progress
+from .._client import call_with_defaults
 
 __all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "task_session_class"]
 
@@ -83,20 +83,19 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
                 return await sdk_call(
                     name, arguments, read_timeout_seconds, progress_callback, meta=meta, **sdk_options
                 )
-            status = on_status if on_status is not None else self.task_on_status
-            if progress_callback is not None:
-                status = statuses_as_progress(status, progress_callback)
-            return await call_tool(
+            return await call_with_defaults(
+                call_tool,
+                self,
                 self,
                 name,
                 arguments,
-                mode=mode or self.task_mode,
-                on_status=status,
-                on_progress=progress_callback,
                 read_timeout_seconds=read_timeout_seconds,
+                progress_callback=progress_callback,
+                meta=meta,
+                mode=mode,
+                on_status=on_status,
                 timeout=timeout,
                 ttl=ttl,
-                meta=dict(meta) if meta else None,
             )
 
     return TaskClientSession

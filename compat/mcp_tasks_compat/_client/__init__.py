@@ -35,7 +35,18 @@ from .protocols import (
 )
 from .push import PushLink
 from .rounds import MAX_INPUT_ROUNDS, InputReply, InputRound, answer_rounds
-from .run import TaskRun, call_tool, follow, progress_sink, resume, seconds, start_tool, statuses_as_progress
+from .run import (
+    CallDefaults,
+    TaskRun,
+    call_tool,
+    call_with_defaults,
+    follow,
+    progress_sink,
+    resume,
+    seconds,
+    start_tool,
+    statuses_as_progress,
+)
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
@@ -43,6 +54,7 @@ __all__ = [
     "MAX_INPUT_ROUNDS",
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
+    "CallDefaults",
     "ClientConnection",
     "DeclaredSupport",
     "InputReply",
@@ -61,6 +73,7 @@ __all__ = [
     "TaskWire",
     "answer_rounds",
     "call_tool",
+    "call_with_defaults",
     "clamp_poll_seconds",
     "declared_support",
     "follow",

@@ -14,7 +14,7 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Final, Generic, Literal
+from typing import Any, Final, Generic, Literal, Protocol
 
 import anyio
 
@@ -39,8 +39,10 @@ from .protocols import (
 
 __all__ = [
     "FOLLOWERS",
+    "CallDefaults",
     "TaskRun",
     "call_tool",
+    "call_with_defaults",
     "follow",
     "progress_sink",
     "resume",
@@ -154,6 +156,54 @@ def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) ->
                 await outcome
 
     return report
+
+
+class CallDefaults(Protocol):
+    """The defaults a task-running session keeps for its calls (``mode=``, ``on_status=``)."""
+
+    @property
+    def task_mode(self) -> str: ...
+
+    @property
+    def task_on_status(self) -> OnStatus | None: ...
+
+
+async def call_with_defaults(
+    call_tool: Callable[..., Awaitable[Any]],
+    session: object,
+    defaults: CallDefaults,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    read_timeout_seconds: Any,
+    progress_callback: OnProgress | None,
+    meta: Mapping[str, Any] | None,
+    mode: str | None,
+    on_status: OnStatus | None,
+    timeout: Any,  # noqa: ASYNC109 - passed on to call_tool, which bounds the call
+    ttl: Any,
+) -> Any:
+    """A session's SDK-shaped ``call_tool(...)`` as the public ``call_tool`` (passed in: this layer
+    cannot import it): the session's defaults applied, and ``progress_callback`` hearing a task's
+    status messages too (:func:`statuses_as_progress`).
+
+    The one body of ``TaskClientSession.call_tool`` and ``TaskSessionWrapper.call_tool``.
+    """
+    status = on_status if on_status is not None else defaults.task_on_status
+    if progress_callback is not None:
+        status = statuses_as_progress(status, progress_callback)
+    return await call_tool(
+        session,
+        name,
+        arguments,
+        mode=mode or defaults.task_mode,
+        on_status=status,
+        on_progress=progress_callback,
+        read_timeout_seconds=read_timeout_seconds,
+        timeout=timeout,
+        ttl=ttl,
+        meta=dict(meta) if meta else None,
+    )
 
 
 async def call_tool(

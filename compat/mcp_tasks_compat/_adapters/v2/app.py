@@ -33,7 +33,7 @@ from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
 from . import builder
-from .client import list_tools as list_tools  # the client facet's, as wire JSON
+from .handshake import list_tools as list_tools  # the client facet's, as wire JSON
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy

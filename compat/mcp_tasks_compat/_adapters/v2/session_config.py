@@ -1,0 +1,180 @@
+"""mcp 2.x client: what :func:`.client.session_kwargs` plants in a session, and the routes it feeds.
+
+A ``ClientSession`` has no place for our per-session choices, so they ride on the handlers
+``session_kwargs`` registers: the 2025-11-25 status binding (:class:`RouteStatus`, which is also
+how :func:`config_of` finds the config again), the 2026-07-28 ``notifications/tasks`` binding and
+the ``message_handler`` that takes our listen streams' acknowledgements. The push link's
+``subscriptions/listen`` request (:func:`listen`) lives here too, as the config opens it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio.abc
+import mcp_types
+from mcp.client.extension import ClaimContext, NotificationBinding
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from ... import _client as client_logic
+from ..._detect import sdk_info
+from ...core import codec_2026
+from ...dialects import Dialect
+from .task_wires import RawResult, TaskHandle, TaskStatusParams, Wire2026, raw_json, remote
+
+__all__ = [
+    "STATUS_NOTIFICATION",
+    "TASKS_NOTIFICATION",
+    "CatchAcks",
+    "ResolveTask",
+    "RoutePushed",
+    "RouteStatus",
+    "SessionConfig",
+    "config_of",
+    "listen",
+    "listen_available",
+]
+
+STATUS_NOTIFICATION = "notifications/tasks/status"
+TASKS_NOTIFICATION = "notifications/tasks"
+_SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
+_LISTEN_TIMEOUT_SECONDS = 86_400.0
+"""A listen request's read timeout: its answer comes only when the stream ends."""
+
+
+@dataclass
+class SessionConfig:
+    """The per-session choices made in :func:`.client.session_kwargs`, found again from the session."""
+
+    dialects: tuple[Dialect, ...]
+    statuses: client_logic.StatusListeners = field(default_factory=client_logic.StatusListeners)
+    push: bool = True
+    links: weakref.WeakKeyDictionary[ClientSession, client_logic.PushLink] = field(
+        default_factory=lambda: weakref.WeakKeyDictionary[ClientSession, client_logic.PushLink]()
+    )
+
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+        return self.statuses.listen(task_id, listener)
+
+    def push_link(self, session: ClientSession) -> client_logic.PushLink | None:
+        """The session's push link (made on first use); ``None`` when push is off or unavailable."""
+        if not self.push or not listen_available():
+            return None
+        link = self.links.get(session)
+        if link is None:
+            group: object = getattr(session, "_task_group", None)
+            if not isinstance(group, anyio.abc.TaskGroup):
+                return None  # not entered, or an SDK whose session keeps no task group: poll
+            link = self.links[session] = client_logic.PushLink(
+                lambda stream_id, task_ids: listen(session, task_ids), group.start_soon
+            )
+        return link
+
+    def all_links(self) -> list[client_logic.PushLink]:
+        return list(self.links.values())
+
+
+class ResolveTask:
+    """``ResultClaim.resolve``: follows the task to its result (``mcp.Client.call_tool`` calls it)."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+
+    async def __call__(self, handle: TaskHandle, context: ClaimContext) -> mcp_types.CallToolResult:
+        task = codec_2026.decode_create_task_result(raw_json(handle))
+        wire = Wire2026(context.session, self.config)
+        return await client_logic.follow(
+            wire, task, on_status=None, overall_timeout=None, cancel_grace=client_logic.CANCEL_GRACE_SECONDS
+        )
+
+
+class RouteStatus:
+    """``NotificationBinding`` handler: passes 2025-11-25 status notifications to whoever follows the task."""
+
+    def __init__(self, config: SessionConfig, chained: NotificationBinding[Any] | None) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, params: TaskStatusParams) -> None:
+        raw = raw_json(params)
+        self.config.statuses.deliver(raw)
+        if self.chained is not None:
+            await self.chained.handler(self.chained.params_type.model_validate(raw, by_name=False))
+
+
+class RoutePushed:
+    """``NotificationBinding`` handler: 2026-07-28 ``notifications/tasks`` to the session's push link."""
+
+    def __init__(self, config: SessionConfig, chained: NotificationBinding[Any] | None) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, params: TaskStatusParams) -> None:
+        raw = raw_json(params)
+        raw.pop("_meta", None)
+        for link in self.config.all_links():
+            link.deliver(raw)
+        if self.chained is not None:
+            await self.chained.handler(
+                self.chained.params_type.model_validate(raw_json(params), by_name=False)
+            )
+
+
+class CatchAcks:
+    """``message_handler``: the acknowledgements of our listen streams, the rest to the caller's handler."""
+
+    def __init__(self, config: SessionConfig, chained: Any) -> None:
+        self.config = config
+        self.chained = chained
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, mcp_types.SubscriptionsAcknowledgedNotification) and self._claimed(message):
+            return
+        if self.chained is not None:
+            await self.chained(message)
+
+    def _claimed(self, message: mcp_types.SubscriptionsAcknowledgedNotification) -> bool:
+        params = message.params
+        subscription_id = (params.meta or {}).get(_SUBSCRIPTION_ID_META_KEY)
+        extra = params.notifications.model_extra or {}
+        raw_ids: object = extra.get("taskIds")
+        task_ids: list[str] | None = None
+        if isinstance(raw_ids, list):
+            task_ids = [item for item in cast("list[object]", raw_ids) if isinstance(item, str)]
+        links = self.config.all_links()
+        if any(link.acknowledged(subscription_id, task_ids) for link in links):
+            return True
+        # A late ack of a stream this session already closed: only task listens ask for taskIds.
+        return bool(links) and task_ids is not None
+
+
+async def listen(session: ClientSession, task_ids: Sequence[str]) -> None:
+    """One ``subscriptions/listen`` for ``task_ids``, until it ends (:data:`.._client.push.OpenStream`)."""
+    filter_ = mcp_types.SubscriptionFilter.model_validate({"taskIds": list(task_ids)})
+    request = mcp_types.SubscriptionsListenRequest(
+        params=mcp_types.SubscriptionsListenRequestParams(notifications=filter_)
+    )
+    try:
+        await session.send_request(request, RawResult, request_read_timeout_seconds=_LISTEN_TIMEOUT_SECONDS)
+    except MCPError as error:
+        raise remote(error) from None
+
+
+def listen_available() -> bool:
+    """Whether this SDK has ``subscriptions/listen`` (feature ``v2.listen``)."""
+    return "v2.listen" in sdk_info().features
+
+
+def config_of(session: ClientSession) -> SessionConfig | None:
+    """The config :func:`.client.session_kwargs` planted, or ``None`` for a session built without it."""
+    bindings: object = getattr(session, "_notification_bindings", None)
+    if isinstance(bindings, Mapping):
+        binding = cast("Mapping[str, object]", bindings).get(STATUS_NOTIFICATION)
+        handler: object = getattr(binding, "handler", None)
+        if isinstance(handler, RouteStatus):
+            return handler.config
+    return None

@@ -1,0 +1,216 @@
+"""mcp 2.x client: the ``tasks/*`` request models and the two wires that send them.
+
+Kept apart from :mod:`.client` so the models and the per-dialect wire objects (what
+:func:`.._client.follow` drives: ``tasks/get``, ``tasks/result``, ``tasks/cancel``,
+``tasks/update``) can be read without the session plumbing. The JSON itself is read by the core
+codecs; only discriminators and parameter names are typed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
+
+import mcp_types
+from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from ... import _client as client_logic
+from ...core import codec_2025, codec_2026
+from ...core.model import Task
+from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from ...errors import METHOD_NOT_FOUND
+
+__all__ = [
+    "INPUT_RESPONSES",
+    "RawResult",
+    "SessionRoutes",
+    "TaskHandle",
+    "TaskStatusParams",
+    "Wire2025",
+    "Wire2026",
+    "WireBase",
+    "answer_input",
+    "raw_json",
+    "remote",
+]
+
+
+# --- wire models (SEP-2663 and 2025-11-25 tasks/*; the JSON is read by the core codecs) -------
+
+
+class TaskHandle(mcp_types.Result):
+    """The SEP-2663 ``CreateTaskResult`` (flat, ``resultType: "task"``) as the claim model.
+
+    Only the discriminator is typed: every Task field stays raw (``extra="allow"``) and is read
+    by :mod:`..core.codec_2026`, so one decoder serves every path and a deviating server is
+    judged once.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    result_type: Literal["task"] = "task"
+
+
+class RawResult(mcp_types.Result):
+    """Accepts any result object; the codecs do the reading."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _TaskIdParams(mcp_types.RequestParams):
+    task_id: str
+
+
+class _GetTaskRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    params: _TaskIdParams
+    name_param = "taskId"
+
+
+class _CancelTaskRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
+    method: Literal["tasks/cancel"] = "tasks/cancel"
+    params: _TaskIdParams
+    name_param = "taskId"
+
+
+class _UpdateParams(mcp_types.RequestParams):
+    task_id: str
+    input_responses: dict[str, Any]
+
+
+class _UpdateTaskRequest(mcp_types.Request[_UpdateParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: _UpdateParams
+    name_param = "taskId"
+
+
+_INPUT_REQUEST: TypeAdapter[mcp_types.InputRequest] = TypeAdapter(mcp_types.InputRequest)
+INPUT_RESPONSES: TypeAdapter[mcp_types.InputResponses] = TypeAdapter(mcp_types.InputResponses)
+
+
+class _TaskResultRequest(mcp_types.Request[_TaskIdParams, Literal["tasks/result"]]):
+    method: Literal["tasks/result"] = "tasks/result"
+    params: _TaskIdParams
+
+
+class TaskStatusParams(mcp_types.NotificationParams):
+    model_config = ConfigDict(extra="allow")
+
+
+def raw_json(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def remote(error: MCPError) -> client_logic.RemoteError:
+    return client_logic.RemoteError(
+        error.code, error.message, error.data, timed_out=error.code == REQUEST_TIMEOUT
+    )
+
+
+# --- the two wires -----------------------------------------------------------------------------
+
+
+class SessionRoutes(Protocol):
+    """What a wire asks of the session's configuration (``session_config.SessionConfig``)."""
+
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]: ...
+
+    def push_link(self, session: ClientSession) -> client_logic.PushLink | None: ...
+
+
+async def answer_input(session: ClientSession, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """One input request (a task's or a round's) through the session's own callback table."""
+    try:
+        parsed = _INPUT_REQUEST.validate_python(dict(request), by_name=False)
+    except ValidationError as error:
+        raise client_logic.RemoteError(
+            INVALID_PARAMS, f"unreadable input request ({error.error_count()} validation error(s))"
+        ) from None
+    params = parsed.params
+    context = ClientRequestContext(
+        session=session, request_id=key, meta=params.meta if params is not None else None
+    )
+    answer = await session.dispatch_input_request(context, parsed)
+    if isinstance(answer, mcp_types.ErrorData):
+        raise client_logic.RemoteError(answer.code, answer.message, answer.data)
+    return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class WireBase:
+    def __init__(self, session: ClientSession, config: SessionRoutes | None) -> None:
+        self._session = session
+        self._config = config
+
+    def to_result(self, payload: Mapping[str, Any]) -> mcp_types.CallToolResult:
+        return mcp_types.CallToolResult.model_validate(dict(payload), by_name=False)
+
+    @property
+    def push(self) -> client_logic.PushLink | None:
+        return None
+
+    async def _send(self, request: mcp_types.Request[Any, Any]) -> dict[str, Any]:
+        try:
+            return raw_json(await self._session.send_request(request, RawResult))
+        except MCPError as error:
+            raise remote(error) from None
+
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+        if self._config is None:
+            return lambda: None
+        return self._config.listen(task_id, listener)
+
+    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        return await answer_input(self._session, key, request)
+
+    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
+        params = _UpdateParams(task_id=task_id, input_responses={k: dict(v) for k, v in responses.items()})
+        await self._send(_UpdateTaskRequest(params=params))
+
+
+class Wire2026(WireBase):
+    """SEP-2663: ``tasks/get`` carries the result or error inline; ``tasks/cancel`` is an ack."""
+
+    @property
+    def dialect(self) -> Dialect:
+        return DIALECT_2026_07_28
+
+    async def get(self, task_id: str) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2026.decode_get_task_result(raw)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        raise client_logic.RemoteError(METHOD_NOT_FOUND, "tasks/result does not exist in the Tasks extension")
+
+    async def cancel(self, task_id: str) -> Task | None:
+        await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return None
+
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+        return lambda: None  # notifications/tasks come only on a listen stream: see push
+
+    @property
+    def push(self) -> client_logic.PushLink | None:
+        return self._config.push_link(self._session) if self._config is not None else None
+
+
+class Wire2025(WireBase):
+    """2025-11-25 over 2.x: ``tasks/*`` are custom methods here, so the public path carries them."""
+
+    @property
+    def dialect(self) -> Dialect:
+        return DIALECT_2025_11_25
+
+    async def get(self, task_id: str) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2025.decode_task(raw, where="tasks/get", code=-32603)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        raw = await self._send(_TaskResultRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2025.decode_task_payload(raw, task_id)
+
+    async def cancel(self, task_id: str) -> Task | None:
+        raw = await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2025.decode_task(raw, where="tasks/cancel", code=-32603)

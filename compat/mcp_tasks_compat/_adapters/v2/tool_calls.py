@@ -1,0 +1,156 @@
+"""mcp 2.x client: the ``tools/call`` requests the public ``ClientSession.call_tool`` cannot send.
+
+Two calls go through private seams, probed at call time and refused loudly when gone: a
+2026-07-28 call that declines a task for itself (:func:`call_declining_task`) and a 2025-11-25
+task-augmented call, whose nested answer the session's result sieve would reject
+(:func:`call_as_2025_task`). The conversions of an ``input_required`` round are here too, as both
+the public and the private path need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types
+from mcp.client.session import ClientSession
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
+
+from ... import _client as client_logic
+from ..._detect import sdk_info
+from ...core import codec_2025, codec_2026
+from ...core.model import Task
+from ...dialects import DIALECT_2025_11_25, TASKS_EXTENSION_ID
+from ...errors import UnsupportedSdkError
+from .task_wires import INPUT_RESPONSES
+
+__all__ = [
+    "Answer",
+    "call_as_2025_task",
+    "call_declining_task",
+    "input_responses",
+    "input_round",
+    "meta_arg",
+]
+
+_PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
+
+Answer = Task | mcp_types.CallToolResult | client_logic.InputRound
+"""What one ``tools/call`` can be answered with: a task, a result, or an ``input_required`` round."""
+
+
+def meta_arg(meta: dict[str, Any] | None) -> Any:
+    return dict(meta) if meta else None
+
+
+def input_round(answer: mcp_types.InputRequiredResult) -> client_logic.InputRound:
+    """An ``input_required`` answer as the SDK-free round (its requests as wire JSON)."""
+    requests = {
+        key: request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key, request in (answer.input_requests or {}).items()
+    }
+    return client_logic.InputRound(requests, answer.request_state)
+
+
+def input_responses(reply: client_logic.InputReply | None) -> mcp_types.InputResponses | None:
+    """The previous round's answers as the SDK's ``input_responses=`` (``None``: a first call)."""
+    if reply is None or reply.input_responses is None:
+        return None
+    raw = {key: dict(value) for key, value in reply.input_responses.items()}
+    return INPUT_RESPONSES.validate_python(raw, by_name=False)
+
+
+async def call_as_2025_task(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    ttl_ms: int | None,
+    meta: dict[str, Any] | None,
+) -> Task | mcp_types.CallToolResult:
+    """A 2025-11-25 task-augmented ``tools/call`` through ``_dispatcher.send_raw_request``."""
+    params: dict[str, Any] = {"name": name, "task": codec_2025.encode_task_params(ttl_ms)}
+    if arguments is not None:
+        params["arguments"] = arguments
+    if meta:
+        params["_meta"] = dict(meta)
+    dispatcher: Any = getattr(session, "_dispatcher", None)
+    send_raw: Callable[..., Awaitable[dict[str, Any]]] | None = getattr(dispatcher, "send_raw_request", None)
+    if send_raw is None:
+        raise UnsupportedSdkError(
+            f"mcp {sdk_info().mcp_version}: ClientSession._dispatcher.send_raw_request "
+            "(feature v2.raw_request) is gone, and it is the only way a 2.x client can receive a "
+            "2025-11-25 CreateTaskResult. "
+            "fix: pip install 'mcp>=2.0,<=2.3' or report the release that removed it"
+        )
+    version = session.protocol_version or DIALECT_2025_11_25
+    raw = await send_raw("tools/call", params, {"headers": {_PROTOCOL_VERSION_HEADER: version}})
+    if "task" in raw:
+        return codec_2025.decode_create_task_result(raw)
+    # The server ran it as a plain call after all (e.g. it ignores params.task).
+    return mcp_types.CallToolResult.model_validate(raw, by_name=False)
+
+
+async def call_declining_task(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+    *,
+    progress: ProgressFnT | None = None,
+    read_timeout: float | None = None,
+    reply: client_logic.InputReply | None = None,
+) -> Answer:
+    """A 2026-07-28 ``tools/call`` whose per-request capabilities leave the Tasks extension out.
+
+    A server reads the client's capabilities per request from ``_meta`` (SEP-2575), so this one
+    call asks for no task while the session keeps the extension for the others. The SDK stamps
+    the session's own capabilities over any ``_meta`` the caller passes, so the request is stamped
+    here (private ``ClientSession._stamp``), edited, and sent through the raw-request seam
+    (``v2.raw_request``); both are probed at call time and refused loudly when gone.
+    """
+    stamp: Callable[[dict[str, Any], dict[str, Any]], None] | None = getattr(session, "_stamp", None)
+    send_raw: Callable[..., Awaitable[dict[str, Any]]] | None = getattr(
+        getattr(session, "_dispatcher", None), "send_raw_request", None
+    )
+    if not callable(stamp) or send_raw is None:
+        raise UnsupportedSdkError(
+            f"mcp {sdk_info().mcp_version}: ClientSession._stamp or ._dispatcher.send_raw_request is gone, "
+            "and they are how a 2.x client declines a task for one 2026-07-28 call (mode='plain'). "
+            "fix: pip install 'mcp>=2.0,<=2.3', use mode='auto', or report the release that removed them"
+        )
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    if meta:
+        params["_meta"] = dict(meta)
+    if reply is not None and reply.input_responses is not None:
+        params["inputResponses"] = {key: dict(value) for key, value in reply.input_responses.items()}
+    if reply is not None and reply.request_state is not None:
+        params["requestState"] = reply.request_state
+    data: dict[str, Any] = {"method": "tools/call", "params": params}
+    options: dict[str, Any] = {}
+    stamp(data, options)
+    stamped: dict[str, Any] = data["params"].setdefault("_meta", {})
+    capabilities = dict(stamped.get(CLIENT_CAPABILITIES_META_KEY) or {})
+    declared = dict(capabilities.get("extensions") or {})
+    extensions = {key: value for key, value in declared.items() if key != TASKS_EXTENSION_ID}
+    if extensions:
+        capabilities["extensions"] = extensions
+    else:
+        capabilities.pop("extensions", None)
+    stamped[CLIENT_CAPABILITIES_META_KEY] = capabilities
+    timeout: object = (
+        read_timeout if read_timeout is not None else getattr(session, "_session_read_timeout_seconds", None)
+    )
+    if isinstance(timeout, (int, float)):
+        options["timeout"] = timeout
+    if progress is not None:  # the dispatcher sets the progress token from the request id
+        options["on_progress"] = progress
+    raw = await send_raw("tools/call", data["params"], options)
+    if raw.get("resultType") == "task":  # a server that ignores per-request capabilities: followed
+        return codec_2026.decode_create_task_result(raw)
+    if raw.get("resultType") == "input_required":
+        return input_round(mcp_types.InputRequiredResult.model_validate(raw, by_name=False))
+    return mcp_types.CallToolResult.model_validate(raw, by_name=False)
