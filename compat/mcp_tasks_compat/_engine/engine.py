@@ -10,10 +10,9 @@ another replica reaches the work here.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -25,16 +24,17 @@ import anyio.abc
 
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import JsonRpcError, Task, TaskStatus, utc_now
-from ..dialects import DIALECT_2025_11_25, Dialect
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError, TaskStateError, TaskStoreError
+from ..dialects import Dialect
+from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStateError, TaskStoreError
+from . import runs
 from .expiry import Sweeper
-from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
 from .inputs import InputRelay
 from .limits import TaskLimits, echoed_id
 from .persisted import TaskState
 from .records import LiveRecords, adopt
 from .replicas import ReplicaLink, new_replica_id
-from .state import StateChange, TaskRecord, ToolCallFailure, new_task_id
+from .runs import TaskRuns, pending_call, report_status
+from .state import StateChange, TaskRecord, new_task_id
 from .store import InMemoryTaskStore, StoreConflict, StoreEvent, TaskStore
 
 __all__ = ["DEFAULT_TTL_FLOOR_MS", "PollPolicy", "TaskEngine", "current_run", "pending_call", "report_status"]
@@ -46,8 +46,6 @@ DEFAULT_TTL_FLOOR_MS = 3_600_000
 
 DEFAULT_LEASE_S = 30.0
 """How long a replica's claim on a run holds without renewal (renewed every third of it)."""
-
-Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -74,66 +72,6 @@ class PollPolicy:
         return int(min(self.maximum_ms, max(self.minimum_ms, age_ms * self.ratio)))
 
 
-@dataclass
-class _Run:
-    """What a running work knows of itself: its task, or the undecided call it still is."""
-
-    engine: TaskEngine
-    record: TaskRecord | None
-    call: InlineCall | None = None
-
-    @property
-    def task_record(self) -> TaskRecord | None:
-        if self.record is not None:
-            return self.record
-        return self.call.record if self.call is not None else None
-
-
-_current: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
-    "mcp_tasks_compat_current_run", default=None
-)
-
-
-def current_run() -> tuple[TaskEngine, TaskRecord] | None:
-    """The engine and record of the task whose work is running in this context, if any."""
-    run = _current.get()
-    record = run.task_record if run is not None else None
-    if run is None or record is None:
-        return None
-    return run.engine, record
-
-
-def pending_call() -> InlineCall | None:
-    """The call this work belongs to while it is not (yet) a task: answered plainly if it ends now."""
-    run = _current.get()
-    if run is None or run.call is None or run.task_record is not None:
-        return None
-    return run.call
-
-
-async def report_status(message: str) -> bool:
-    """Set the running task's status message; ``False`` (and nothing happens) outside a task."""
-    run = current_run()
-    if run is None:
-        call = pending_call()
-        if call is not None:
-            call.status_message = message  # kept for the task this call may still become
-        return False
-    engine, record = run
-    await engine.set_status_message(record, message)
-    return True
-
-
-async def _outcome_of(work: Work) -> Outcome:
-    """Run the work; any exception but cancellation is its outcome, never the session's."""
-    try:
-        return Outcome(result=await work())
-    except anyio.get_cancelled_exc_class():
-        raise
-    except Exception as exc:
-        return Outcome(error=exc)
-
-
 def _ending_changes(
     status: TaskStatus,
     *,
@@ -151,6 +89,16 @@ def _ending_changes(
     elif message is not None:
         changes["status_message"] = message
     return changes
+
+
+def current_run() -> tuple[TaskEngine, TaskRecord] | None:
+    """The engine and record of the task whose work is running in this context, if any."""
+    run = runs.current_run()
+    if run is None:
+        return None
+    engine, record = run
+    assert isinstance(engine, TaskEngine)  # a run's writer is the engine that started it
+    return engine, record
 
 
 async def _tell_listeners(record: TaskRecord) -> None:
@@ -195,6 +143,11 @@ class TaskEngine:
         self._clock = clock
         self._records = LiveRecords()
         self._opened = False
+        self.runs = TaskRuns(self, self._records)
+        self.start = self.runs.start
+        """Run ``work`` in a task group as the task's run (:meth:`.runs.TaskRuns.start`)."""
+        self.begin = self.runs.begin
+        """Start ``work`` undecided: its plain outcome or its task (:meth:`.runs.TaskRuns.begin`)."""
         self.inputs = InputRelay(self)
         self.expiry = Sweeper(self, self.store)
         self.replicas = ReplicaLink(
@@ -255,115 +208,6 @@ class TaskEngine:
         self._records.add(record)
         self.expiry.wake()
         return record
-
-    def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
-        """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
-        record.scope = anyio.CancelScope()
-        task_group.start_soon(self._run, record, work, name=f"mcp-task {record.task.task_id[:8]}")
-
-    async def _run(self, record: TaskRecord, work: Work) -> None:
-        assert record.scope is not None
-        run = _Run(self, record)
-        token = _current.set(run)
-        try:
-            with record.scope:
-                await self._apply(record, await _outcome_of(work))
-        finally:
-            await self._run_ended(record)
-            _current.reset(token)
-
-    async def begin(
-        self,
-        work: Work,
-        task_group: anyio.abc.TaskGroup,
-        *,
-        grace_s: float,
-        create: Callable[[str | None], Awaitable[TaskRecord]],
-        always_task: bool = False,
-        rounds: RoundTrips | None = None,
-        context: contextvars.Context | None = None,
-    ) -> Outcome | Task:
-        """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
-        as created (``working``: a task begins so, even one whose outcome is already known).
-
-        ``create(status_message)`` makes the task when one is needed (the grace ran out, or the
-        work asked for input only a task can carry); the run goes on as its work, unrestarted.
-        ``always_task`` (a task-required tool): an outcome within the grace still becomes a task,
-        already ended, except an input round (:class:`~.inline.RoundTripAnswer`), which a
-        multi-round-trip call answers before any task exists. ``context``: the contextvars the run
-        starts in (a copy of it), where the adapter has swapped the request for its detached copy;
-        by default a copy of the caller's, which would keep the whole request for the task's life.
-        """
-        call = InlineCall(rounds)
-        spawn = (context or contextvars.copy_context()).run
-        spawn(task_group.start_soon, self._run_inline, call, work, name="mcp-call (undecided)")
-        try:
-            await call.wait(grace_s)
-            outcome = call.outcome if not call.escalate() else None
-            if outcome is not None and (outcome.is_round_trip or not always_task):
-                return outcome
-            record = await create(call.status_message)
-        except BaseException:
-            call.drop()
-            raise
-        created = record.task
-        if outcome is None:
-            call.attach(record)
-            return created
-        await self._apply(record, outcome)  # a required tool that ended within the grace
-        self._records.release_if_idle(record)
-        return created
-
-    async def _run_inline(self, call: InlineCall, work: Work) -> None:
-        run = _Run(self, None, call)
-        token = _current.set(run)
-        try:
-            with call.scope:
-                outcome = await _outcome_of(work)
-                if call.answer(outcome):
-                    return  # the caller answers it plainly, or makes it a task itself
-                await self._apply(await call.task(), outcome)
-        finally:
-            if call.record is not None:
-                await self._run_ended(call.record)
-            _current.reset(token)
-
-    async def _apply(self, record: TaskRecord, outcome: Outcome) -> None:
-        """End the task with the work's outcome (a task already ended keeps its status)."""
-        error = outcome.error
-        if error is None:
-            result = outcome.result or {}
-            failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
-            await self.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
-            return
-        if isinstance(error, ToolCallFailure):
-            await self.finish(record, TaskEvent.FAIL, error=error.error)
-            return
-        if isinstance(error, RoundTripAnswer):
-            message = "the tool asked for input as a round trip after the call had become a task"
-            await self.finish(record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, message))
-            return
-        logger.debug("task %s work raised", record.task.task_id, exc_info=error)
-        await self.finish(
-            record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__)
-        )
-
-    async def _run_ended(self, record: TaskRecord) -> None:
-        record.scope = None  # the run is over here, whatever happens next
-        if not record.task.is_terminal:
-            # Stopped from outside (the session or the server shutting down: the cancellation
-            # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
-            # The task must still end rather than stay "working" for its pollers.
-            with anyio.CancelScope(shield=True):
-                await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
-        self._records.release_if_idle(record)  # ended: the store has it
-
-    async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:
-        """End a task while shutting down: a store that is gone by now must not mask the shutdown."""
-        try:
-            await self.finish(record, event, message=message)
-        except TaskStoreError:
-            logger.warning("task %s could not be ended in the store", record.task.task_id, exc_info=True)
 
     # --- changing a task -------------------------------------------------------------------------
 

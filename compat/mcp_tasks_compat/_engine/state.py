@@ -196,3 +196,7 @@ class TaskWriter(Protocol):
     async def forget(self, task_id: str) -> None:
         """Delete the task from the store and this process."""
         ...
+
+    async def set_status_message(self, task: TaskRecord | str, message: str) -> None:
+        """Set a task's status message (rate-bounded notification)."""
+        ...

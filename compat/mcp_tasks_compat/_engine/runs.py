@@ -1,0 +1,209 @@
+"""Running a task's work: started as a task, or undecided first (the inline grace).
+
+The engine owns a task's state; this module owns its *run*: the anyio task that calls the work,
+the context variable through which the work knows its task (:func:`current_run`), the undecided
+call that may still be answered plainly (:func:`pending_call`), and how the work's outcome ends
+the task. Every change it makes goes through the engine (:class:`~.state.TaskWriter`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ..core.lifecycle import TaskEvent
+from ..core.model import JsonRpcError, Task
+from ..dialects import DIALECT_2025_11_25
+from ..errors import INTERNAL_ERROR, TaskStoreError
+from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
+from .records import LiveRecords
+from .state import TaskRecord, TaskWriter, ToolCallFailure
+
+__all__ = ["TaskRuns", "Work", "current_run", "pending_call", "report_status"]
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
+
+Work = Callable[[], Awaitable[Mapping[str, Any]]]
+
+
+@dataclass
+class _Run:
+    """What a running work knows of itself: its task, or the undecided call it still is."""
+
+    engine: TaskWriter
+    record: TaskRecord | None
+    call: InlineCall | None = None
+
+    @property
+    def task_record(self) -> TaskRecord | None:
+        if self.record is not None:
+            return self.record
+        return self.call.record if self.call is not None else None
+
+
+_current: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
+    "mcp_tasks_compat_current_run", default=None
+)
+
+
+def current_run() -> tuple[TaskWriter, TaskRecord] | None:
+    """The writer (the engine that started it) and record of the task running here, if any."""
+    run = _current.get()
+    record = run.task_record if run is not None else None
+    if run is None or record is None:
+        return None
+    return run.engine, record
+
+
+def pending_call() -> InlineCall | None:
+    """The call this work belongs to while it is not (yet) a task: answered plainly if it ends now."""
+    run = _current.get()
+    if run is None or run.call is None or run.task_record is not None:
+        return None
+    return run.call
+
+
+async def report_status(message: str) -> bool:
+    """Set the running task's status message; ``False`` (and nothing happens) outside a task."""
+    run = current_run()
+    if run is None:
+        call = pending_call()
+        if call is not None:
+            call.status_message = message  # kept for the task this call may still become
+        return False
+    writer, record = run
+    await writer.set_status_message(record, message)
+    return True
+
+
+async def _outcome_of(work: Work) -> Outcome:
+    """Run the work; any exception but cancellation is its outcome, never the session's."""
+    try:
+        return Outcome(result=await work())
+    except anyio.get_cancelled_exc_class():
+        raise
+    except Exception as exc:
+        return Outcome(error=exc)
+
+
+class TaskRuns:
+    """Starts the runs of one engine's tasks and ends each task with its run's outcome."""
+
+    def __init__(self, writer: TaskWriter, records: LiveRecords) -> None:
+        self._writer = writer
+        self._records = records
+
+    def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
+        """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
+        record.scope = anyio.CancelScope()
+        task_group.start_soon(self._run, record, work, name=f"mcp-task {record.task.task_id[:8]}")
+
+    async def _run(self, record: TaskRecord, work: Work) -> None:
+        assert record.scope is not None
+        run = _Run(self._writer, record)
+        token = _current.set(run)
+        try:
+            with record.scope:
+                await self._apply(record, await _outcome_of(work))
+        finally:
+            await self._run_ended(record)
+            _current.reset(token)
+
+    async def begin(
+        self,
+        work: Work,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        grace_s: float,
+        create: Callable[[str | None], Awaitable[TaskRecord]],
+        always_task: bool = False,
+        rounds: RoundTrips | None = None,
+        context: contextvars.Context | None = None,
+    ) -> Outcome | Task:
+        """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
+        as created (``working``: a task begins so, even one whose outcome is already known).
+
+        ``create(status_message)`` makes the task when one is needed (the grace ran out, or the
+        work asked for input only a task can carry); the run goes on as its work, unrestarted.
+        ``always_task`` (a task-required tool): an outcome within the grace still becomes a task,
+        already ended, except an input round (:class:`~.inline.RoundTripAnswer`), which a
+        multi-round-trip call answers before any task exists. ``context``: the contextvars the run
+        starts in (a copy of it), where the adapter has swapped the request for its detached copy;
+        by default a copy of the caller's, which would keep the whole request for the task's life.
+        """
+        call = InlineCall(rounds)
+        spawn = (context or contextvars.copy_context()).run
+        spawn(task_group.start_soon, self._run_inline, call, work, name="mcp-call (undecided)")
+        try:
+            await call.wait(grace_s)
+            outcome = call.outcome if not call.escalate() else None
+            if outcome is not None and (outcome.is_round_trip or not always_task):
+                return outcome
+            record = await create(call.status_message)
+        except BaseException:
+            call.drop()
+            raise
+        created = record.task
+        if outcome is None:
+            call.attach(record)
+            return created
+        await self._apply(record, outcome)  # a required tool that ended within the grace
+        self._records.release_if_idle(record)
+        return created
+
+    async def _run_inline(self, call: InlineCall, work: Work) -> None:
+        run = _Run(self._writer, None, call)
+        token = _current.set(run)
+        try:
+            with call.scope:
+                outcome = await _outcome_of(work)
+                if call.answer(outcome):
+                    return  # the caller answers it plainly, or makes it a task itself
+                await self._apply(await call.task(), outcome)
+        finally:
+            if call.record is not None:
+                await self._run_ended(call.record)
+            _current.reset(token)
+
+    async def _apply(self, record: TaskRecord, outcome: Outcome) -> None:
+        """End the task with the work's outcome (a task already ended keeps its status)."""
+        error = outcome.error
+        if error is None:
+            result = outcome.result or {}
+            failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
+            await self._writer.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
+            return
+        if isinstance(error, ToolCallFailure):
+            await self._writer.finish(record, TaskEvent.FAIL, error=error.error)
+            return
+        if isinstance(error, RoundTripAnswer):
+            message = "the tool asked for input as a round trip after the call had become a task"
+            await self._writer.finish(record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, message))
+            return
+        logger.debug("task %s work raised", record.task.task_id, exc_info=error)
+        await self._writer.finish(
+            record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__)
+        )
+
+    async def _run_ended(self, record: TaskRecord) -> None:
+        record.scope = None  # the run is over here, whatever happens next
+        if not record.task.is_terminal:
+            # Stopped from outside (the session or the server shutting down: the cancellation
+            # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
+            # The task must still end rather than stay "working" for its pollers.
+            with anyio.CancelScope(shield=True):
+                await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
+        self._records.release_if_idle(record)  # ended: the store has it
+
+    async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:
+        """End a task while shutting down: a store that is gone by now must not mask the shutdown."""
+        try:
+            await self._writer.finish(record, event, message=message)
+        except TaskStoreError:
+            logger.warning("task %s could not be ended in the store", record.task.task_id, exc_info=True)
