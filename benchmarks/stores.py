@@ -148,7 +148,9 @@ class StoreTarget:
 async def open_store_target(store: str, url: str, transport: str) -> AsyncIterator[StoreTarget]:
     """Our server on ``url``: in this process (memory transport), or its own process (HTTP)."""
     if transport == "memory":
-        server, tasks = servers.build_with_tasks("ours", store=url, off=("grace",))  # held tasks, even quick ones
+        server, tasks = servers.build_with_tasks(
+            "ours", store=url, off=("grace",)
+        )  # held tasks, even quick ones
         servers.quiet_logs()
         await tasks.engine.open()
         try:
