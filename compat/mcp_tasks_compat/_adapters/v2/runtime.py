@@ -13,8 +13,8 @@ import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
-from contextvars import ContextVar, copy_context
 from contextvars import Context as ContextVars
+from contextvars import ContextVar, copy_context
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
