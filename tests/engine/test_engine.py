@@ -28,6 +28,7 @@ from mcp_tasks_compat._engine import (
     new_task_id,
     report_status,
 )
+from mcp_tasks_compat._engine.expiry import SWEEP_BATCH
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -422,6 +423,21 @@ async def test_an_ended_task_is_kept_for_its_ttl_from_the_end_then_removed() -> 
     assert await engine.sweep() == 1
     with pytest.raises(PeerProtocolError):
         await engine.get(record.task.task_id, "alice")
+
+
+async def test_one_sweep_takes_every_due_task_not_one_batch() -> None:
+    # A burst of tasks that expire together (10,000 in the bench) must go in one sweep: the store
+    # hands them out SWEEP_BATCH at a time, and the sweeper used to sleep between batches.
+    clock = FakeClock()
+    engine = TaskEngine(clock=clock, ttl_floor_ms=0)
+    count = 2 * SWEEP_BATCH + 7
+    tasks = [await run_to_end(engine, returning(OK_RESULT), ttl_ms=1_000) for _ in range(count)]
+    clock.advance(2)
+    assert await engine.sweep() == count
+    for task in tasks:
+        with pytest.raises(PeerProtocolError):
+            await engine.get(task.task_id, "alice")
+    assert await engine.sweep() == 0
 
 
 async def test_unlimited_ttl_is_never_swept() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import anyio
+import anyio.lowlevel
 
 from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError, format_timestamp
@@ -21,13 +22,17 @@ from .persisted import TaskState
 from .state import TaskWriter
 from .store import TaskStore
 
-__all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "Sweeper"]
+__all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "SWEEP_BATCH", "Sweeper"]
 
 SERVER_STOPPED = "the server stopped while this task ran"
 """Why a task still working when its server (or replica) went away ended failed."""
 
 EXPIRED_GRACE_MS = 60_000
 """How long a task that expired while running stays readable (as failed) before it is dropped."""
+
+
+SWEEP_BATCH = 100
+"""How many due tasks one store call hands out; a sweep takes batches until none is left."""
 
 
 class Sweeper:
@@ -46,19 +51,32 @@ class Sweeper:
         self._wakeup.set()
 
     async def sweep(self) -> int:
-        """Expire what is due: running tasks fail (kept for a grace period), ended ones go."""
+        """Expire everything due now: running tasks fail (kept for a grace period), ended ones go.
+
+        The store hands out due tasks a batch at a time; the sweep takes batches until one comes
+        back short, so 10,000 tasks that expire together go in one sweep, not 100 per wake-up.
+        A batch that changes nothing (a store refusing the deletes) ends the sweep rather than
+        spinning on it.
+        """
         removed = 0
         now = self._writer.now()
-        for state in await self._store.due_for_expiry(now):
-            if state.is_terminal:
-                await self._writer.forget(state.task_id)
-                removed += 1
-                continue
-            ttl = state.task.ttl_ms
-            error = JsonRpcError(INTERNAL_ERROR, f"Task exceeded its TTL of {ttl} ms and was stopped")
-            grace = timedelta(milliseconds=min(ttl or EXPIRED_GRACE_MS, EXPIRED_GRACE_MS))
-            await self._fail(state, error, keep_until=now + grace)
-        return removed
+        seen: set[str] = set()
+        while True:
+            due = await self._store.due_for_expiry(now, limit=SWEEP_BATCH)
+            fresh = [state for state in due if state.task_id not in seen]
+            for state in fresh:
+                seen.add(state.task_id)
+                if state.is_terminal:
+                    await self._writer.forget(state.task_id)
+                    removed += 1
+                    continue
+                ttl = state.task.ttl_ms
+                error = JsonRpcError(INTERNAL_ERROR, f"Task exceeded its TTL of {ttl} ms and was stopped")
+                grace = timedelta(milliseconds=min(ttl or EXPIRED_GRACE_MS, EXPIRED_GRACE_MS))
+                await self._fail(state, error, keep_until=now + grace)
+            if len(due) < SWEEP_BATCH or not fresh:
+                return removed
+            await anyio.lowlevel.checkpoint()  # let requests in between batches
 
     async def sweep_lost_runs(self, *, runner_is_dead: Callable[[str], bool] | None = None) -> int:
         """Fail the tasks whose replica stopped: their lease ran out, or (``runner_is_dead``, at a
