@@ -230,7 +230,13 @@ def _ours_tasks(ttl_ms: int | None, store: str | None, off: Sequence[str] = ()) 
 
     from .mechanisms import server_kwargs
 
-    kwargs: dict[str, Any] = {"tools": {"job": "optional"}, **server_kwargs(off)}
+    # The capacity section holds 10,000 tasks of one owner (unauthenticated 2026-07-28 callers
+    # share one), ten times the default per-owner limit: raised, since the limit is not measured.
+    kwargs: dict[str, Any] = {
+        "tools": {"job": "optional"},
+        "max_active_tasks_per_owner": 1_000_000,
+        **server_kwargs(off),
+    }
     if ttl_ms is not None:
         kwargs["ttl_floor_ms"] = ttl_ms
     if store is not None:

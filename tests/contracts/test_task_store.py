@@ -322,6 +322,27 @@ async def test_tasks_created_in_the_same_microsecond_are_each_listed_once(store:
 
 
 @pytest.mark.anyio
+async def test_count_active_counts_an_owners_unfinished_tasks_up_to_at_most(store: TaskStore) -> None:
+    for index in range(4):
+        await store.create(make_state(f"a{index}", owner="alice", created=at(index)))
+    await store.create(make_state("done", owner="alice", created=at(9), status=TaskStatus.COMPLETED))
+    await store.create(make_state("n1", owner=None, created=at(10)))
+    await store.create(make_state("b1", owner="bob", created=at(11)))
+    assert await store.count_active("alice", at_most=100) == 4  # the completed one is not counted
+    assert await store.count_active("alice", at_most=3) == 3
+    assert await store.count_active(None, at_most=100) == 1  # unowned is an owner of its own
+    assert await store.count_active("nobody", at_most=100) == 0
+    first = await store.get("a0")
+    assert first is not None
+    await store.save(first.evolve(task=first.task.evolve(status=TaskStatus.CANCELLED)))
+    await store.delete("a1")
+    assert await store.count_active("alice", at_most=100) == 2
+    await store.delete("done")  # deleting a terminal task changes no count
+    assert await store.count_active("alice", at_most=100) == 2
+    assert await store.count_active("bob", at_most=100) == 1
+
+
+@pytest.mark.anyio
 async def test_list_by_owner_unowned_or_every_owner(store: TaskStore) -> None:
     await store.create(make_state("a1", owner="alice", created=at(1)))
     await store.create(make_state("n1", owner=None, created=at(2)))

@@ -37,7 +37,6 @@ DEFAULT_MAX_TASK_ID_LENGTH: Final = 256
 ECHOED_ID_PREFIX: Final = 64
 """At most this many characters of a task id the server does not know come back in an error."""
 
-_COUNT_PAGE = 100
 LIST_PAGE_SIZE: Final = 100
 """Tasks per 2025-11-25 ``tasks/list`` page, on both majors."""
 
@@ -90,22 +89,21 @@ class TaskLimits:
     async def admit(self, store: TaskStore, owner: str | None) -> None:
         """Refuse a new task when ``owner`` already has the maximum of active (non-terminal) tasks."""
         limit = self.max_active_tasks_per_owner
-        active = 0
-        cursor: str | None = None
-        while True:
-            page, cursor = await store.list_tasks(owner=owner, cursor=cursor, limit=_COUNT_PAGE)
-            active += sum(1 for state in page if not state.task.is_terminal)
-            if active >= limit:
-                raise PeerProtocolError(
-                    f"too many active tasks: this client already has {active} of at most {limit} "
-                    "(max_active_tasks_per_owner); wait for one to end or cancel one, or raise the limit "
-                    "on the server (ServerTasks(max_active_tasks_per_owner=...), "
-                    "example-server --max-active-tasks N)",
-                    jsonrpc_code=INVALID_REQUEST,
-                    data={"limit": "max_active_tasks_per_owner", "max": limit},
-                )
-            if cursor is None:
-                return
+        active = await store.count_active(owner, at_most=limit)
+        if active >= limit:
+            who = (
+                "this client already has"
+                if owner is not None
+                else ("unauthenticated callers (who share one owner on 2026-07-28) already have")
+            )
+            raise PeerProtocolError(
+                f"too many active tasks: {who} {active} of at most {limit} "
+                "(max_active_tasks_per_owner); wait for one to end or cancel one, or raise the limit "
+                "on the server (ServerTasks(max_active_tasks_per_owner=...), "
+                "example-server --max-active-tasks N)",
+                jsonrpc_code=INVALID_REQUEST,
+                data={"limit": "max_active_tasks_per_owner", "max": limit},
+            )
 
 
 def list_page(

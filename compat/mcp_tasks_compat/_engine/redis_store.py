@@ -45,7 +45,16 @@ import anyio
 
 from ..errors import TaskStoreError
 from .persisted import TaskState, dumps, loads
-from .store import EVERY_OWNER, EventKind, EveryOwner, StoreConflict, StoreEvent, decode_cursor, encode_cursor
+from .store import (
+    EVERY_OWNER,
+    EventKind,
+    EveryOwner,
+    StoreConflict,
+    StoreEvent,
+    count_active_by_listing,
+    decode_cursor,
+    encode_cursor,
+)
 
 try:
     from redis import asyncio as aioredis
@@ -408,6 +417,10 @@ class RedisTaskStore:
             if len(ids) < wanted or not gone:
                 break
         return found
+
+    async def count_active(self, owner: str | None, *, at_most: int) -> int:
+        # No index of active tasks by owner (yet): page the owner's tasks, terminal ones included.
+        return await count_active_by_listing(self, owner, at_most=at_most)
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         due = await self._by_score(self._expiry_key, now, limit)

@@ -329,6 +329,16 @@ class SqliteTaskStore:
             lambda connection: connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
         )
 
+    async def count_active(self, owner: str | None, *, at_most: int) -> int:
+        def count(connection: sqlite3.Connection) -> int:
+            row = connection.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner IS ? AND terminal = 0 LIMIT ?)",
+                (owner, at_most),
+            ).fetchone()
+            return int(row[0]) if row is not None else 0
+
+        return await self._call(count)
+
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         query = (
             "SELECT state FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?"

@@ -51,6 +51,7 @@ __all__ = [
     "StoreEvent",
     "TaskStore",
     "TaskStoreError",
+    "count_active_by_listing",
     "decode_cursor",
     "encode_cursor",
 ]
@@ -126,6 +127,14 @@ class TaskStore(Protocol):
 
     async def delete(self, task_id: str) -> None: ...
 
+    async def count_active(self, owner: str | None, *, at_most: int) -> int:
+        """How many of ``owner``'s tasks are not terminal, counting no further than ``at_most``.
+
+        The engine asks it before every create (the per-owner limit), so it must not read every
+        task the owner ever had: terminal ones are skipped by an index or a counter.
+        """
+        ...
+
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
 
     async def next_expiry(self) -> datetime | None: ...
@@ -169,6 +178,7 @@ class InMemoryTaskStore:
         self._states: dict[str, TaskState] = {}
         self._deadlines: list[tuple[datetime, str]] = []  # sorted: what is due comes first
         self._order: list[tuple[datetime, str]] = []  # (created_at, id), sorted: the list order
+        self._active: dict[str | None, int] = {}  # owner -> tasks not terminal (the create limit)
         self._notifier = SilentNotifier()
 
     def __len__(self) -> int:
@@ -194,6 +204,8 @@ class InMemoryTaskStore:
         self._states[state.task_id] = state
         bisect.insort(self._order, (state.task.created_at, state.task_id))
         _insert(self._deadlines, state.expires_at, state.task_id)
+        if not state.is_terminal:
+            self._active[state.owner] = self._active.get(state.owner, 0) + 1
 
     async def get(self, task_id: str) -> TaskState | None:
         return self._states.get(task_id)
@@ -204,6 +216,8 @@ class InMemoryTaskStore:
             raise StoreConflict(state.task_id, current)
         saved = state.evolve(version=state.version + 1)
         self._states[state.task_id] = saved
+        if saved.is_terminal and not current.is_terminal:
+            self._count_ended(current.owner)
         if saved.expires_at != current.expires_at:
             _remove(self._deadlines, current.expires_at, state.task_id)
             _insert(self._deadlines, saved.expires_at, state.task_id)
@@ -214,6 +228,18 @@ class InMemoryTaskStore:
         if state is not None:
             _remove(self._order, state.task.created_at, task_id)
             _remove(self._deadlines, state.expires_at, task_id)
+            if not state.is_terminal:
+                self._count_ended(state.owner)
+
+    def _count_ended(self, owner: str | None) -> None:
+        left = self._active.get(owner, 0) - 1
+        if left > 0:
+            self._active[owner] = left
+        else:
+            self._active.pop(owner, None)
+
+    async def count_active(self, owner: str | None, *, at_most: int) -> int:
+        return min(at_most, self._active.get(owner, 0))
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         end = bisect.bisect_right(self._deadlines, (now, "\U0010ffff"))
@@ -231,15 +257,26 @@ class InMemoryTaskStore:
     ) -> tuple[list[TaskState], str | None]:
         start = 0 if cursor is None else bisect.bisect_right(self._order, decode_cursor(cursor))
         page: list[TaskState] = []
-        for created_at, task_id in self._order[start:]:
-            state = self._states.get(task_id)
+        order = self._order
+        for index in range(start, len(order)):  # no slice: a page must not copy the whole index
+            state = self._states.get(order[index][1])
             if state is None or (owner is not EVERY_OWNER and state.owner != owner):
                 continue
             if len(page) == limit:
                 return page, encode_cursor(page[-1])
             page.append(state)
-            del created_at
         return page, None
+
+
+async def count_active_by_listing(store: TaskStore, owner: str | None, *, at_most: int) -> int:
+    """:meth:`TaskStore.count_active` for a store with no index of active tasks: page the owner's."""
+    active = 0
+    cursor: str | None = None
+    while True:
+        page, cursor = await store.list_tasks(owner=owner, cursor=cursor, limit=100)
+        active += sum(1 for state in page if not state.is_terminal)
+        if active >= at_most or cursor is None:
+            return min(active, at_most)
 
 
 def encode_cursor(last: TaskState) -> str:
