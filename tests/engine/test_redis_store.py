@@ -241,6 +241,9 @@ async def test_entries_of_a_task_redis_expired_are_skipped_and_dropped(store: Re
     assert await client.zscore(f"{base}expiry", "gone") is None
     assert await client.zscore(f"{base}leases", "gone") is None
     assert await client.zcard(f"{base}order:*") == 1
+    # The per-owner count skips (and drops) the member whose hash is gone.
+    assert await store.count_active("alice", at_most=10) == 1
+    assert await client.smembers(f"{base}active:=alice") == {"kept"}
 
 
 async def test_data_that_is_not_a_task_state_is_a_store_error(store: RedisTaskStore) -> None:

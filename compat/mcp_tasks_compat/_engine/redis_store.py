@@ -22,6 +22,9 @@ Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
   sorted sets whose members are ``<created_at in microseconds since year 1, 18 digits>|<id>``, all
   scored 0 so they sort lexicographically: creation order, ties by id, the in-memory store's order;
   a cursor is a position in it, valid after the task it names is deleted.
+* ``P active:-`` (unowned) and ``P active:=<owner>``: sets of the owner's tasks that are not
+  terminal, for the per-owner limit (:meth:`RedisTaskStore.count_active`); a member whose hash
+  Redis expired is dropped when counted.
 * ``P events``: the pub/sub channel of :class:`RedisNotifier`.
 
 Every write is one Lua script (create-if-absent, compare-and-set save, delete), so the hash and its
@@ -51,7 +54,6 @@ from .store import (
     EveryOwner,
     StoreConflict,
     StoreEvent,
-    count_active_by_listing,
     decode_cursor,
     encode_cursor,
 )
@@ -83,13 +85,16 @@ _YEAR_ONE: Final = datetime(1, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND: Final = timedelta(microseconds=1)
 _EVENT_KINDS: Final[frozenset[str]] = frozenset({"changed", "cancel", "input"})
 
-# KEYS: task, expiry, leases, every owner's order, this owner's order.
-# ARGV: data, version, order member, expiry score, lease score, key TTL ms ("": none), task id.
+# KEYS: task, expiry, leases, every owner's order, this owner's order, this owner's active set.
+# ARGV: data, version, order member, expiry score, lease score, key TTL ms ("": none), task id,
+# terminal ("1"/"0").
 _CREATE: Final = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('HGET', KEYS[1], 'data')}
 end
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'version', ARGV[2], 'order', ARGV[3], 'owner', KEYS[5])
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'version', ARGV[2], 'order', ARGV[3], 'owner', KEYS[5],
+  'active', KEYS[6])
+if ARGV[8] == '0' then redis.call('SADD', KEYS[6], ARGV[7]) end
 if ARGV[6] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[6]) end
 redis.call('ZADD', KEYS[4], 0, ARGV[3])
 redis.call('ZADD', KEYS[5], 0, ARGV[3])
@@ -100,7 +105,7 @@ return {1}
 
 # KEYS: as _CREATE. ARGV: expected version, then as _CREATE (data, new version, ...).
 _SAVE: Final = """
-local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner')
+local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active')
 if not held[1] then return {0} end
 if held[1] ~= ARGV[1] then return {0, redis.call('HGET', KEYS[1], 'data')} end
 if held[2] ~= ARGV[4] or held[3] ~= KEYS[5] then
@@ -111,8 +116,11 @@ if held[2] ~= ARGV[4] or held[3] ~= KEYS[5] then
   redis.call('ZADD', KEYS[4], 0, ARGV[4])
   redis.call('ZADD', KEYS[5], 0, ARGV[4])
 end
-redis.call('HSET', KEYS[1], 'data', ARGV[2], 'version', ARGV[3], 'order', ARGV[4], 'owner', KEYS[5])
+redis.call('HSET', KEYS[1], 'data', ARGV[2], 'version', ARGV[3], 'order', ARGV[4], 'owner', KEYS[5],
+  'active', KEYS[6])
 if ARGV[7] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[7]) else redis.call('PERSIST', KEYS[1]) end
+if held[4] and held[4] ~= KEYS[6] then redis.call('SREM', held[4], ARGV[8]) end
+if ARGV[9] == '1' then redis.call('SREM', KEYS[6], ARGV[8]) else redis.call('SADD', KEYS[6], ARGV[8]) end
 for i = 2, 3 do
   if ARGV[i + 3] ~= '' then
     redis.call('ZADD', KEYS[i], ARGV[i + 3], ARGV[8])
@@ -125,15 +133,33 @@ return {1}
 
 # KEYS: task, expiry, leases, every owner's order. ARGV: task id.
 _DELETE: Final = """
-local held = redis.call('HMGET', KEYS[1], 'order', 'owner')
+local held = redis.call('HMGET', KEYS[1], 'order', 'owner', 'active')
 if held[1] then
   redis.call('ZREM', KEYS[4], held[1])
   if held[2] then redis.call('ZREM', held[2], held[1]) end
 end
+if held[3] then redis.call('SREM', held[3], ARGV[1]) end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
+"""
+
+# The owner's tasks that are not terminal, up to a limit. KEYS: the active set. ARGV: the task
+# key prefix, the limit. A member whose hash Redis expired is dropped here (its key is built in
+# the script: one redis-server, as every script of this store assumes).
+_COUNT_ACTIVE: Final = """
+local count = 0
+local limit = tonumber(ARGV[2])
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
+    count = count + 1
+    if count >= limit then return count end
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return count
 """
 
 # Index entries whose task hash is gone (Redis expired it). KEYS: two sorted sets, then one task
@@ -230,6 +256,9 @@ class RedisTaskStore:
             raise TypeError(f"owner must be a str, None or EVERY_OWNER, not {owner!r}")
         return f"{self._prefix}order:={owner}"
 
+    def _active_key(self, owner: str | None) -> str:
+        return f"{self._prefix}active:-" if owner is None else f"{self._prefix}active:={owner}"
+
     @property
     def channel(self) -> str:
         return f"{self._prefix}events"
@@ -276,6 +305,7 @@ class RedisTaskStore:
             "save": register(_SAVE),
             "delete": register(_DELETE),
             "forget": register(_FORGET),
+            "count_active": register(_COUNT_ACTIVE),
         }
 
     async def close(self) -> None:
@@ -332,7 +362,7 @@ class RedisTaskStore:
             ) from None
 
     def _write_args(self, state: TaskState) -> list[str | int]:
-        """data, version, order member, expiry score, lease score, key TTL ms, id (see _CREATE)."""
+        """data, version, order member, expiry score, lease score, key TTL ms, id, terminal (see _CREATE)."""
         expiry = "" if state.expires_at is None else _micros(state.expires_at)
         leased = state.runner is not None and state.lease_until is not None and not state.is_terminal
         lease = _micros(state.lease_until) if leased and state.lease_until is not None else ""
@@ -341,7 +371,8 @@ class RedisTaskStore:
             left = max(state.expires_at - datetime.now(timezone.utc), timedelta(0))
             ttl = (left + KEY_TTL_MARGIN) // timedelta(milliseconds=1)
         order = _order_member(state.task.created_at, state.task_id)
-        return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id]
+        terminal = "1" if state.is_terminal else "0"
+        return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
 
     def _write_keys(self, state: TaskState) -> list[str]:
         return [
@@ -350,6 +381,7 @@ class RedisTaskStore:
             self._leases_key,
             self._order_key(EVERY_OWNER),
             self._order_key(state.owner),
+            self._active_key(state.owner),
         ]
 
     async def create(self, state: TaskState) -> None:
@@ -419,8 +451,8 @@ class RedisTaskStore:
         return found
 
     async def count_active(self, owner: str | None, *, at_most: int) -> int:
-        # No index of active tasks by owner (yet): page the owner's tasks, terminal ones included.
-        return await count_active_by_listing(self, owner, at_most=at_most)
+        reply = await self._run("count_active", [self._active_key(owner)], [self._task_key(""), at_most])
+        return int(reply)
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         due = await self._by_score(self._expiry_key, now, limit)

@@ -51,7 +51,6 @@ __all__ = [
     "StoreEvent",
     "TaskStore",
     "TaskStoreError",
-    "count_active_by_listing",
     "decode_cursor",
     "encode_cursor",
 ]
@@ -266,17 +265,6 @@ class InMemoryTaskStore:
                 return page, encode_cursor(page[-1])
             page.append(state)
         return page, None
-
-
-async def count_active_by_listing(store: TaskStore, owner: str | None, *, at_most: int) -> int:
-    """:meth:`TaskStore.count_active` for a store with no index of active tasks: page the owner's."""
-    active = 0
-    cursor: str | None = None
-    while True:
-        page, cursor = await store.list_tasks(owner=owner, cursor=cursor, limit=100)
-        active += sum(1 for state in page if not state.is_terminal)
-        if active >= at_most or cursor is None:
-            return min(active, at_most)
 
 
 def encode_cursor(last: TaskState) -> str:
