@@ -16,9 +16,10 @@ import pytest
 
 from mcp_tasks_compat._engine import TaskEngine
 from mcp_tasks_compat._engine.limits import MAX_SAFE_INTEGER, TaskLimits, echoed_id
+from mcp_tasks_compat._engine.store import InMemoryTaskStore
 from mcp_tasks_compat.client import start_tool
 from mcp_tasks_compat.core.model import TaskStatus
-from mcp_tasks_compat.dialects import DIALECT_2025_11_25, Dialect
+from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
 from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
 
@@ -131,6 +132,19 @@ async def test_active_limit_is_per_owner_and_frees_up(dialect: Dialect) -> None:
             async with await start_tool(mine, "slow_echo", LONG) as again:
                 assert again.task_id is not None
             await runs[1].cancel()
+
+
+async def test_no_active_limit_counts_nothing() -> None:
+    # None means no limit: the store is never asked to count (a store without an index of active
+    # tasks would otherwise pay for it on every create).
+    class NeverCount(InMemoryTaskStore):
+        async def count_active(self, owner: str | None, *, at_most: int) -> int:
+            raise AssertionError("counted although there is no limit")
+
+    engine = TaskEngine(store=NeverCount(), limits=TaskLimits(max_active_tasks_per_owner=None))
+    for _ in range(3):
+        await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="t", ttl_ms=None)
+    assert len(await engine.owned_by(None)) == 3
 
 
 def test_ttl_bounds() -> None:

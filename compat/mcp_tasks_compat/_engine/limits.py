@@ -56,14 +56,15 @@ class TaskLimits:
     session; unauthenticated 2026-07-28 tasks all share one owner, the whole server.
     """
 
-    max_active_tasks_per_owner: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+    max_active_tasks_per_owner: int | None = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+    """Non-terminal tasks one owner may have; ``None``: no limit (nothing is counted)."""
     max_ttl_ms: int | None = DEFAULT_MAX_TTL_MS
     """Longer TTLs (and an unlimited ``ttl: null``) are capped to it; ``None``: no maximum."""
     max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH
 
     def __post_init__(self) -> None:
-        if self.max_active_tasks_per_owner < 1:
-            raise ValueError("max_active_tasks_per_owner must be >= 1")
+        if self.max_active_tasks_per_owner is not None and self.max_active_tasks_per_owner < 1:
+            raise ValueError("max_active_tasks_per_owner must be >= 1, or None for no limit")
         if self.max_ttl_ms is not None and not 0 <= self.max_ttl_ms <= MAX_SAFE_INTEGER:
             raise ValueError(f"max_ttl_ms must be between 0 and 2**53 - 1 ({MAX_SAFE_INTEGER}), or None")
         if self.max_task_id_length < 1:
@@ -89,6 +90,8 @@ class TaskLimits:
     async def admit(self, store: TaskStore, owner: str | None) -> None:
         """Refuse a new task when ``owner`` already has the maximum of active (non-terminal) tasks."""
         limit = self.max_active_tasks_per_owner
+        if limit is None:
+            return
         active = await store.count_active(owner, at_most=limit)
         if active >= limit:
             who = (

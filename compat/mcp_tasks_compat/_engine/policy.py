@@ -59,7 +59,7 @@ class TaskPolicy:
         lease_s: float = DEFAULT_LEASE_S,
         push: bool = True,
         inline_grace_s: float = DEFAULT_INLINE_GRACE_S,
-        max_active_tasks_per_owner: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
+        max_active_tasks_per_owner: int | None = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
         max_ttl_ms: int | None = DEFAULT_MAX_TTL_MS,
         max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH,
     ) -> None:
