@@ -343,6 +343,16 @@ async def test_count_active_counts_an_owners_unfinished_tasks_up_to_at_most(stor
 
 
 @pytest.mark.anyio
+async def test_a_state_saved_with_another_owner_moves_its_active_count(store: TaskStore) -> None:
+    await store.create(make_state("t1", owner="alice"))
+    created = await store.get("t1")
+    assert created is not None
+    await store.save(created.evolve(owner="bob"))
+    assert await store.count_active("alice", at_most=10) == 0
+    assert await store.count_active("bob", at_most=10) == 1
+
+
+@pytest.mark.anyio
 async def test_list_by_owner_unowned_or_every_owner(store: TaskStore) -> None:
     await store.create(make_state("a1", owner="alice", created=at(1)))
     await store.create(make_state("n1", owner=None, created=at(2)))

@@ -203,8 +203,7 @@ class InMemoryTaskStore:
         self._states[state.task_id] = state
         bisect.insort(self._order, (state.task.created_at, state.task_id))
         _insert(self._deadlines, state.expires_at, state.task_id)
-        if not state.is_terminal:
-            self._active[state.owner] = self._active.get(state.owner, 0) + 1
+        self._count(state, +1)
 
     async def get(self, task_id: str) -> TaskState | None:
         return self._states.get(task_id)
@@ -215,8 +214,8 @@ class InMemoryTaskStore:
             raise StoreConflict(state.task_id, current)
         saved = state.evolve(version=state.version + 1)
         self._states[state.task_id] = saved
-        if saved.is_terminal and not current.is_terminal:
-            self._count_ended(current.owner)
+        self._count(current, -1)  # the old state out, the new one in: an owner change moves it too
+        self._count(saved, +1)
         if saved.expires_at != current.expires_at:
             _remove(self._deadlines, current.expires_at, state.task_id)
             _insert(self._deadlines, saved.expires_at, state.task_id)
@@ -227,15 +226,17 @@ class InMemoryTaskStore:
         if state is not None:
             _remove(self._order, state.task.created_at, task_id)
             _remove(self._deadlines, state.expires_at, task_id)
-            if not state.is_terminal:
-                self._count_ended(state.owner)
+            self._count(state, -1)
 
-    def _count_ended(self, owner: str | None) -> None:
-        left = self._active.get(owner, 0) - 1
+    def _count(self, state: TaskState, delta: int) -> None:
+        """Add ``delta`` to its owner's count of unfinished tasks when ``state`` is one."""
+        if state.is_terminal:
+            return
+        left = self._active.get(state.owner, 0) + delta
         if left > 0:
-            self._active[owner] = left
+            self._active[state.owner] = left
         else:
-            self._active.pop(owner, None)
+            self._active.pop(state.owner, None)
 
     async def count_active(self, owner: str | None, *, at_most: int) -> int:
         return min(at_most, self._active.get(owner, 0))
