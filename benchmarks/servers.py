@@ -30,6 +30,7 @@ import logging
 import os
 import sys
 import time
+import tracemalloc
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -143,7 +144,7 @@ async def echo(text: str = "") -> str:
     return text
 
 
-async def stats(collect: bool = False, trim: bool = False) -> str:
+async def stats(collect: bool = False, trim: bool = False, snapshot: str = "") -> str:
     """Bench control: RSS, runs in flight, tasks still stored (and live objects after a collect).
 
     ``trim`` also hands free heap pages back to the OS (glibc ``malloc_trim``), which separates
@@ -153,6 +154,8 @@ async def stats(collect: bool = False, trim: bool = False) -> str:
         gc.collect()
     if trim:
         _malloc_trim()
+    if snapshot and tracemalloc.is_tracing():  # the server run with PYTHONTRACEMALLOC=N
+        tracemalloc.take_snapshot().dump(snapshot)
     stored = STATE.store_size() if STATE.store_size is not None else None
     return json.dumps(
         {

@@ -232,7 +232,7 @@ class Dialect2025Middleware:
             ttl_ms=ttl_ms,
             work=tool_work(call_next),
             run_as=plain,
-            listener=self._status_listener(ctx.session),
+            listener=self._status_listener,
         )
         return codec_2025.encode_create_task_result(task)
 

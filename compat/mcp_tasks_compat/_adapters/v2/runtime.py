@@ -15,7 +15,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapp
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
@@ -34,6 +33,7 @@ from ..._engine.limits import echoed_id
 from ...core.model import JsonRpcError, Task, utc_now
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
+from .detached import DetachedRequest, detach_request
 
 __all__ = [
     "INPUT_CAPABILITIES",
@@ -42,7 +42,6 @@ __all__ = [
     "TasksRuntime",
     "answering_store_errors",
     "current_request",
-    "detach_request",
     "mcp_error",
     "send_input",
     "tool_result_wire",
@@ -119,35 +118,6 @@ def tool_work(
         return tool_result_wire(result)
 
     return work
-
-
-class _DetachedHttpRequest:
-    """What a task's run keeps of the HTTP request that created it: its headers, nothing else.
-
-    The request object itself holds the ASGI scope, the body and the transport's receive channel,
-    which belong to an exchange that ended with the create answer."""
-
-    __slots__ = ("headers",)
-
-    def __init__(self, headers: Any) -> None:
-        self.headers = headers
-
-
-def detach_request(ctx: ServerRequestContext[Any, Any]) -> ServerRequestContext[Any, Any]:
-    """The request context a task's run sees: the request's, minus what ends with the exchange.
-
-    Kept: the session (client capabilities; on 2025-11-25 the connection's back channel), the
-    lifespan value, protocol version, method, params, request id and ``_meta``, and the HTTP
-    headers. Dropped: the HTTP request object and the SSE stream-close callbacks of a response
-    already sent.
-    """
-    headers = getattr(ctx.request, "headers", None)
-    return replace(
-        ctx,
-        request=None if headers is None else _DetachedHttpRequest(headers),
-        close_sse_stream=None,
-        close_standalone_sse_stream=None,
-    )
 
 
 # --- input requests (elicitation, sampling, roots) --------------------------------------------------
@@ -325,14 +295,16 @@ class TasksRuntime:
         tool_name: str,
         ttl_ms: int | None,
         work: Work,
-        listener: Callable[[Task], Awaitable[None]] | None = None,
+        listener: Callable[[ServerSession], Callable[[Task], Awaitable[None]]] | None = None,
         run_as: ServerRequestContext[Any, Any] | None = None,
     ) -> Task:
         """Create the task (readable before this returns) and start its work in the lifespan group.
 
-        The work runs under :func:`detach_request` of ``run_as`` (default ``ctx``), in a copy of
-        this context where that is the current request: a run started from inside the request
-        would otherwise inherit the request's own context, and with it the whole request.
+        The work runs under :func:`~.detached.detach_request` of ``run_as`` (default ``ctx``), in
+        a copy of this context where that is the current request, and the request's exchange is
+        ended for it as this returns (the create answer is what the caller sends next).
+        ``listener(session)``: the task's change listener, given the run's own session (the
+        request's would keep the request alive for the task's life).
         """
         group = self._run_group(ctx)
         try:  # the owner's active-task limit reached: a JSON-RPC error, the session lives on
@@ -341,20 +313,32 @@ class TasksRuntime:
             )
         except PeerProtocolError as exc:
             raise mcp_error(exc) from None
+        run_context, detached = self._run_context(run_as or ctx)
         if listener is not None:
-            record.listeners.append(listener)
-        self._run_context(run_as or ctx).run(self.tasks.engine.start, record, work, group)
+            record.listeners.append(
+                listener(detached.context.session if detached is not None else ctx.session)
+            )
+        try:
+            run_context.run(self.tasks.engine.start, record, work, group)
+        finally:
+            if detached is not None:
+                detached.end()
         return record.task
 
-    def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> ContextVars:
-        """A copy of this context where the current request is :func:`detach_request` of ``ctx``.
+    def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ContextVars, DetachedRequest | None]:
+        """A copy of this context where the current request is the detached copy of ``ctx``.
 
         A run started from inside the request would otherwise inherit the request's own context,
-        and with it the whole request, for as long as the task runs.
+        and with it the whole request, for as long as the task runs. The caller ends the detached
+        request's exchange once it answers.
         """
         run_context = copy_context()
-        run_context.run(_request.set, detach_request(ctx) if self.detach_runs else ctx)
-        return run_context
+        if not self.detach_runs:
+            run_context.run(_request.set, ctx)
+            return run_context, None
+        detached = detach_request(ctx)
+        run_context.run(_request.set, detached.context)
+        return run_context, detached
 
     async def begin_call(
         self,
@@ -383,15 +367,20 @@ class TasksRuntime:
             except PeerProtocolError as exc:
                 raise mcp_error(exc) from None
 
-        return await engine.begin(
-            work,
-            self._run_group(ctx),
-            grace_s=self.tasks.inline_grace_s,
-            create=create,
-            always_task=always_task,
-            rounds=rounds,
-            context=self._run_context(ctx),
-        )
+        run_context, detached = self._run_context(ctx)
+        try:
+            return await engine.begin(
+                work,
+                self._run_group(ctx),
+                grace_s=self.tasks.inline_grace_s,
+                create=create,
+                always_task=always_task,
+                rounds=rounds,
+                context=run_context,
+            )
+        finally:  # answered plainly, or a task whose create answer goes out now
+            if detached is not None:
+                detached.end()
 
     def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
         group = self._group_for(ctx.lifespan_context)

@@ -1,0 +1,177 @@
+"""What a task's run keeps of the ``tools/call`` request that started it (mcp 2.x).
+
+A run can outlive its request by hours, and the SDK's request objects reach far: the
+``ServerSession`` the SDK builds per request holds the request's dispatch context, which on
+streamable HTTP holds the starlette request (ASGI scope, body, receive channel) and the response
+stream. :func:`detach_request` gives the run a request context of its own: the same connection,
+lifespan value, ids, ``_meta`` and headers, and a new ``ServerSession`` whose request-scoped
+channel is an :class:`ExchangeChannel`. That channel forwards to the request's own while the
+exchange is open (a call inside the inline grace still streams its notifications to the caller)
+and, once :meth:`DetachedRequest.end` is called (the create answer is being sent), answers as the
+SDK's own dispatch contexts do once their request has finished: notifications and progress are
+dropped, server-to-client requests raise ``NoBackChannelError``.
+
+Reading the session's connection and request channel is a private seam (``ServerSession`` has
+no public accessor for either); it is probed on each use, and without it the run keeps the
+request's whole session, as before (more memory per task, nothing else changes).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import anyio
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.shared.dispatcher import CallOptions, DispatchContext
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.transport_context import TransportContext
+
+__all__ = ["DetachedRequest", "ExchangeChannel", "detach_request", "session_parts"]
+
+logger = logging.getLogger("mcp_tasks_compat.server")
+
+
+class ExchangeChannel:
+    """A request-scoped channel that outlives its request: the SDK's while open, closed after.
+
+    Structurally a ``mcp.shared.dispatcher.DispatchContext``. After :meth:`end` it holds only the
+    request id and the transport metadata (kind, headers).
+    """
+
+    __slots__ = ("_cancel_requested", "_live", "request_id", "transport")
+
+    def __init__(self, live: DispatchContext[Any]) -> None:
+        self._live: DispatchContext[Any] | None = live
+        self.transport: TransportContext = live.transport
+        self.request_id = live.request_id
+        self._cancel_requested: anyio.Event | None = None
+
+    def end(self) -> None:
+        """The exchange is over: stop forwarding, and let go of the SDK's channel."""
+        self._live = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._live is not None
+
+    @property
+    def can_send_request(self) -> bool:
+        return self._live.can_send_request if self._live is not None else False
+
+    @property
+    def message_metadata(self) -> Any:
+        return self._live.message_metadata if self._live is not None else None
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """The request's own event while open; after, one that is never set (``tasks/cancel``
+        stops a task, not ``notifications/cancelled`` of a request already answered)."""
+        if self._live is not None:
+            return self._live.cancel_requested
+        if self._cancel_requested is None:
+            self._cancel_requested = anyio.Event()
+        return self._cancel_requested
+
+    async def notify(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> None:
+        if self._live is None:
+            logger.debug("dropped %s: the request that started this task was already answered", method)
+            return
+        await self._live.notify(method, params, opts)
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> dict[str, Any]:
+        if self._live is None:
+            raise NoBackChannelError(method)
+        return await self._live.send_raw_request(method, params, opts)
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self._live is not None:
+            await self._live.progress(progress, total, message)
+
+
+def session_parts(session: ServerSession) -> tuple[DispatchContext[Any], Connection] | None:
+    """The request channel and the connection of an SDK session, or ``None`` if the SDK changed.
+
+    Private attributes (``_request_outbound``, ``_connection``), read and type-checked here only.
+    """
+    outbound = getattr(session, "_request_outbound", None)
+    connection = getattr(session, "_connection", None)
+    if outbound is None or not isinstance(connection, Connection):
+        return None
+    if not all(hasattr(outbound, name) for name in ("transport", "request_id", "notify", "send_raw_request")):
+        return None
+    return outbound, connection
+
+
+class _DetachedHttpRequest:
+    """What a task's run keeps of the HTTP request that created it: its headers, nothing else.
+
+    The request object itself holds the ASGI scope, the body and the transport's receive channel,
+    which belong to an exchange that ended with the create answer."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, headers: Any) -> None:
+        self.headers = headers
+
+
+class DetachedRequest:
+    """The request context a run sees (:attr:`context`), and the switch that ends its exchange."""
+
+    __slots__ = ("_channel", "context")
+
+    def __init__(self, context: ServerRequestContext[Any, Any], channel: ExchangeChannel | None) -> None:
+        self.context = context
+        self._channel = channel
+
+    def end(self) -> None:
+        """The answer to the request is being sent: the run lets go of the request's channel."""
+        if self._channel is not None:
+            self._channel.end()
+
+
+_warned_no_seam = False
+
+
+def detach_request(ctx: ServerRequestContext[Any, Any]) -> DetachedRequest:
+    """The request context a task's run sees: the request's, minus what ends with the exchange.
+
+    Kept: the connection (client capabilities and info; on 2025-11-25 its standalone channel),
+    the lifespan value, protocol version, method, params, request id and ``_meta``, and the HTTP
+    headers. Replaced: the session, by one on the same connection whose request channel is an
+    :class:`ExchangeChannel`. Dropped: the HTTP request object and the SSE stream-close callbacks
+    of a response already sent.
+    """
+    global _warned_no_seam
+    headers = getattr(ctx.request, "headers", None)
+    parts = session_parts(ctx.session)
+    channel: ExchangeChannel | None = None
+    session = ctx.session
+    if parts is not None:
+        outbound, connection = parts
+        channel = ExchangeChannel(outbound)
+        session = ServerSession(
+            channel, connection, request_meta=ctx.meta if ctx.request_id is not None else None
+        )
+    elif not _warned_no_seam:
+        _warned_no_seam = True
+        logger.warning(
+            "mcp-tasks-compat: this mcp release's ServerSession has no _request_outbound/_connection; "
+            "a task's run keeps its request's whole session (more memory per task, nothing else changes)"
+        )
+    detached = replace(
+        ctx,
+        session=session,
+        request=None if headers is None else _DetachedHttpRequest(headers),
+        close_sse_stream=None,
+        close_standalone_sse_stream=None,
+    )
+    return DetachedRequest(detached, channel)
