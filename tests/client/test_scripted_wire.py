@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat import PeerProtocolError, TaskFailedError
+from mcp_tasks_compat import PeerProtocolError, TaskCancelledError, TaskFailedError
 from mcp_tasks_compat._client import (
     MAX_POLL_SECONDS,
     MIN_POLL_SECONDS,
@@ -185,3 +185,49 @@ async def test_an_on_status_error_ends_the_call_and_cancels_the_task() -> None:
     with anyio.fail_after(2), pytest.raises(RuntimeError, match="observer broke"):
         await follow(wire, task(), on_status=on_status, overall_timeout=None, cancel_grace=1)
     assert wire.cancelled == ["t1"]
+
+
+class ScriptedWire2025(ScriptedWire):
+    """A 2025-11-25 wire whose ``tasks/result`` answers ``payload`` at once; counts ``tasks/get``."""
+
+    def __init__(self, answers: list[Task], payload: dict[str, Any]) -> None:
+        super().__init__(answers)
+        self.payload = payload
+        self.gets = 0
+
+    @property
+    def dialect(self) -> Dialect:
+        return "2025-11-25"
+
+    async def get(self, task_id: str) -> Task:
+        self.gets += 1
+        return await super().get(task_id)
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        return dict(self.payload)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("is_error", "status"), [(False, TaskStatus.COMPLETED), (True, TaskStatus.FAILED)])
+async def test_a_2025_tool_result_ends_the_call_without_another_tasks_get(
+    is_error: bool, status: TaskStatus
+) -> None:
+    """The result says how the task ended; a tasks/get after it would cost one more round trip."""
+    payload = {"content": [{"type": "text", "text": "done"}], "isError": is_error}
+    wire = ScriptedWire2025([task(status, at=1)], payload)
+    seen: list[TaskStatus] = []
+    with anyio.fail_after(2):
+        result = await follow(
+            wire, task(), on_status=lambda t: seen.append(t.status), overall_timeout=None, cancel_grace=1
+        )
+    assert result == payload
+    assert wire.gets == 0
+    assert seen[-1] is status
+
+
+@pytest.mark.anyio
+async def test_a_2025_answer_that_is_no_tool_result_is_settled_by_one_tasks_get() -> None:
+    wire = ScriptedWire2025([task(TaskStatus.CANCELLED, at=1)], {"_meta": {}})
+    with anyio.fail_after(2), pytest.raises(TaskCancelledError):
+        await follow(wire, task(), on_status=None, overall_timeout=None, cancel_grace=1)
+    assert wire.gets == 1

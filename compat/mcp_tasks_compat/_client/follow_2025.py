@@ -178,11 +178,21 @@ class Follower2025(Poller[ResultT]):
         )
 
     async def _terminal_after_result(self, payload: dict[str, Any] | None) -> Task:
-        """The result arrived first: learn the terminal status it ended with."""
-        try:
-            terminal = await self.get()
-        except TaskNotFoundError:
-            terminal = None
+        """The result arrived first: learn the terminal status it ended with.
+
+        A tool result means the task ended ``failed`` (``isError``) or ``completed``, unless a
+        status notification already said which: no ``tasks/get`` then, which would cost the
+        caller one more round trip after its result had arrived. Any other answer (a cancelled
+        task's, a deviating server's) is settled by one ``tasks/get``.
+        """
+        if self.latest.is_terminal:
+            return self.latest
+        terminal: Task | None = None
+        if payload is None or not is_tool_result(payload):
+            try:
+                terminal = await self.get()
+            except TaskNotFoundError:
+                terminal = None
         if terminal is None or not terminal.is_terminal:
             assert payload is not None
             status = TaskStatus.FAILED if payload.get("isError") is True else TaskStatus.COMPLETED
