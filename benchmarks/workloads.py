@@ -306,15 +306,23 @@ async def overhead(bench: Bench, transport: str) -> None:
         for kind, variant in variants:  # warm every path (imports, caches, tools/list)
             for _ in range(3):
                 await one_call(kind, variant)
+        # Interleaved call by call (each variant once per turn, the order rotated every turn), so
+        # whatever drifts over a round (a GC pass, the CPU clock, another process) lands on every
+        # variant alike and the per-round ratios compare calls made microseconds apart. Blocks of
+        # 100 calls per variant, as measured before, let drift within a round into the ratio
+        # (p10-p90 0.67-1.69 on an idle machine).
         per_call_us: dict[tuple[str, str], list[float]] = {v: [] for v in variants}
-        for round_index in range(profile.overhead_rounds):
-            for kind, variant in rotated(variants, round_index):
-                started = time.perf_counter()
-                for _ in range(profile.overhead_calls):
+        turn = 0
+        for _round in range(profile.overhead_rounds):
+            spent = dict.fromkeys(variants, 0.0)
+            for _ in range(profile.overhead_calls):
+                for kind, variant in rotated(variants, turn):
+                    started = time.perf_counter()
                     await one_call(kind, variant)
-                per_call_us[(kind, variant)].append(
-                    (time.perf_counter() - started) / profile.overhead_calls * 1e6
-                )
+                    spent[(kind, variant)] += time.perf_counter() - started
+                turn += 1
+            for key, seconds in spent.items():
+                per_call_us[key].append(seconds / profile.overhead_calls * 1e6)
         for (kind, variant), samples in per_call_us.items():
             baseline = per_call_us[(kind, "raw")] if kind != "sdk" else per_call_us[("sdk", "raw")]
             row: dict[str, Any] = {

@@ -157,3 +157,27 @@ async def test_cancel_while_waiting_on_every_entry_point(transport: str, dialect
             assert final is not None
             assert final.status is TaskStatus.CANCELLED
             await alive(session)
+
+
+def test_the_cancel_safe_table_wraps_every_answer_stream_once() -> None:
+    """mcp 1.x: the session's pending-request table delivers answers without a checkpoint."""
+    pytest.importorskip("mcp.server.fastmcp", reason="the table is the 1.x adapter's")
+    from mcp_tasks_compat._detect import sdk_info
+
+    if sdk_info().major != 1:
+        pytest.skip("needs mcp 1.x")
+    from mcp_tasks_compat._adapters.v1.client import _CancelSafeTable, _make_cancel_safe, _RoutedAtOnce
+
+    class Session:
+        def __init__(self) -> None:
+            self._response_streams: dict[Any, Any] = {1: "pending"}
+
+    session = Session()
+    assert _make_cancel_safe(session)  # type: ignore[arg-type]
+    table = session._response_streams
+    assert isinstance(table, _CancelSafeTable)
+    assert isinstance(table[1], _RoutedAtOnce)  # an entry made before is wrapped too
+    table[2] = "later"
+    assert isinstance(table[2], _RoutedAtOnce)
+    assert _make_cancel_safe(session)  # type: ignore[arg-type]
+    assert session._response_streams is table  # installed once

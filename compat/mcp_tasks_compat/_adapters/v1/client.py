@@ -46,86 +46,85 @@ _REQUEST_TIMEOUT = 408
 """mcp 1.x reports its own read timeout as ``McpError`` with the HTTP status code."""
 
 _T = TypeVar("_T")
-_ABANDONED = "the caller stopped waiting for this request; its answer, if any, is dropped"
 _warned_no_seam = False
 
 
-def _abandon(session: ClientSession, request_id: int) -> None:
-    """Wake a pending request's waiter with a local error instead of cancelling it.
+class _RoutedAtOnce:
+    """One pending request's answer stream, as the session's receive loop sees it.
 
-    Taken from the session's pending table first (synchronously), so the receive loop can no
-    longer route the real answer into a stream that is about to close; a request no longer in the
-    table has its answer under way, which then arrives normally.
+    The SDK's ``send`` checkpoints before it delivers; this one delivers at once (the stream has
+    room for the one answer), and an answer whose waiter is gone (closed stream) is dropped
+    instead of raised into the receive loop.
     """
-    streams: dict[Any, Any] = session._response_streams  # pyright: ignore[reportPrivateUsage]
-    stream = streams.pop(request_id, None)
-    if stream is None:
-        return
-    error = types.ErrorData(code=INTERNAL_ERROR, message=_ABANDONED)
-    # WouldBlock: the real answer is already in the stream; closed: the waiter is gone.
-    with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        stream.send_nowait(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def send(self, item: Any) -> None:
+        # No await before delivery: the waiter cannot be cancelled and close the stream between
+        # the loop taking it from the table and handing it the answer.
+        with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._stream.send_nowait(item)
+
+    def send_nowait(self, item: Any) -> None:
+        self._stream.send_nowait(item)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def close(self) -> None:
+        self._stream.close()
 
 
-def _has_pending_table(session: ClientSession) -> bool:
-    global _warned_no_seam
-    found = isinstance(getattr(session, "_response_streams", None), dict) and isinstance(
-        getattr(session, "_request_id", None), int
-    )
-    if not found and not _warned_no_seam:
-        _warned_no_seam = True
-        logger.warning(
-            "this mcp %s ClientSession has no _response_streams/_request_id: cancelling a pending "
-            "request may end the session (mcp 1.x closes an answer's stream under its receive loop)",
-            sdk_info().mcp_version,
-        )
-    return found
+class _CancelSafeTable(dict[Any, Any]):
+    """A session's pending-request table whose answer streams are :class:`_RoutedAtOnce`."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value if isinstance(value, _RoutedAtOnce) else _RoutedAtOnce(value))
 
 
-async def _never_cancelled(session: ClientSession, send: Callable[[], Awaitable[_T]]) -> _T:
-    """Run one request of ``session`` so that cancelling the caller never cancels the request.
+def _make_cancel_safe(session: ClientSession) -> bool:
+    """Give ``session`` a pending-request table that makes cancelling a request safe.
 
     mcp 1.x ends the whole session when a request is cancelled while its answer is being routed
     to it: the receive loop has taken the answer's stream from its table and, at the checkpoint
     inside ``send``, the cancelled waiter closes that stream; ``send`` then raises
     ``ClosedResourceError``, which the loop reads as "transport closed" and stops reading, and
-    the transport's reader dies on ``BrokenResourceError``. So the request runs shielded in a
-    child task; when the caller is cancelled, the request is abandoned (:func:`_abandon`) and
-    the child ends at once, or after its answer already under way: nothing is ever cancelled.
+    the transport's reader dies on ``BrokenResourceError``. With :class:`_CancelSafeTable` the
+    loop delivers without a checkpoint and drops an answer nobody waits for, so a request can be
+    cancelled like any other await. Per session (its private ``_response_streams``), probed:
+    without it a cancelled request may end the session, and a warning says so once.
     """
-    if not _has_pending_table(session):
-        return await send()
-    outcome: list[_T] = []
-    failure: list[Exception] = []
-    request_ids: list[int] = []
-    abandoned = False
-    finished = anyio.Event()
+    global _warned_no_seam
+    table = getattr(session, "_response_streams", None)
+    if isinstance(table, _CancelSafeTable):
+        return True
+    if not isinstance(table, dict):
+        if not _warned_no_seam:
+            _warned_no_seam = True
+            logger.warning(
+                "this mcp %s ClientSession has no _response_streams: cancelling a pending request may "
+                "end the session (mcp 1.x closes an answer's stream under its receive loop)",
+                sdk_info().mcp_version,
+            )
+        return False
+    safe = _CancelSafeTable()
+    for key, value in cast("dict[Any, Any]", table).items():
+        safe[key] = value
+    session._response_streams = safe  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+    return True
 
-    async def request() -> None:
-        with anyio.CancelScope(shield=True):
-            try:
-                if abandoned:
-                    return
-                # send_request takes this id synchronously, before its first checkpoint.
-                request_ids.append(session._request_id)  # pyright: ignore[reportPrivateUsage]
-                outcome.append(await send())
-            except Exception as error:
-                failure.append(error)
-            finally:
-                finished.set()
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(request)
-        try:
-            await finished.wait()
-        except anyio.get_cancelled_exc_class():
-            abandoned = True
-            if request_ids:
-                _abandon(session, request_ids[0])
-            raise
-    if failure:
-        raise failure[0]
-    return outcome[0]
+async def _never_cancelled(session: ClientSession, send: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one request of ``session`` so that cancelling the caller cannot end the session.
+
+    Once the session's table is cancel-safe (:func:`_make_cancel_safe`), a request is awaited
+    directly: no task per request (one cost ~75 µs per call, ~5 % of a plain in-memory call).
+    """
+    _make_cancel_safe(session)
+    return await send()
 
 
 class _RawResult(types.Result):
