@@ -705,7 +705,9 @@ with tiny sizes (`tests/test_bench_smoke.py`) is part of the default test run.
 1. **Plain-call overhead**: `call_tool(mode="plain")` and `mode="auto"` against the raw SDK
    `session.call_tool` on the same session and server (tool `echo`, not task-capable), in memory
    and over streamable HTTP (uvicorn, 127.0.0.1, server in its own process). The SDK's own
-   server without tasks is shown as the baseline for our server's cost.
+   server without tasks is shown as the baseline for our server's cost. The variants take turns
+   call by call (the order rotated every turn), so each round's ratio compares calls made
+   microseconds apart; the spread is over rounds of 100 turns.
 2. **Completion-to-result latency**: the tool stamps `time.monotonic()` (CLOCK_MONOTONIC, shared
    by every process on Linux) as it returns; the caller subtracts it from its clock when
    `call_tool(mode="task")` returns. The tool sleeps a random 20-300 ms first, so completions fall
