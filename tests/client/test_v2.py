@@ -23,13 +23,17 @@ def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def heard(_task: Any) -> None:
+    """An ``on_status`` listener: with one, a 2025-11-25 poll keeps the hint's pace."""
+
+
 async def test_a_zero_poll_hint_is_floored_by_the_tasks_age(kind: str) -> None:
     # A tenth of the task's age (at least 5 ms, at most 100 ms) between two tasks/get: 30 gets
     # of a task hinting 0 take about a third of a second, never a busy loop.
     async with open_harness(kind, Knobs(poll_hints=(0,))) as harness, harness.session() as session:
         harness.script.gets_needed = 30
         with anyio.fail_after(BOUND):
-            assert text_of(await call_tool(session, "count_gets")) == "counted"
+            assert text_of(await call_tool(session, "count_gets", on_status=heard)) == "counted"
         times = harness.script.get_times
         assert len(times) >= 30
         for at, pause in zip(times, gaps(times[:30]), strict=False):
@@ -41,10 +45,24 @@ async def test_the_poll_hint_is_re_read_on_every_answer(kind: str) -> None:
     # Answer 0 (creation) says 100 ms, answer 1 (first tasks/get) 400 ms, later ones 100 ms.
     async with open_harness(kind, Knobs(poll_hints=(100, 400, 100))) as harness, harness.session() as session:
         with anyio.fail_after(BOUND):
-            assert text_of(await call_tool(session, "count_gets")) == "counted"
+            assert text_of(await call_tool(session, "count_gets", on_status=heard)) == "counted"
         first, second = gaps(harness.script.get_times[:3])
         assert first >= 0.38
         assert second < 0.3
+
+
+async def test_beside_a_pending_2025_result_an_unheard_poll_only_watches_once_a_second() -> None:
+    # No on_status: the result comes through tasks/result, so the poll beside it slows to 1 s
+    # whatever the hint says (here 0); statuses nobody hears are not worth a request each.
+    async with open_harness("2025", Knobs(poll_hints=(0,))) as harness, harness.session() as session:
+        harness.script.gets_needed = 2
+        started = anyio.current_time()
+        with anyio.fail_after(BOUND):
+            assert text_of(await call_tool(session, "count_gets")) == "counted"
+        times = harness.script.get_times
+        assert len(times) >= 2
+        assert times[0] - started >= 0.9  # the first watch poll, a second in
+        assert all(pause >= 0.9 for pause in gaps(times[:2]))
 
 
 async def test_a_missing_poll_hint_polls_once_a_second() -> None:

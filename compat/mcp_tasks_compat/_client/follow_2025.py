@@ -30,6 +30,10 @@ __all__ = ["Follower2025"]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
+WATCH_POLL_SECONDS = 1.0
+"""The least interval of the ``tasks/get`` poll beside a pending ``tasks/result`` when no
+``on_status`` listens (the result arrives through ``tasks/result`` anyway)."""
+
 
 class _ResultRace(Generic[ResultT]):
     """A ``tasks/result`` wait raced against the poll loop, and what the two learn between them.
@@ -58,6 +62,11 @@ class _ResultRace(Generic[ResultT]):
         """Around the ``tasks/result`` wait; cancelled only while its request is still pending."""
 
     async def run(self) -> None:
+        if not self.follower.reporter.has_listener:
+            # Nobody hears the statuses: beside the blocking tasks/result the poll only watches
+            # (a server that forgets the wait, a task that ends unseen), so once a second is
+            # enough; it was the hint's pace (about 130 requests for a 10 s task).
+            self.follower.min_interval_s = WATCH_POLL_SECONDS
         async with anyio.create_task_group() as group:
             group.start_soon(self._guarded_wait)
             group.start_soon(self._poll)
@@ -104,7 +113,7 @@ class _ResultRace(Generic[ResultT]):
             self.asked_again = True
             return True  # it ended meanwhile: ask for the payload once more
         logger.debug("tasks/result for %s answered %s; polling instead", follower.task_id, error)
-        self.result_refused = True
+        self._poll_alone()
         return False
 
     async def _ask_again_after_unknown(self, error: RemoteError) -> bool:
@@ -121,7 +130,7 @@ class _ResultRace(Generic[ResultT]):
             return True
         if known is None or not known.is_terminal:
             logger.debug("tasks/result for %s refused a working task; polling", follower.task_id)
-            self.result_refused = True
+            self._poll_alone()
             return False
         self._fail(
             lookup_error(
@@ -129,6 +138,12 @@ class _ResultRace(Generic[ResultT]):
             )
         )
         return False
+
+    def _poll_alone(self) -> None:
+        """No tasks/result wait after all: the poll loop alone finishes, at the hint's pace again."""
+        self.result_refused = True
+        self.follower.min_interval_s = 0.0
+        self.follower.reporter.wakeup.set()  # cut short a watch-pace sleep already begun
 
     async def _poll(self) -> None:
         try:

@@ -138,6 +138,8 @@ class Reporter:
 
     def __init__(self, on_status: OnStatus | None) -> None:
         self._on_status = on_status
+        self.has_listener = on_status is not None
+        """Whether anyone hears the statuses (``on_status`` was given)."""
         self.last: Task | None = None
         self._reported: tuple[TaskStatus, str | None] | None = None
         self._pending: list[Task] = []
@@ -226,6 +228,8 @@ class Poller(abc.ABC, Generic[ResultT]):
         self.resumed = resumed
         self.first = task
         self.stopped = False
+        self.min_interval_s = 0.0
+        """A floor under the poll interval, for a poll that only watches (see ``Follower2025``)."""
 
     @property
     def latest(self) -> Task:
@@ -292,7 +296,9 @@ class Poller(abc.ABC, Generic[ResultT]):
         While a push stream covers the task there is no interval: the wait lasts until a pushed
         terminal state, the end of coverage (then a poll at once) or the TTL.
         """
-        delay = clamp_poll_seconds(self.latest.poll_interval_ms, age_s=self.expiry.age())
+        delay = max(
+            self.min_interval_s, clamp_poll_seconds(self.latest.poll_interval_ms, age_s=self.expiry.age())
+        )
         remaining = self.expiry.remaining()
         now = anyio.current_time()
         ttl_end = math.inf if remaining is None else now + max(0.0, remaining)

@@ -219,6 +219,9 @@ class InMemoryTaskStore:
         if saved.expires_at != current.expires_at:
             _remove(self._deadlines, current.expires_at, state.task_id)
             _insert(self._deadlines, saved.expires_at, state.task_id)
+        if saved.task.created_at != current.task.created_at:  # the list order follows the saved state
+            _remove(self._order, current.task.created_at, state.task_id)
+            bisect.insort(self._order, (saved.task.created_at, state.task_id))
         return saved
 
     async def delete(self, task_id: str) -> None:
