@@ -231,3 +231,38 @@ async def test_a_2025_answer_that_is_no_tool_result_is_settled_by_one_tasks_get(
     with anyio.fail_after(2), pytest.raises(TaskCancelledError):
         await follow(wire, task(), on_status=None, overall_timeout=None, cancel_grace=1)
     assert wire.gets == 1
+
+
+class PushingWire2025(ScriptedWire2025):
+    """``notifications/tasks/status`` says completed before ``tasks/result`` answers (as our server does)."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        super().__init__([], payload)
+        self.listeners: list[Callable[[Task], None]] = []
+        self.heard = anyio.Event()
+
+    def listen(self, task_id: str, listener: Callable[[Task], None]) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: None
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        for listener in self.listeners:
+            listener(task(TaskStatus.COMPLETED, at=1))
+        await self.heard.wait()  # the poll loop has passed the pushed status on
+        return dict(self.payload)
+
+
+@pytest.mark.anyio
+async def test_a_pushed_2025_completion_needs_no_tasks_get_while_tasks_result_waits() -> None:
+    payload = {"content": [{"type": "text", "text": "done"}], "isError": False}
+    wire = PushingWire2025(payload)
+
+    def on_status(t: Task) -> None:
+        if t.status is TaskStatus.COMPLETED:
+            wire.heard.set()
+
+    with anyio.fail_after(2):
+        assert (
+            await follow(wire, task(), on_status=on_status, overall_timeout=None, cancel_grace=1) == payload
+        )
+    assert wire.gets == 0

@@ -62,6 +62,7 @@ class _ResultRace(Generic[ResultT]):
         """Around the ``tasks/result`` wait; cancelled only while its request is still pending."""
 
     async def run(self) -> None:
+        self.follower.result_pending = True
         if not self.follower.reporter.has_listener:
             # Nobody hears the statuses: beside the blocking tasks/result the poll only watches
             # (a server that forgets the wait, a task that ends unseen), so once a second is
@@ -142,6 +143,7 @@ class _ResultRace(Generic[ResultT]):
     def _poll_alone(self) -> None:
         """No tasks/result wait after all: the poll loop alone finishes, at the hint's pace again."""
         self.result_refused = True
+        self.follower.result_pending = False
         self.follower.min_interval_s = 0.0
         self.follower.reporter.wakeup.set()  # cut short a watch-pace sleep already begun
 
@@ -164,6 +166,14 @@ class _ResultRace(Generic[ResultT]):
 
 class Follower2025(Poller[ResultT]):
     """Drives one 2025-11-25 task to a terminal status and turns it into a result or an error."""
+
+    result_pending = False
+    """A ``tasks/result`` wait is out (and has not refused): it brings a completed task's result."""
+
+    def _settled_by_push(self, task: Task) -> bool:
+        # A pushed "completed" needs no tasks/get to confirm it while tasks/result is waiting:
+        # that answer is the result itself (and asked again if it does not come).
+        return self.result_pending and task.status is TaskStatus.COMPLETED
 
     async def _follow(self) -> ResultT:
         race = _ResultRace(self)
