@@ -77,7 +77,9 @@ def merge(runs: Sequence[Mapping[str, Any]], *, command: str) -> dict[str, Any]:
     ordered = sorted(runs, key=lambda run: (int(run["major"]), str(run["started"])))
     chosen: dict[tuple[int, str], Mapping[str, Any]] = {}
     for run in ordered:
-        for section in {row["section"] for row in run["rows"]} | set(run.get("sections", ())):
+        # The sections the run was asked for: the mechanisms section also writes capacity rows
+        # (its detach rows), which must not replace a full capacity section measured earlier.
+        for section in run.get("sections") or {row["section"] for row in run["rows"]}:
             chosen[(int(run["major"]), section)] = run
     rows: list[Mapping[str, Any]] = []
     used: list[Mapping[str, Any]] = []

@@ -145,3 +145,31 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert "auto ÷ raw calls/s" in table
     if importlib.util.find_spec("matplotlib") is not None:  # the bench environment has it
         assert paths["chart"].read_text(encoding="utf-8").lstrip().startswith("<?xml")
+
+
+def test_a_section_run_alone_replaces_only_the_sections_it_was_asked_for() -> None:
+    """A re-run of ``mechanisms`` writes capacity rows too (its detach rows): the capacity section
+    of the full run measured earlier must survive the merge."""
+    full = {
+        "major": 1,
+        "started": "2026-12-02T04:00:00+0000",
+        "sections": ["capacity", "mechanisms"],
+        "rows": [
+            {"section": "capacity", "size": 10_000, "mechanisms": "all on"},
+            {"section": "mechanisms", "variant": "quick", "from": "full"},
+        ],
+    }
+    rerun = {
+        "major": 1,
+        "started": "2026-12-02T05:00:00+0000",
+        "sections": ["mechanisms"],
+        "rows": [
+            {"section": "capacity", "size": 1_000, "mechanisms": "detach off"},
+            {"section": "mechanisms", "variant": "quick", "from": "rerun"},
+        ],
+    }
+    merged = report.merge([full, rerun], command="nox -s bench")
+    capacity = [row for row in merged["rows"] if row["section"] == "capacity"]
+    mechanisms = [row for row in merged["rows"] if row["section"] == "mechanisms"]
+    assert [row["size"] for row in capacity] == [10_000]
+    assert [row["from"] for row in mechanisms] == ["rerun"]
