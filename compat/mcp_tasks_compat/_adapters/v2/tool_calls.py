@@ -153,4 +153,7 @@ async def call_declining_task(
         return codec_2026.decode_create_task_result(raw)
     if raw.get("resultType") == "input_required":
         return input_round(mcp_types.InputRequiredResult.model_validate(raw, by_name=False))
-    return mcp_types.CallToolResult.model_validate(raw, by_name=False)
+    result = mcp_types.CallToolResult.model_validate(raw, by_name=False)
+    if not result.is_error:  # what ClientSession.call_tool checks: the tool's declared output schema
+        await session.validate_tool_result(name, result)
+    return result
