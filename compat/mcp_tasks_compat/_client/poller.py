@@ -138,12 +138,15 @@ class Reporter:
 
     def __init__(self, on_status: OnStatus | None) -> None:
         self._on_status = on_status
-        self.has_listener = on_status is not None
-        """Whether anyone hears the statuses (``on_status`` was given)."""
         self.last: Task | None = None
         self._reported: tuple[TaskStatus, str | None] | None = None
         self._pending: list[Task] = []
         self.wakeup = anyio.Event()
+
+    @property
+    def has_listener(self) -> bool:
+        """Whether anyone hears the statuses (``on_status`` was given)."""
+        return self._on_status is not None
 
     def observe(self, task: Task) -> bool:
         """Record ``task`` (synchronous, so safe in a notification handler); :meth:`flush` delivers it.

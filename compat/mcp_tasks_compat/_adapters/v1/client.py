@@ -117,8 +117,8 @@ def _make_cancel_safe(session: ClientSession) -> bool:
     return True
 
 
-async def _never_cancelled(session: ClientSession, send: Callable[[], Awaitable[_T]]) -> _T:
-    """Run one request of ``session`` so that cancelling the caller cannot end the session.
+async def _cancel_safe_request(session: ClientSession, send: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one request of ``session`` so that cancelling it (or its caller) cannot end the session.
 
     Once the session's table is cancel-safe (:func:`_make_cancel_safe`), a request is awaited
     directly: no task per request (one cost ~75 µs per call, ~5 % of a plain in-memory call).
@@ -240,7 +240,7 @@ class _Wire:
         session = self._session
         try:
             return _raw(
-                await _never_cancelled(
+                await _cancel_safe_request(
                     session, lambda: session.send_request(types.ClientRequest(request), _RawResult)
                 )
             )
@@ -321,7 +321,7 @@ class _Connection:
         timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
         if not as_task:
             # The base class's call_tool: a session subclass that overrides it is not re-entered.
-            return await _never_cancelled(
+            return await _cancel_safe_request(
                 session,
                 lambda: ClientSession.call_tool(
                     session,
@@ -340,7 +340,7 @@ class _Connection:
         )
         request = types.ClientRequest(types.CallToolRequest(params=params))
         raw = _raw(
-            await _never_cancelled(
+            await _cancel_safe_request(
                 session,
                 lambda: session.send_request(request, _RawResult, request_read_timeout_seconds=timeout),
             )
@@ -356,7 +356,7 @@ async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
 
     async def page(cursor: str | None) -> dict[str, Any]:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        listing = await _never_cancelled(session, lambda: session.list_tools(params=params))
+        listing = await _cancel_safe_request(session, lambda: session.list_tools(params=params))
         return listing.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     return await list_all_tools(page)

@@ -56,10 +56,6 @@ class ExchangeChannel:
         self._live = None
 
     @property
-    def is_open(self) -> bool:
-        return self._live is not None
-
-    @property
     def can_send_request(self) -> bool:
         return self._live.can_send_request if self._live is not None else False
 

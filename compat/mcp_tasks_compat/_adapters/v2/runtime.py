@@ -315,17 +315,14 @@ class TasksRuntime:
             raise mcp_error(exc) from None
         run_context, detached = self._run_context(run_as or ctx)
         if listener is not None:
-            record.listeners.append(
-                listener(detached.context.session if detached is not None else ctx.session)
-            )
+            record.listeners.append(listener(detached.context.session))
         try:
             run_context.run(self.tasks.engine.start, record, work, group)
         finally:
-            if detached is not None:
-                detached.end()
+            detached.end()
         return record.task
 
-    def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ContextVars, DetachedRequest | None]:
+    def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ContextVars, DetachedRequest]:
         """A copy of this context where the current request is the detached copy of ``ctx``.
 
         A run started from inside the request would otherwise inherit the request's own context,
@@ -333,10 +330,7 @@ class TasksRuntime:
         request's exchange once it answers.
         """
         run_context = copy_context()
-        if not self.detach_runs:
-            run_context.run(_request.set, ctx)
-            return run_context, None
-        detached = detach_request(ctx)
+        detached = detach_request(ctx) if self.detach_runs else DetachedRequest(ctx, None)
         run_context.run(_request.set, detached.context)
         return run_context, detached
 
@@ -379,8 +373,7 @@ class TasksRuntime:
                 context=run_context,
             )
         finally:  # answered plainly, or a task whose create answer goes out now
-            if detached is not None:
-                detached.end()
+            detached.end()
 
     def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
         group = self._group_for(ctx.lifespan_context)
