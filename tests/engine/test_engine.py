@@ -205,6 +205,20 @@ async def test_waiting_on_an_ended_task_returns_at_once() -> None:
 # --- cancel -------------------------------------------------------------------------------------
 
 
+@pytest.fixture(params=["task-handle", "own-scope"])
+def run_stop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a run is stopped: through anyio's task handle (anyio >= 4.14, the default here)
+    and through a cancel scope of the run's own (earlier anyio)."""
+    from mcp_tasks_compat._engine import runs
+
+    if request.param == "own-scope":
+        monkeypatch.setattr(runs, "_TASK_HANDLES", False)
+    elif not runs._TASK_HANDLES:
+        pytest.skip("this anyio has no task handles")
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("run_stop")
 async def test_cancel_marks_cancelled_before_returning_and_stops_the_work() -> None:
     engine = TaskEngine()
     stopped = anyio.Event()
@@ -579,9 +593,8 @@ async def test_report_status_inside_work_and_outside() -> None:
 # --- shutdown -----------------------------------------------------------------------------------
 
 
-async def test_leaving_running_cancels_every_run_and_marks_it_cancelled() -> None:
-    engine = TaskEngine()
-    stopped: list[str] = []
+def forever_noting_its_stop(stopped: list[str]) -> Callable[[], Awaitable[Mapping[str, Any]]]:
+    """Work that never ends by itself and notes in ``stopped`` when it is stopped."""
 
     async def forever() -> Mapping[str, Any]:
         try:
@@ -589,6 +602,15 @@ async def test_leaving_running_cancels_every_run_and_marks_it_cancelled() -> Non
         finally:
             stopped.append("stopped")
         raise AssertionError("unreachable")
+
+    return forever
+
+
+@pytest.mark.usefixtures("run_stop")
+async def test_leaving_running_cancels_every_run_and_marks_it_cancelled() -> None:
+    engine = TaskEngine()
+    stopped: list[str] = []
+    forever = forever_noting_its_stop(stopped)
 
     with anyio.fail_after(BOUND_S):
         async with engine.running() as group:
@@ -603,6 +625,35 @@ async def test_leaving_running_cancels_every_run_and_marks_it_cancelled() -> Non
         assert record.task.status is TaskStatus.CANCELLED
         assert record.task.status_message == "the server stopped this task"
     assert done.task.status is TaskStatus.COMPLETED  # an ended task is left alone
+
+
+@pytest.mark.usefixtures("run_stop")
+async def test_an_undecided_call_whose_caller_goes_is_stopped_and_a_task_it_became_is_cancellable() -> None:
+    engine = TaskEngine()
+    stopped: list[str] = []
+    forever = forever_noting_its_stop(stopped)
+
+    async def make(status_message: str | None) -> TaskRecord:
+        return await create(engine)
+
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            with anyio.CancelScope() as caller:  # the request goes while the call is undecided
+                group.start_soon(_cancel_when_blocked, caller)
+                await engine.begin(forever, group, grace_s=60, create=make)
+            await anyio.wait_all_tasks_blocked()
+            assert stopped == ["stopped"]
+            task = await engine.begin(forever, group, grace_s=0, create=make)
+            assert isinstance(task, Task)
+            assert task.status is TaskStatus.WORKING
+            answer = await engine.cancel(task.task_id, "alice", strict=True)
+            assert answer.status is TaskStatus.CANCELLED
+    assert stopped == ["stopped", "stopped"]
+
+
+async def _cancel_when_blocked(scope: anyio.CancelScope) -> None:
+    await anyio.wait_all_tasks_blocked()
+    scope.cancel()
 
 
 # --- poll interval hint -------------------------------------------------------------------------

@@ -16,12 +16,15 @@ from typing import Any, Final, TextIO, cast
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from starlette.datastructures import Headers
 
 from ..errors import UnsupportedSdkError
 from .base import Answerer, Streams
 
 __all__ = [
     "HTTP_PATH",
+    "DetachedHttpRequest",
+    "compact_headers",
     "form_answer",
     "list_all_tools",
     "open_session",
@@ -31,6 +34,44 @@ __all__ = [
 ]
 
 HTTP_PATH: Final = "/mcp"
+
+
+class DetachedHttpRequest:
+    """What a task's run keeps of the HTTP request that created it: its headers, nothing else.
+
+    The request object itself holds the ASGI scope, the body and the transport's receive channel,
+    which belong to an exchange that ended with the create answer."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, headers: Any) -> None:
+        self.headers = headers
+
+
+_SHARED_HEADER_PAIRS: dict[tuple[bytes, bytes], tuple[bytes, bytes]] = {}
+_MAX_SHARED_HEADER_PAIRS = 4096
+"""Bounds the table: a header value unique per request (a trace id) is kept, not shared."""
+
+
+def _shared_pair(pair: tuple[bytes, bytes]) -> tuple[bytes, bytes]:
+    shared = _SHARED_HEADER_PAIRS.get(pair)
+    if shared is not None:
+        return shared
+    if len(_SHARED_HEADER_PAIRS) < _MAX_SHARED_HEADER_PAIRS:
+        _SHARED_HEADER_PAIRS[pair] = pair
+    return pair
+
+
+def compact_headers(headers: Any) -> Any:
+    """The same headers (starlette's immutable ``Headers``) whose ``(name, value)`` pairs are shared
+    with earlier requests that sent the same ones: thousands of tasks from one client keep one
+    copy of its ``user-agent``, ``accept`` and ``mcp-protocol-version``, not one each.
+
+    Anything else (no headers, another transport's type) is returned as it is.
+    """
+    if type(headers) is not Headers:
+        return headers
+    return Headers(raw=[_shared_pair(pair) for pair in headers.raw])
 
 
 @asynccontextmanager

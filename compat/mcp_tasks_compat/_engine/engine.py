@@ -34,7 +34,7 @@ from .persisted import TaskState
 from .records import LiveRecords, adopt
 from .replicas import ReplicaLink, new_replica_id
 from .runs import TaskRuns, pending_call, report_status
-from .state import StateChange, TaskRecord, new_task_id
+from .state import RunStop, StateChange, TaskRecord, new_task_id
 from .store import InMemoryTaskStore, StoreConflict, StoreEvent, TaskStore
 
 __all__ = ["DEFAULT_TTL_FLOOR_MS", "PollPolicy", "TaskEngine", "current_run", "pending_call", "report_status"]
@@ -243,7 +243,7 @@ class TaskEngine:
         change: StateChange,
         *,
         force_notify: bool,
-        stop: anyio.CancelScope | None = None,
+        stop: RunStop | None = None,
         announce: bool = True,
     ) -> bool:
         """Apply ``change`` to the latest state and save it (compare-and-set, retried on conflict).

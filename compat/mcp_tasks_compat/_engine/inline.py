@@ -29,7 +29,7 @@ import anyio
 import anyio.lowlevel
 
 from .inputs import input_key_prefix
-from .state import TaskRecord
+from .state import RunStop, TaskRecord
 
 __all__ = [
     "DEFAULT_INLINE_GRACE_S",
@@ -182,13 +182,14 @@ class InlineCall:
 
     __slots__ = ("_attached", "_decided", "_phase", "outcome", "record", "rounds", "scope", "status_message")
 
-    def __init__(self, rounds: RoundTrips | None = None) -> None:
+    def __init__(self, stop: RunStop, rounds: RoundTrips | None = None) -> None:
         self.rounds = rounds
         self.record: TaskRecord | None = None
         self.outcome: Outcome | None = None
         self.status_message: str | None = None
         """The latest status the work reported while undecided: a task made later starts with it."""
-        self.scope = anyio.CancelScope()
+        self.scope = stop
+        """Stops the run: the task's, once it is one (``tasks/cancel``), or when dropped."""
         self._phase: _Phase = "open"
         # Both events live only while someone may wait on them: the run of a held task keeps its
         # call for as long as the task runs, and an event costs ~0.9 KB.

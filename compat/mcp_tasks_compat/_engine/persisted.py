@@ -28,7 +28,7 @@ SCHEMA_VERSION: Final = 1
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskState:
     """One task as a store keeps it.
 

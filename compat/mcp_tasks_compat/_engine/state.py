@@ -23,6 +23,7 @@ from .persisted import TaskState
 __all__ = [
     "InputRefused",
     "InputSender",
+    "RunStop",
     "StateChange",
     "TaskRecord",
     "TaskWriter",
@@ -56,6 +57,16 @@ class InputRefused(Exception):
         super().__init__(error.message)
 
 
+class RunStop(Protocol):
+    """What stops a run here: an anyio ``CancelScope``, or the run's own task handle (see
+    :mod:`.runs`). ``cancel_called``: a stop was asked for (the run may still be unwinding)."""
+
+    @property
+    def cancel_called(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+
 InputSender = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """``send(key, request) -> answer``: one input request to the client and its result (wire JSON)."""
 
@@ -74,7 +85,7 @@ class TaskRecord:
 
     __slots__ = ("_changed", "_input_claims", "_listeners", "last_notified", "scope", "state")
 
-    def __init__(self, state: TaskState, scope: anyio.CancelScope | None = None) -> None:
+    def __init__(self, state: TaskState, scope: RunStop | None = None) -> None:
         self.state = state
         self.scope = scope
         self.last_notified = 0.0
@@ -166,7 +177,7 @@ class TaskWriter(Protocol):
         change: StateChange,
         *,
         force_notify: bool,
-        stop: anyio.CancelScope | None = None,
+        stop: RunStop | None = None,
         announce: bool = True,
     ) -> bool:
         """Apply ``change`` and save it; ``False`` when it had nothing to do or the task is gone."""

@@ -47,7 +47,7 @@ UNLIMITED_TTL: Final = None
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JsonRpcError:
     """A JSON-RPC error object: how a ``failed`` task ended."""
 
@@ -62,7 +62,7 @@ class JsonRpcError:
         return wire
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Task:
     """One task as either dialect describes it.
 

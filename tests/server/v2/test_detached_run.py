@@ -194,3 +194,96 @@ def test_a_session_without_the_probed_attributes_is_kept_whole() -> None:
 
     assert session_parts(Elsewhere()) is None  # type: ignore[arg-type]
     assert session_parts(object()) is None  # type: ignore[arg-type]
+
+
+async def test_a_2026_run_lets_go_of_the_request_connection_and_keeps_its_values() -> None:
+    """On 2026-07-28 the SDK makes a ``Connection`` per request and tears it down when the request
+    ends; a task's run keeps a copy with the same values, not the request's (its event and exit
+    stack alone are ~1.5 KB per held task)."""
+    connections: list[weakref.ref[Any]] = []
+
+    class ConnectionWatcher:
+        async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+            if ctx.method == "tools/call":
+                connections.append(weakref.ref(ctx.session._connection))  # SDK-private, read in a test only
+            return await call_next(ctx)
+
+    tasks = ServerTasks(tools={"held": "optional"}, inline_grace_s=0.01)
+    server = MCPServer("detached", **tasks.mcpserver_kwargs(middleware=[ConnectionWatcher()]))
+    gate = Gate()
+    seen: dict[str, Any] = {}
+
+    @server.tool()
+    async def held(ctx: Context) -> str:
+        gate.started.set()
+        await gate.release.wait()
+        seen["capabilities"] = ctx.session.client_capabilities
+        seen["client_params"] = ctx.session.client_params
+        gate.finished.set()
+        return "done"
+
+    async with declaring_session(server) as session:
+        handle = await session.call_tool("held", {}, allow_claimed=True)
+        assert isinstance(handle, TaskHandle)
+        with anyio.fail_after(10):
+            await gate.started.wait()
+        gc.collect()
+        (request_connection,) = connections
+        assert request_connection() is None, "the running task still holds the request's Connection"
+        gate.release.set()
+        with anyio.fail_after(10):
+            await gate.finished.wait()
+    assert TASKS_EXTENSION_ID in (seen["capabilities"].extensions or {})
+    assert seen["client_params"] is not None
+
+
+async def test_a_run_connection_defers_to_the_request_connection_until_the_exchange_ends() -> None:
+    from mcp.server.connection import Connection
+
+    from mcp_tasks_compat._adapters.v2.detached import RunConnection
+
+    origin = Connection.from_envelope("2026-07-28", {"name": "c", "version": "1"}, {"roots": {}})
+    origin.state["k"] = "v"
+    copy = RunConnection(origin)
+    assert copy.protocol_version == origin.protocol_version
+    assert copy.client_params is origin.client_params
+    assert copy.client_capabilities is origin.client_capabilities
+    assert copy.state is origin.state
+    assert copy.outbound is origin.outbound
+    # While the exchange is open, a cleanup pushed by the tool is unwound with the request.
+    assert copy.exit_stack is origin.exit_stack
+    assert copy.initialized is origin.initialized
+    unwound: list[str] = []
+    copy.exit_stack.callback(unwound.append, "inside the grace")
+    await origin.exit_stack.aclose()  # what the SDK's serve_one does when the request ends
+    assert unwound == ["inside the grace"]
+    copy.end()
+    assert copy.exit_stack is not origin.exit_stack
+    assert copy.exit_stack is copy.exit_stack  # made once
+    assert copy.initialized.is_set()  # born ready, as its origin
+    assert RunConnection.can_copy(origin)
+    with pytest.raises(AttributeError):
+        copy.no_such_attribute  # noqa: B018
+
+
+def test_kept_headers_are_the_same_and_share_their_pairs_across_requests() -> None:
+    from starlette.datastructures import Headers
+
+    from mcp_tasks_compat._adapters.shared import compact_headers
+
+    def fresh(text: str) -> bytes:
+        return bytes(bytearray(text, "ascii"))
+
+    def received() -> Headers:  # as a server gets them: new bytes objects for every request
+        return Headers(raw=[(fresh("user-agent"), fresh("client/1.0")), (fresh("x-trace"), fresh("one"))])
+
+    one, two = received(), received()
+    assert one.raw[0][1] is not two.raw[0][1]
+    first, second = compact_headers(one), compact_headers(two)
+    assert isinstance(first, Headers)
+    assert first == received()
+    assert first.raw == second.raw
+    assert all(a is b for a, b in zip(first.raw, second.raw, strict=True)), "pairs not shared"
+    assert compact_headers(None) is None
+    other = {"user-agent": "x"}
+    assert compact_headers(other) is other  # not starlette's Headers: kept as it is

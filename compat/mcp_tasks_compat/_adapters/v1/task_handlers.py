@@ -34,6 +34,7 @@ from ...core import codec_2025 as codec
 from ...core.model import JsonRpcError, Task, TaskStatus
 from ...dialects import DIALECT_2025_11_25
 from ...errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
+from ..shared import DetachedHttpRequest, compact_headers
 from .messages import WireNotification, WireResult, jsonrpc_error, send_input
 
 __all__ = ["NOTIFY_TIMEOUT_S", "RequestHandler", "SessionTasks", "TaskHandlers", "current_session"]
@@ -236,15 +237,6 @@ class TaskHandlers:
         return WireResult.of(codec.encode_task(task))
 
 
-class _DetachedHttpRequest:
-    """What a task's run keeps of the HTTP request that created it: its headers, nothing else."""
-
-    __slots__ = ("headers",)
-
-    def __init__(self, headers: Any) -> None:
-        self.headers = headers
-
-
 def _detached_request_context(context: RequestContext[Any, Any, Any]) -> RequestContext[Any, Any, Any]:
     """The request context a task's tool sees (``ctx`` of a FastMCP tool): the request's, minus
     what ends with the exchange (the HTTP request object, the SSE stream-close callbacks).
@@ -252,10 +244,10 @@ def _detached_request_context(context: RequestContext[Any, Any, Any]) -> Request
     Kept: request id and ``_meta`` (progress token), the session (the tool's back channel), the
     lifespan value, the SDK's ``experimental`` data, and the HTTP headers.
     """
-    headers = getattr(context.request, "headers", None)
+    headers = compact_headers(getattr(context.request, "headers", None))
     return replace(
         context,
-        request=None if headers is None else _DetachedHttpRequest(headers),
+        request=None if headers is None else DetachedHttpRequest(headers),
         close_sse_stream=None,
         close_standalone_sse_stream=None,
     )

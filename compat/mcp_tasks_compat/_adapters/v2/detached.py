@@ -11,6 +11,12 @@ and, once :meth:`DetachedRequest.end` is called (the create answer is being sent
 SDK's own dispatch contexts do once their request has finished: notifications and progress are
 dropped, server-to-client requests raise ``NoBackChannelError``.
 
+On 2026-07-28 the SDK builds a ``Connection`` per request (``Connection.from_envelope``) and
+tears it down when the request ends; the run gets a :class:`RunConnection` copy, which shares the
+connection's values and, after the exchange, makes the event and exit stack a run rarely touches
+only on first use. The HTTP headers the run keeps are the same pairs, shared with earlier requests
+that sent the same ones (:func:`..shared.compact_headers`).
+
 Reading the session's connection and request channel is a private seam (``ServerSession`` has
 no public accessor for either); it is probed on each use, and without it the run keeps the
 request's whole session, as before (more memory per task, nothing else changes).
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from dataclasses import replace
 from typing import Any
 
@@ -30,8 +37,17 @@ from mcp.server.session import ServerSession
 from mcp.shared.dispatcher import CallOptions, DispatchContext
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.transport_context import TransportContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-__all__ = ["DetachedRequest", "ExchangeChannel", "detach_request", "session_parts"]
+from ..shared import DetachedHttpRequest, compact_headers
+
+__all__ = [
+    "DetachedRequest",
+    "ExchangeChannel",
+    "RunConnection",
+    "detach_request",
+    "session_parts",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.server")
 
@@ -45,9 +61,9 @@ class ExchangeChannel:
 
     __slots__ = ("_cancel_requested", "_live", "request_id", "transport")
 
-    def __init__(self, live: DispatchContext[Any]) -> None:
+    def __init__(self, live: DispatchContext[Any], transport: TransportContext | None = None) -> None:
         self._live: DispatchContext[Any] | None = live
-        self.transport: TransportContext = live.transport
+        self.transport: TransportContext = live.transport if transport is None else transport
         self.request_id = live.request_id
         self._cancel_requested: anyio.Event | None = None
 
@@ -107,31 +123,74 @@ def session_parts(session: ServerSession) -> tuple[DispatchContext[Any], Connect
     return outbound, connection
 
 
-class _DetachedHttpRequest:
-    """What a task's run keeps of the HTTP request that created it: its headers, nothing else.
+class RunConnection(Connection):
+    """A run's copy of a request's own ``Connection`` (2026-07-28, where each request has one).
 
-    The request object itself holds the ASGI scope, the body and the transport's receive channel,
-    which belong to an exchange that ended with the create answer."""
+    It shares the connection's values (protocol version, client capabilities and info, outbound
+    channel, ``state``). While the exchange is open, ``initialized`` and ``exit_stack`` are the
+    request connection's, so a cleanup a tool pushes inside the grace is unwound with the request,
+    as the SDK does. Once the exchange ends (:meth:`end`), the SDK has torn that connection down,
+    and a cleanup pushed later would never run on it either; the copy then makes its own event
+    (set: the connection was born ready) and exit stack on first use, and lets go of the original.
+    """
 
-    __slots__ = ("headers",)
+    _LAZY = ("initialized", "exit_stack")
 
-    def __init__(self, headers: Any) -> None:
-        self.headers = headers
+    def __init__(self, origin: Connection) -> None:  # pylint: disable=super-init-not-called
+        # Not Connection.__init__: that would make the event and exit stack this copy defers.
+        for name, value in vars(origin).items():
+            if name not in self._LAZY:
+                object.__setattr__(self, name, value)
+        self._origin: Connection | None = origin
+
+    def end(self) -> None:
+        """The request's exchange is over: the SDK tears its connection down; let go of it."""
+        self._origin = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for the two deferred attributes (and names that do not exist at all).
+        if name not in RunConnection._LAZY:
+            raise AttributeError(name)
+        origin = self.__dict__.get("_origin")
+        if origin is not None:
+            return getattr(origin, name)
+        if name == "initialized":
+            made: Any = anyio.Event()
+            made.set()
+        else:
+            made = AsyncExitStack()
+        object.__setattr__(self, name, made)
+        return made
+
+    @classmethod
+    def can_copy(cls, connection: Connection) -> bool:
+        """Whether ``connection``'s attributes are the ones this copy knows how to defer."""
+        fields = vars(connection)
+        return all(name in fields for name in cls._LAZY)
 
 
 class DetachedRequest:
     """The request context a run sees (:attr:`context`), and the switch that ends its exchange."""
 
-    __slots__ = ("_channel", "context")
+    __slots__ = ("_channel", "_connection", "context")
 
-    def __init__(self, context: ServerRequestContext[Any, Any], channel: ExchangeChannel | None) -> None:
+    def __init__(
+        self,
+        context: ServerRequestContext[Any, Any],
+        channel: ExchangeChannel | None,
+        connection: RunConnection | None = None,
+    ) -> None:
         self.context = context
         self._channel = channel
+        self._connection = connection
 
     def end(self) -> None:
         """The answer to the request is being sent: the run lets go of the request's channel."""
         if self._channel is not None:
             self._channel.end()
+        if self._connection is not None:
+            self._connection.end()
+            self._connection = None
 
 
 _warned_no_seam = False
@@ -147,13 +206,17 @@ def detach_request(ctx: ServerRequestContext[Any, Any]) -> DetachedRequest:
     of a response already sent.
     """
     global _warned_no_seam
-    headers = getattr(ctx.request, "headers", None)
+    headers = compact_headers(getattr(ctx.request, "headers", None))
     parts = session_parts(ctx.session)
     channel: ExchangeChannel | None = None
+    run_connection: RunConnection | None = None
     session = ctx.session
     if parts is not None:
         outbound, connection = parts
-        channel = ExchangeChannel(outbound)
+        channel = ExchangeChannel(outbound, _transport_with(outbound.transport, headers))
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and RunConnection.can_copy(connection):
+            # The request's own connection (from_envelope): torn down when the request ends.
+            connection = run_connection = RunConnection(connection)
         session = ServerSession(
             channel, connection, request_meta=ctx.meta if ctx.request_id is not None else None
         )
@@ -166,8 +229,18 @@ def detach_request(ctx: ServerRequestContext[Any, Any]) -> DetachedRequest:
     detached = replace(
         ctx,
         session=session,
-        request=None if headers is None else _DetachedHttpRequest(headers),
+        request=None if headers is None else DetachedHttpRequest(headers),
         close_sse_stream=None,
         close_standalone_sse_stream=None,
     )
-    return DetachedRequest(detached, channel)
+    return DetachedRequest(detached, channel, run_connection)
+
+
+def _transport_with(transport: TransportContext, headers: Any) -> TransportContext:
+    """The transport metadata with the run's (compacted) copy of the request's headers."""
+    if headers is None or getattr(transport, "headers", None) is None:
+        return transport
+    try:
+        return replace(transport, headers=headers)
+    except TypeError:  # a transport context of another shape: keep it as it is
+        return transport

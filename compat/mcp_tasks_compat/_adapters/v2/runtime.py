@@ -98,7 +98,8 @@ def tool_work(
     """Wrap the rest of the ``tools/call`` chain as task work.
 
     The chain is called with the run's own request context (:func:`detach_request`, set by
-    :meth:`TasksRuntime.start_task` and :meth:`TasksRuntime.begin_call`), never the request's: the
+    :meth:`TasksRuntime.start_task` and :meth:`TasksRuntime.begin_call` as the run's
+    :func:`current_request`, so ``call_next`` needs no :func:`with_request`), never the request's: the
     work keeps only the chain (the tool and its validated arguments), so the request's objects go
     once the create answer is sent. A JSON-RPC error from the chain ends the task ``failed`` with
     that error (inline in 2026-07-28, from ``tasks/result`` in 2025-11-25); a tool error result is

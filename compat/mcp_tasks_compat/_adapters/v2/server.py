@@ -179,9 +179,7 @@ class TasksExtension(Extension):
                 owner=runtime.owner_2026(),
                 tool_name=params.name,
                 ttl_ms=ttl_ms,
-                work=tool_work(
-                    lambda run: with_request(run, lambda: _with_round_trips(params, run, call_next, None))
-                ),
+                work=tool_work(lambda run: _with_round_trips(params, run, call_next, None)),
             )
             # A dict, not a model: the runner dumps models with exclude_none, which would drop a
             # "ttlMs": null (required, nullable).
@@ -195,9 +193,7 @@ class TasksExtension(Extension):
             ttl_ms=ttl_ms,
             # Detached from the start, as a task's run: the call may become a task at any moment,
             # and its running frames keep whatever request context they were given.
-            work=tool_work(
-                lambda run: with_request(run, lambda: _with_round_trips(params, run, call_next, rounds))
-            ),
+            work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
             always_task=support == "required",
             rounds=rounds,
         )
