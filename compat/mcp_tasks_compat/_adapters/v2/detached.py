@@ -136,7 +136,7 @@ class RunConnection(Connection):
 
     _LAZY = ("initialized", "exit_stack")
 
-    def __init__(self, origin: Connection) -> None:  # pylint: disable=super-init-not-called
+    def __init__(self, origin: Connection) -> None:
         # Not Connection.__init__: that would make the event and exit stack this copy defers.
         for name, value in vars(origin).items():
             if name not in self._LAZY:
