@@ -61,9 +61,9 @@ class ExchangeChannel:
 
     __slots__ = ("_cancel_requested", "_live", "request_id", "transport")
 
-    def __init__(self, live: DispatchContext[Any], transport: TransportContext | None = None) -> None:
+    def __init__(self, live: DispatchContext[Any], transport: TransportContext) -> None:
         self._live: DispatchContext[Any] | None = live
-        self.transport: TransportContext = live.transport if transport is None else transport
+        self.transport = transport
         self.request_id = live.request_id
         self._cancel_requested: anyio.Event | None = None
 
@@ -190,7 +190,6 @@ class DetachedRequest:
             self._channel.end()
         if self._connection is not None:
             self._connection.end()
-            self._connection = None
 
 
 _warned_no_seam = False
@@ -238,9 +237,6 @@ def detach_request(ctx: ServerRequestContext[Any, Any]) -> DetachedRequest:
 
 def _transport_with(transport: TransportContext, headers: Any) -> TransportContext:
     """The transport metadata with the run's (compacted) copy of the request's headers."""
-    if headers is None or getattr(transport, "headers", None) is None:
+    if headers is None or transport.headers is None:
         return transport
-    try:
-        return replace(transport, headers=headers)
-    except TypeError:  # a transport context of another shape: keep it as it is
-        return transport
+    return replace(transport, headers=headers)
