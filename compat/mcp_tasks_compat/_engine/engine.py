@@ -29,7 +29,7 @@ from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStateError, TaskStor
 from . import runs
 from .expiry import Sweeper
 from .inputs import InputRelay
-from .limits import TaskLimits, echoed_id
+from .limits import LIST_PAGE_SIZE, TaskLimits, echoed_id, list_page
 from .persisted import TaskState
 from .records import LiveRecords, adopt
 from .replicas import ReplicaLink, new_replica_id
@@ -348,8 +348,31 @@ class TaskEngine:
             return
         adopt(record, state)
 
+    def shown(self, task: Task) -> Task:
+        """``task`` as a read answers it: its poll hint computed for its age now.
+
+        The one poll-hint rule for reads, on every dialect and major: a quiet task's hint grows
+        with its age (:class:`PollPolicy`); a terminal task keeps the hint it ended with.
+        """
+        if task.is_terminal:
+            return task
+        age_ms = (self.now() - task.created_at) / timedelta(milliseconds=1)
+        hint = self.poll_policy.hint_ms(age_ms)
+        return task if hint == task.poll_interval_ms else task.evolve(poll_interval_ms=hint)
+
     async def get(self, task_id: str, owner: str | None) -> Task:
-        return (await self.lookup(task_id, owner)).task
+        """The owner's task as a read answers it (:meth:`shown`), else -32602."""
+        return self.shown((await self.lookup(task_id, owner)).task)
+
+    async def list_page(
+        self, owner: str | None, cursor: object, *, size: int = LIST_PAGE_SIZE
+    ) -> tuple[list[Task], str | None]:
+        """One ``tasks/list`` page of ``owner``'s tasks after ``cursor``, as reads answer them.
+
+        A cursor this server never issued (or not a string) is -32602 (:func:`.limits.list_page`).
+        """
+        page, next_cursor = list_page(await self.owned_by(owner), cursor, size=size)
+        return [self.shown(task) for task in page], next_cursor
 
     async def owned_by(self, owner: str | None) -> list[Task]:
         """Every task of ``owner``, in creation order (all pages of the store)."""
@@ -372,7 +395,12 @@ class TaskEngine:
         terminal task is left alone and the call is an acknowledgement. ``reason`` becomes the
         status message (an adapter ending a session says so).
         """
-        record = await self.lookup(task_id, owner)
+        return await self.cancel_record(await self.lookup(task_id, owner), strict=strict, reason=reason)
+
+    async def cancel_record(
+        self, record: TaskRecord, *, strict: bool, reason: str = "cancelled by the client"
+    ) -> Task:
+        """:meth:`cancel` of a record already looked up (no second read of the store)."""
         if record.task.is_terminal:
             if strict:
                 try:
