@@ -41,6 +41,8 @@ SDK_FREE = [
     "mcp_tasks_compat._engine.sqlite_store",
     "mcp_tasks_compat._engine.stores",
     "mcp_tasks_compat._client",
+    "mcp_tasks_compat._server",
+    "mcp_tasks_compat._server.service_2025",
     "mcp_tasks_compat.examples",
     "mcp_tasks_compat._cli",
     "mcp_tasks_compat._adapters",
@@ -206,7 +208,8 @@ LAYERS: dict[str, int] = {
     "_detect": 2,
     "_engine": 3,
     "_client": 3,
-    "_adapters": 4,
+    "_server": 4,  # the server's task protocol, above the engine it drives
+    "_adapters": 5,
 }
 TOP = max(LAYERS.values()) + 1
 

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import McpError  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
+from mcp_tasks_compat._engine import EVERY_OWNER  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ..harness import exception_leaves  # noqa: E402
@@ -170,7 +171,9 @@ async def test_shim_disconnect_mid_task_ends_the_run_promptly_and_cleanly() -> N
             await conn.outcome.done.wait()
         assert controls.stopped.is_set()  # the run was cancelled, not awaited
     assert_ended_cleanly(conn)
-    assert len(tasks.engine.store) == 0  # nobody can reach a session's tasks any more: forgotten
+    # A stop is not a purge: the task stays in the store, cancelled with the reason, until its TTL.
+    (kept,), _ = await tasks.engine.store.list_tasks(owner=EVERY_OWNER, cursor=None)
+    assert (kept.task.status.value, kept.task.status_message) == ("cancelled", SESSION_ENDED)
 
 
 async def test_shim_disconnect_with_a_blocked_tasks_result_returns_promptly() -> None:
@@ -333,19 +336,20 @@ async def test_bare_sdk_two_concurrent_result_waiters_leave_the_first_hanging() 
 # --- #6 ttl: null (unlimited) ---------------------------------------------------------------------
 
 
-async def test_shim_unlimited_ttl_round_trips_as_null() -> None:
+async def test_shim_task_without_a_ttl_gets_the_server_default() -> None:
+    """``params.task = {}`` asks for no TTL, so the server's default applies, as on mcp 2.x
+    (an explicit ``"ttl": null`` is unlimited: test_wire_2025 sends it raw, as the SDK's
+    client cannot)."""
     controls = Controls()
-    _tasks, server = shim_server(controls, max_ttl_ms=None)  # no TTL cap: null stays unlimited
+    tasks, server = shim_server(controls, max_ttl_ms=None)
+    default = tasks.engine.default_ttl_ms
     async with connect(server) as conn:
         created = await raw_task_call(conn, "wait", types.TaskMetadata())  # params.task = {}
-        assert created.task.ttl is None
+        assert created.task.ttl == default
         task_id = created.task.taskId
         assert conn.wire.sent("tools/call")[-1]["params"]["task"] == {}
-        answer = next(m for d, m in conn.wire.messages if d == "S->C" and "task" in m.get("result", {}))
-        assert "ttl" in answer["result"]["task"]
-        assert answer["result"]["task"]["ttl"] is None
-        assert (await conn.tasks.get_task(task_id)).ttl is None  # the SDK client requires the key
-        assert [task.ttl for task in (await conn.tasks.list_tasks()).tasks] == [None]
+        assert (await conn.tasks.get_task(task_id)).ttl == default
+        assert [task.ttl for task in (await conn.tasks.list_tasks()).tasks] == [default]
         controls.release.set()
         assert (await conn.tasks.get_task_result(task_id, types.CallToolResult)).isError is False
     assert_ended_cleanly(conn)

@@ -38,13 +38,13 @@ async def test_initialize_advertises_tasks_and_tools_declare_task_support(kind: 
     async with raw_connect(build(kind, Controls())) as (client, initialized):
         assert initialized["result"]["capabilities"]["tasks"] == SERVER_TASKS_CAPABILITY
         tools = (await client.request("tools/list", {}))["result"]["tools"]
-        declared = {tool["name"]: tool["execution"] for tool in tools}
+        declared = {tool["name"]: tool.get("execution") for tool in tools}
         for name, support in TASK_TOOLS.items():
             if name in declared:
-                assert declared[name] == {"taskSupport": support}
+                assert declared[name] == (None if support == "forbidden" else {"taskSupport": support})
         assert declared["echo"] == {"taskSupport": "optional"}
         assert declared["needs_task"] == {"taskSupport": "required"}
-        assert declared["no_task"] == {"taskSupport": "forbidden"}
+        assert declared["no_task"] is None  # absent means forbidden; nothing declared, nothing added
 
 
 async def test_task_messages_have_the_2025_shapes() -> None:
@@ -86,10 +86,10 @@ async def test_task_messages_have_the_2025_shapes() -> None:
 async def test_completed_task_result_is_the_tool_result_with_related_task_meta() -> None:
     async with raw_connect(build("lowlevel", Controls(), max_ttl_ms=None)) as (client, _):
         created = await client.request(
-            "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {}}
+            "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {"ttl": None}}
         )
         task_id = created["result"]["task"]["taskId"]
-        assert created["result"]["task"]["ttl"] is None  # {} asks for no TTL: unlimited, written as null
+        assert created["result"]["task"]["ttl"] is None  # null asks for no TTL: unlimited, written as null
         result = (await client.request("tasks/result", {"taskId": task_id}))["result"]
         assert result["structuredContent"] == {"echo": "hi", "as_task": True}
         assert result["isError"] is False

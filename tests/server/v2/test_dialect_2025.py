@@ -282,23 +282,18 @@ async def test_tasks_belong_to_their_session() -> None:
     assert own["structuredContent"] == {"result": 10}
 
 
-async def test_tasks_list_pages() -> None:
-    from mcp_tasks_compat._adapters.v2 import dialect_2025
-
+async def test_tasks_list_routes_the_cursor() -> None:
+    """Paging itself is the service's (tests/server/test_service_2025.py); here, the routing."""
     _tasks, server, gate, _seen = build()
     gate.release.set()
     async with raw_peer(server) as peer:
         await peer.initialize()
         made = [(await create(peer, "work", {"x": i}))["result"]["task"]["taskId"] for i in range(3)]
-        page_size = dialect_2025.LIST_PAGE_SIZE
-        dialect_2025.LIST_PAGE_SIZE = 2
-        try:
-            first = (await peer.request("tasks/list"))["result"]
-            second = (await peer.request("tasks/list", {"cursor": first["nextCursor"]}))["result"]
-        finally:
-            dialect_2025.LIST_PAGE_SIZE = page_size
-    assert [t["taskId"] for t in first["tasks"]] + [t["taskId"] for t in second["tasks"]] == made
-    assert "nextCursor" not in second
+        listed = (await peer.request("tasks/list"))["result"]
+        foreign = await peer.request("tasks/list", {"cursor": "not-issued"})
+    assert [t["taskId"] for t in listed["tasks"]] == made
+    assert "nextCursor" not in listed
+    assert foreign["error"]["code"] == -32602
 
 
 async def test_2025_and_2026_share_one_server_but_not_their_methods() -> None:

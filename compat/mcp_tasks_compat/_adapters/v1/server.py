@@ -18,6 +18,7 @@ The input functions and the exact-wire-JSON messages are in :mod:`.messages`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
@@ -31,7 +32,6 @@ from mcp.shared.message import SessionMessage
 
 from ..._detect import refuse_unsupported, sdk_info
 from ..._engine import TaskPolicy
-from ...core import codec_2025 as codec
 from ...errors import METHOD_NOT_FOUND, PeerProtocolError, UnsupportedSdkError
 from .messages import input_result as input_result
 from .messages import plain_input as plain_input
@@ -95,8 +95,10 @@ def lowlevel_server_of(server: object) -> Server[Any, Any]:
     )
 
 
-def _with_tasks_capability(options: InitializationOptions) -> InitializationOptions:
-    tasks_capability = types.ServerTasksCapability.model_validate(dict(codec.SERVER_TASKS_CAPABILITY))
+def _with_tasks_capability(
+    options: InitializationOptions, capability: Mapping[str, Any]
+) -> InitializationOptions:
+    tasks_capability = types.ServerTasksCapability.model_validate(dict(capability))
     capabilities = options.capabilities.model_copy(update={"tasks": tasks_capability})
     return options.model_copy(update={"capabilities": capabilities})
 
@@ -155,8 +157,9 @@ class _Installation:
     ) -> None:
         """The SDK's ``Server.run`` inside a session that owns its task runs."""
         self.wrap_handlers()
-        if not stateless:
-            initialization_options = _with_tasks_capability(initialization_options)
+        capability = self.handlers.service.capability()
+        if not stateless and capability is not None:
+            initialization_options = _with_tasks_capability(initialization_options, capability)
         # The runs a killed server left are failed before this session's first request can read
         # them (the sweeper below would do it too, but concurrently with the requests).
         await self.engine.open()
@@ -219,14 +222,14 @@ class _Installation:
             await self.engine.background(max_sleep_s=self.sweep_interval_s)
 
     async def _end_session(self, session: SessionTasks) -> None:
-        """Cancel what still runs (saying why) and forget tasks nobody can reach any more."""
+        """Cancel what still runs here, saying why (its run lives in this session's task group).
+
+        Nothing is deleted: a stop is not a purge. Every task stays readable by its owner in the
+        store until its TTL (with a durable store, after a restart too).
+        """
         for record in list(session.runs.values()):
             if not record.task.is_terminal:
                 try:
-                    await self.engine.cancel(
-                        record.task.task_id, record.owner, strict=False, reason=SESSION_ENDED
-                    )
+                    await self.engine.cancel_record(record, strict=False, reason=SESSION_ENDED)
                 except PeerProtocolError:
                     continue  # already swept away
-        for task in await self.engine.owned_by(session.principal):
-            await self.engine.forget(task.task_id)

@@ -1,18 +1,18 @@
-"""mcp 1.x servers: the request handlers our installation puts on a low-level ``Server``.
+"""mcp 1.x servers: routing the SDK's typed requests to the 2025-11-25 task service.
 
-``tools/list`` and ``tools/call`` are wrapped (``execution.taskSupport`` declared and enforced;
-a task-augmented call runs the original handler in the background, in a copy of the request's
-context that keeps nothing of the exchange); ``tasks/get|result|list|cancel`` are served on the
-engine. ``tasks/result`` also relays the task's input requests (``elicit`` / ``create_message``
-/ ``list_roots`` from the tool body) to the client on its own stream, tagged with the
-related-task ``_meta``, and the answers back. What one session owns (:class:`SessionTasks`) is
-here too: the handlers read it, :mod:`.server`'s ``run`` makes it.
+``tools/list`` and ``tools/call`` are wrapped (``execution.taskSupport`` declared and enforced by
+:class:`~mcp_tasks_compat._server.Tasks2025Service`; a task-augmented call runs the original
+handler in the background, in a copy of the request's context that keeps nothing of the
+exchange); ``tasks/get|result|list|cancel`` are answered by the service. This module only turns
+typed requests into wire params, presents the request as a :class:`~mcp_tasks_compat._server.Caller`,
+starts a run in its session's task group and maps the service's errors to ``McpError``. What one
+session owns (:class:`SessionTasks`) is here too: the handlers read it, :mod:`.server`'s ``run``
+makes it.
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
 import secrets
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import contextmanager
@@ -29,29 +29,25 @@ from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 
 from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
-from ..._engine.limits import echoed_id, list_page
-from ...core import codec_2025 as codec
-from ...core.model import JsonRpcError, Task, TaskStatus
+from ..._server import TaskCall, Tasks2025Service, principal_id
+from ...core.model import JsonRpcError
 from ...dialects import DIALECT_2025_11_25
-from ...errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
+from ...errors import INTERNAL_ERROR, PeerProtocolError, TaskStoreError
 from ..shared import DetachedHttpRequest, compact_headers
 from .messages import WireNotification, WireResult, jsonrpc_error, send_input
 
-__all__ = ["NOTIFY_TIMEOUT_S", "RequestHandler", "SessionTasks", "TaskHandlers", "current_session"]
-
-NOTIFY_TIMEOUT_S = 2.0
-"""Longest a status notification may block (a stuck peer must not hold up a run)."""
+__all__ = ["RequestHandler", "SessionTasks", "TaskHandlers", "current_session"]
 
 RequestHandler = Callable[[Any], Awaitable[types.ServerResult]]
 
 
 @dataclass(eq=False)
 class SessionTasks:
-    """What one session (one ``Server.run``) owns: its runs, its waiters, its principal."""
+    """What one session (one ``Server.run``) owns: its runs, its waiters, its key."""
 
     group: anyio.abc.TaskGroup
     stateless: bool
-    principal: str = field(default_factory=lambda: f"session:{secrets.token_hex(16)}")
+    key: str = field(default_factory=lambda: f"session:{secrets.token_urlsafe(16)}")
     closed: anyio.Event = field(default_factory=anyio.Event)
     runs: dict[str, TaskRecord] = field(default_factory=lambda: dict[str, TaskRecord]())
     waiters: set[anyio.CancelScope] = field(default_factory=lambda: set[anyio.CancelScope]())
@@ -90,12 +86,36 @@ def _authenticated_principal(request: object) -> str | None:
     token = user.access_token
     claims: object = getattr(token, "claims", None)  # mcp >= 1.27: subject and claims
     issuer = cast("dict[str, Any]", claims).get("iss") if isinstance(claims, dict) else None
-    subject: object = getattr(token, "subject", None)
-    return "user:" + json.dumps([token.client_id, issuer, subject], default=str)
+    return principal_id(token.client_id, issuer, getattr(token, "subject", None))
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """This request as the service sees it (:class:`~mcp_tasks_compat._server.Caller`)."""
+
+    principal: str | None
+    session_key: str | None
+    sdk_session: ServerSession
+    request_id: types.RequestId
+
+    async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        try:
+            return await send_input(self.sdk_session, request, self.request_id)
+        except McpError as exc:
+            error = exc.error
+            raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
+
+
+def _params(req: Any) -> dict[str, Any]:
+    """A typed request's params as the wire sent them (fields the client left out stay out)."""
+    params = getattr(req, "params", None)
+    if params is None:
+        return {}
+    return params.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
 class TaskHandlers:
-    """The request handlers: ``tools/list`` and ``tools/call`` wrapped, ``tasks/*`` served on the engine."""
+    """The request handlers: ``tools/list`` and ``tools/call`` wrapped, ``tasks/*`` routed to the service."""
 
     detach_runs: bool = True
     """Internal switch, for the benchmarks only: ``False`` lets a run keep its request's whole
@@ -104,6 +124,7 @@ class TaskHandlers:
     def __init__(self, tasks: TaskPolicy) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
+        self.service = Tasks2025Service(tasks)
 
     # --- who is asking ----------------------------------------------------------------------------
 
@@ -115,9 +136,15 @@ class TaskHandlers:
             )
         return session
 
-    def _caller(self, session: SessionTasks) -> str:
-        """The principal tasks are scoped to: the authenticated user, else the session."""
-        return _authenticated_principal(request_ctx.get().request) or session.principal
+    def _caller(self) -> _Caller:
+        session = self._session()
+        context = request_ctx.get()
+        return _Caller(
+            principal=_authenticated_principal(context.request),
+            session_key=None if session.stateless else session.key,
+            sdk_session=context.session,
+            request_id=context.request_id,
+        )
 
     # --- tools ------------------------------------------------------------------------------------
 
@@ -126,55 +153,45 @@ class TaskHandlers:
             result = await original(req)
             if not isinstance(result.root, types.ListToolsResult):
                 return result
-            tools = [
-                tool.model_copy(
-                    update={"execution": types.ToolExecution(taskSupport=self.tasks.support_for(tool.name))}
-                )
-                for tool in result.root.tools
-            ]
+            tools: list[types.Tool] = []
+            for tool in result.root.tools:
+                declared = None if tool.execution is None else tool.execution.model_dump(exclude_none=True)
+                execution = self.service.tool_execution(tool.name, declared)
+                if execution is not None:
+                    tool = tool.model_copy(
+                        update={"execution": types.ToolExecution.model_validate(execution)}
+                    )
+                tools.append(tool)
             return types.ServerResult(result.root.model_copy(update={"tools": tools}))
 
         return list_tools
 
     def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
-            name = req.params.name
-            support = self.tasks.support_for(name)
-            metadata = req.params.task
-            if metadata is None:
-                if support == "required":
-                    raise jsonrpc_error(
-                        METHOD_NOT_FOUND,
-                        f"Tool '{echoed_id(name)}' requires task-augmented invocation (params.task)",
-                    )
+            with _service_errors():
+                plan = self.service.plan_call(_params(req), self._caller())
+            if plan is None:
                 return await original(req)
-            if support == "forbidden":
-                raise jsonrpc_error(
-                    METHOD_NOT_FOUND, f"Tool '{echoed_id(name)}' does not support task-augmented invocation"
-                )
-            return await self._start_task(original, req, metadata.ttl)
+            return await self._start_task(original, req, plan)
 
         return call_tool
 
     async def _start_task(
-        self, original: RequestHandler, req: types.CallToolRequest, requested_ttl: int | None
+        self, original: RequestHandler, req: types.CallToolRequest, plan: TaskCall
     ) -> types.ServerResult:
         session = self._session()
-        if session.stateless:
-            raise jsonrpc_error(
-                INVALID_REQUEST,
-                "task-augmented tools/call needs a stateful session; this server runs stateless, "
-                "so nothing could outlive the request",
-            )
         context = request_ctx.get()
-        with _peer_errors():  # a negative TTL, or the owner's active-task limit reached
+        with _service_errors():  # the owner's active-task limit reached
             record = await self.engine.create(
-                dialect=DIALECT_2025_11_25,
-                owner=self._caller(session),
-                tool_name=req.params.name,
-                ttl_ms=self.engine.effective_ttl(requested_ttl, requested=True),
+                dialect=DIALECT_2025_11_25, owner=plan.owner, tool_name=plan.tool_name, ttl_ms=plan.ttl_ms
             )
-        record.listeners.append(_status_notifier(context.session, session))
+        sdk_session = context.session
+
+        async def send(wire: Mapping[str, Any]) -> None:
+            if not session.closed.is_set():
+                await sdk_session.send_notification(WireNotification.of(wire))
+
+        record.listeners.append(self.service.status_listener(send))
         task_id = record.task.task_id
         session.runs[task_id] = record
 
@@ -190,51 +207,36 @@ class TaskHandlers:
         run_context = contextvars.copy_context()
         run_context.run(request_ctx.set, _detached_request_context(context) if self.detach_runs else context)
         run_context.run(self.engine.start, record, work, session.group)
-        return WireResult.of(codec.encode_create_task_result(record.task))
+        return WireResult.of(self.service.created(record.task))
 
     # --- tasks/* ----------------------------------------------------------------------------------
 
+    async def _serve(self, method: str, req: Any) -> types.ServerResult:
+        with _service_errors():
+            return WireResult.of(await self.service.serve(method, _params(req), self._caller()))
+
     async def get_task(self, req: types.GetTaskRequest) -> types.ServerResult:
-        session = self._session()
-        with _peer_errors():
-            task = await self.engine.get(req.params.taskId, self._caller(session))
-        return WireResult.of(codec.encode_task(task))
+        return await self._serve("tasks/get", req)
+
+    async def list_tasks(self, req: types.ListTasksRequest) -> types.ServerResult:
+        return await self._serve("tasks/list", req)
+
+    async def cancel_task(self, req: types.CancelTaskRequest) -> types.ServerResult:
+        return await self._serve("tasks/cancel", req)
 
     async def get_task_result(self, req: types.GetTaskPayloadRequest) -> types.ServerResult:
+        """``tasks/result``, stopped without an answer when the peer goes away."""
         session = self._session()
-        task_id, owner = req.params.taskId, self._caller(session)
-        with _peer_errors():
-            record = await self.engine.lookup(task_id, owner)
         waiter = anyio.CancelScope()
         session.waiters.add(waiter)
         if session.closed.is_set():
             waiter.cancel()
-        context = request_ctx.get()
-        send = _relay_on(context.session, context.request_id, task_id)
         try:
             with waiter:
-                await self.engine.inputs.relay_until_terminal(record, send)
+                return await self._serve("tasks/result", req)
         finally:
             session.waiters.discard(waiter)
-        if waiter.cancelled_caught:
-            _abandon_request()
-        task = record.task
-        if task.status is TaskStatus.FAILED and task.result is None and task.error is not None:
-            raise jsonrpc_error(task.error.code, task.error.message, task.error.data)
-        return WireResult.of(codec.encode_task_payload(task))
-
-    async def list_tasks(self, req: types.ListTasksRequest) -> types.ServerResult:
-        session = self._session()
-        cursor = req.params.cursor if req.params is not None else None
-        with _peer_errors():  # a cursor this server never issued is -32602, as on mcp 2.x
-            page, next_cursor = list_page(await self.engine.owned_by(self._caller(session)), cursor)
-        return WireResult.of(codec.encode_list_tasks_result(page, next_cursor=next_cursor))
-
-    async def cancel_task(self, req: types.CancelTaskRequest) -> types.ServerResult:
-        session = self._session()
-        with _peer_errors():
-            task = await self.engine.cancel(req.params.taskId, self._caller(session), strict=True)
-        return WireResult.of(codec.encode_task(task))
+        _abandon_request()  # reached only when the waiter was cancelled: the peer is gone
 
 
 def _detached_request_context(context: RequestContext[Any, Any, Any]) -> RequestContext[Any, Any, Any]:
@@ -268,42 +270,12 @@ async def _call_original(original: RequestHandler, req: types.CallToolRequest) -
     return result.root.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def _relay_on(
-    sdk_session: ServerSession, request_id: types.RequestId, task_id: str
-) -> Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]:
-    """Send a task's input request on the ``tasks/result`` stream ``request_id``, tagged with the task."""
-
-    async def send(key: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        del key  # 2025-11-25 matches the answer by JSON-RPC id
-        params = dict(cast("Mapping[str, Any]", request.get("params") or {}))
-        meta = dict(cast("Mapping[str, Any]", params.get("_meta") or {}))
-        meta.update(codec.related_task_meta(task_id))
-        params["_meta"] = meta
-        try:
-            return await send_input(sdk_session, {"method": request["method"], "params": params}, request_id)
-        except McpError as exc:
-            error = exc.error
-            raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
-
-    return send
-
-
-def _status_notifier(sdk_session: ServerSession, session: SessionTasks) -> Callable[[Task], Awaitable[None]]:
-    """Best-effort ``notifications/tasks/status`` to the session that created the task."""
-
-    async def notify(task: Task) -> None:
-        if session.closed.is_set():
-            return
-        with anyio.move_on_after(NOTIFY_TIMEOUT_S):
-            await sdk_session.send_notification(WireNotification.of(codec.encode_status_notification(task)))
-
-    return notify
-
-
 @contextmanager
-def _peer_errors() -> Generator[None]:
-    """Answer the engine's ``PeerProtocolError`` (-32602 unknown task, terminal cancel) as JSON-RPC."""
+def _service_errors() -> Generator[None]:
+    """The service's refusals (and a store that cannot answer) as JSON-RPC errors; the session lives on."""
     try:
         yield
     except PeerProtocolError as exc:
         raise jsonrpc_error(exc.jsonrpc_code, exc.message, exc.data) from None
+    except TaskStoreError as exc:
+        raise jsonrpc_error(INTERNAL_ERROR, exc.message) from None

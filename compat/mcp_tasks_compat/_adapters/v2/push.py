@@ -177,7 +177,7 @@ class TaskPushMiddleware:
                 continue
             seen.add(task_id)
             try:
-                record = await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+                record = await runtime.lookup(task_id, owner)
             except MCPError:
                 continue  # unknown, expired, or another caller's: not agreed
             records.append(runtime.tasks.engine.watch(record))
@@ -234,7 +234,7 @@ class TaskPushMiddleware:
             await changed.wait()
 
     async def _send(self, ctx: ServerRequestContext[Any, Any], task: Task, meta: dict[str, Any]) -> None:
-        wire = codec_2026.encode_tasks_notification(self._runtime.with_poll_hint(task))
+        wire = codec_2026.encode_tasks_notification(self._runtime.tasks.engine.shown(task))
         params: dict[str, Any] = {**wire["params"], "_meta": meta}
         send: Callable[..., Awaitable[None]] = ctx.session.send_notification
         await send(

@@ -8,14 +8,12 @@ that outlives the ``tools/call`` request can only live in the lifespan.
 
 from __future__ import annotations
 
-import json
 import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
-from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 import anyio.abc
@@ -30,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, Outcome, RoundTrips, TaskPolicy, TaskRecord, ToolCallFailure
 from ..._engine.limits import echoed_id
-from ...core.model import JsonRpcError, Task, utc_now
+from ..._server import principal_id
+from ...core.model import JsonRpcError, Task
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
 from .detached import DetachedRequest, detach_request
@@ -193,15 +192,6 @@ async def send_input(
         message = f"the answer to {raw.method} is not a valid result: {exc.error_count()} validation error(s)"
         raise InputRefused(JsonRpcError(INVALID_PARAMS, message)) from exc
     return answer.model_dump(by_alias=True, mode="json", exclude_unset=True)
-
-
-def auth_principal() -> str | None:
-    """The authenticated principal of this request (client, issuer, subject), or ``None``."""
-    token = get_access_token()
-    if token is None:
-        return None
-    issuer = (token.claims or {}).get("iss")
-    return "auth:" + json.dumps([token.client_id, None if issuer is None else str(issuer), token.subject])
 
 
 class _SessionKeys:
@@ -386,43 +376,40 @@ class TasksRuntime:
             )
         return group
 
-    async def lookup(self, task_id: str, owner: str | None, dialect: Dialect) -> TaskRecord:
-        """The caller's task in this dialect, else -32602 (unknown, expired, another principal's)."""
+    async def lookup(self, task_id: str, owner: str | None) -> TaskRecord:
+        """The caller's 2026-07-28 task, else -32602 (unknown, expired, another principal's)."""
         try:
             record = await self.tasks.engine.lookup(task_id, owner)
         except PeerProtocolError as exc:
-            raise self._not_found(task_id, dialect) from exc
-        if record.dialect != dialect:
-            raise self._not_found(task_id, dialect)
+            raise self._not_found(task_id) from exc
+        if record.dialect != DIALECT_2026_07_28:
+            raise self._not_found(task_id)
         return record
 
     @staticmethod
-    def _not_found(task_id: str, dialect: Dialect) -> MCPError:
-        if dialect == DIALECT_2026_07_28:
-            return MCPError(
-                code=INVALID_PARAMS,
-                message="Failed to retrieve task: Task not found",
-                data={"taskId": echoed_id(task_id)},
-            )
-        return MCPError(code=INVALID_PARAMS, message=f"Task not found: {echoed_id(task_id)}")
-
-    def with_poll_hint(self, task: Task) -> Task:
-        """The task with a poll hint for its age now (short while young, longer later)."""
-        if task.is_terminal:
-            return task
-        age_ms = (utc_now() - task.created_at) / timedelta(milliseconds=1)
-        return task.evolve(poll_interval_ms=self.tasks.engine.poll_policy.hint_ms(age_ms))
+    def _not_found(task_id: str) -> MCPError:
+        return MCPError(
+            code=INVALID_PARAMS,
+            message="Failed to retrieve task: Task not found",
+            data={"taskId": echoed_id(task_id)},
+        )
 
     # --- principals -----------------------------------------------------------------------------
 
-    def owner_2025(self, ctx: ServerRequestContext[Any, Any]) -> str:
-        """2025-11-25 scopes tasks to the session (and to the authenticated user, if any)."""
-        anchor = ctx.session.client_params
-        session = self._sessions.key_for(anchor) if anchor is not None else "session:uninitialized"
-        principal = auth_principal()
-        return session if principal is None else f"{principal}|{session}"
-
     @staticmethod
-    def owner_2026() -> str | None:
+    def principal() -> str | None:
+        """The authenticated principal of this request (client, issuer, subject), or ``None``."""
+        token = get_access_token()
+        if token is None:
+            return None
+        return principal_id(token.client_id, (token.claims or {}).get("iss"), token.subject)
+
+    def session_key(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """A key of this request's live 2025-11-25 connection, ``None`` before ``initialize`` or
+        on a stateless server (where every request is a connection of its own)."""
+        anchor = ctx.session.client_params
+        return None if anchor is None else self._sessions.key_for(anchor)
+
+    def owner_2026(self) -> str | None:
         """2026-07-28 has no sessions: the authenticated user, else none (ids are bearer handles)."""
-        return auth_principal()
+        return self.principal()

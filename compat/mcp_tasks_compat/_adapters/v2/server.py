@@ -47,11 +47,13 @@ from ..._engine import (
     pending_call,
     rounds_of_plain_call,
 )
+from ..._engine.limits import echoed_id
+from ..._server import REQUIRED_TOOL_CALLED_PLAINLY
 from ...core import codec_2026
 from ...core.model import Task
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
-from .dialect_2025 import Dialect2025Middleware, require_task_or_refuse
+from .dialect_2025 import Dialect2025Middleware
 from .push import push_middleware
 from .runtime import (
     INPUT_CAPABILITIES,
@@ -161,7 +163,13 @@ class TasksExtension(Extension):
             # Handshake era: the 2025-11-25 middleware (when served) made any task already, and the
             # work of such a task passes through here; a plain call to a required tool is refused.
             if current_run() is None:
-                require_task_or_refuse(params.name, support, with_task=False)
+                if support == "required":  # the same refusal as the 2025-11-25 service's
+                    raise mcp_error(
+                        PeerProtocolError(
+                            REQUIRED_TOOL_CALLED_PLAINLY.format(name=echoed_id(params.name)),
+                            jsonrpc_code=METHOD_NOT_FOUND,
+                        )
+                    )
                 return await call_next(ctx)
             return await _with_round_trips(params, ctx, call_next, None)
         if support == "forbidden":
@@ -216,15 +224,15 @@ class TasksExtension(Extension):
     async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         with answering_store_errors():
             runtime = self._runtime
-            record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026(), DIALECT_2026_07_28)
-            return codec_2026.encode_get_task_result(runtime.with_poll_hint(record.task))
+            record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026())
+            return codec_2026.encode_get_task_result(runtime.tasks.engine.shown(record.task))
 
     async def tasks_cancel(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         with answering_store_errors():
             runtime = self._runtime
             owner = runtime.owner_2026()
             task_id = self._task_id(ctx)
-            await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+            await runtime.lookup(task_id, owner)
             await runtime.tasks.engine.cancel(task_id, owner, strict=False)
             return {}
 
@@ -239,7 +247,7 @@ class TasksExtension(Extension):
                 raise mcp_error(exc) from None
             _check_mcp_name(ctx, task_id)
             owner = runtime.owner_2026()
-            record = await runtime.lookup(task_id, owner, DIALECT_2026_07_28)
+            record = await runtime.lookup(task_id, owner)
             for key, response in responses.items():
                 request = record.task.input_requests.get(key)
                 if request is not None:

@@ -1,0 +1,42 @@
+"""The server's task protocol, SDK-free: one service per dialect, the mirror of ``_client/``.
+
+Rules of this layer (read before changing anything under ``_server/``):
+
+* It imports no ``mcp``: it works on wire JSON with the codecs of ``core`` and asks the engine
+  (``_engine``) for everything about tasks. What it needs from an SDK on each request is the
+  :class:`~.caller.Caller` protocol (who is asking, how to send a request to the client on this
+  request's stream); the adapters (``_adapters/v1``, ``_adapters/v2``) implement it, route the
+  SDK's requests here and turn :class:`~mcp_tasks_compat.errors.PeerProtocolError` into the SDK's
+  error type, in one place each.
+* It does not know which SDK major runs it (h11's rule: one set of semantics, whoever plays it).
+  So the owner of a task, the poll hint a read shows, how ``tasks/list`` pages and what a
+  refusal says are decided here once, and are the same on mcp 1.x and 2.x.
+
+Modules: ``caller`` (the :class:`Caller` protocol and the owner rule), ``service_2025`` (the
+2025-11-25 experimental tasks: capabilities, tool annotations, the refuse/plain/task decision of
+``tools/call``, ``tasks/get|result|list|cancel``).
+"""
+
+from __future__ import annotations
+
+from .caller import Caller, owner_2025, principal_id
+from .service_2025 import (
+    NO_SESSION,
+    REQUIRED_TOOL_CALLED_PLAINLY,
+    TASK_METHODS_2025,
+    TOOL_FORBIDS_TASKS,
+    TaskCall,
+    Tasks2025Service,
+)
+
+__all__ = [
+    "NO_SESSION",
+    "REQUIRED_TOOL_CALLED_PLAINLY",
+    "TASK_METHODS_2025",
+    "TOOL_FORBIDS_TASKS",
+    "Caller",
+    "TaskCall",
+    "Tasks2025Service",
+    "owner_2025",
+    "principal_id",
+]

@@ -1,0 +1,228 @@
+"""2025-11-25 experimental tasks (SEP-1686), served once for both SDK majors, on wire JSON.
+
+An adapter routes each request here and maps :class:`~mcp_tasks_compat.errors.PeerProtocolError`
+to its SDK's error type; everything the peer sees (capabilities, ``execution.taskSupport``, the
+refusals, the owner of a task, the poll hint, the pages of ``tasks/list``) is decided here.
+Creating the task and starting its run stay with the adapter (where a run lives is the one
+thing the majors do differently: a session's task group on 1.x, the lifespan's on 2.x), between
+:meth:`Tasks2025Service.plan_call` and :meth:`Tasks2025Service.created`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+import anyio
+
+from .._engine import TaskPolicy, TaskRecord
+from .._engine.limits import echoed_id
+from ..core import codec_2025 as codec
+from ..core.model import JsonRpcError, Task, TaskStatus
+from ..dialects import DIALECT_2025_11_25
+from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
+from .caller import Caller, owner_2025
+
+__all__ = [
+    "NOTIFY_TIMEOUT_S",
+    "NO_SESSION",
+    "REQUIRED_TOOL_CALLED_PLAINLY",
+    "TASK_METHODS_2025",
+    "TOOL_FORBIDS_TASKS",
+    "TaskCall",
+    "Tasks2025Service",
+]
+
+TASK_METHODS_2025: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+
+REQUIRED_TOOL_CALLED_PLAINLY: Final = (
+    "Tool {name!r} requires task-augmented invocation (execution.taskSupport is 'required')"
+)
+TOOL_FORBIDS_TASKS: Final = (
+    "Tool {name!r} does not support task-augmented invocation (execution.taskSupport is 'forbidden')"
+)
+NO_SESSION: Final = (
+    "2025-11-25 tasks need an initialized, stateful session; a stateless server cannot keep one "
+    "(use the 2026-07-28 Tasks extension, or a stateful server)"
+)
+INVALID_CALL_PARAMS: Final = "Invalid request parameters"
+"""What both SDK majors answer (-32602, ``data: ""``) to a malformed ``tools/call``: a
+task-augmented one is refused with the same words, before any task exists."""
+
+NOTIFY_TIMEOUT_S: Final = 2.0
+"""Longest a status notification may block (a stuck peer must not hold up a run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCall:
+    """A ``tools/call`` that runs as a task: for whom, which tool, for how long."""
+
+    owner: str | None
+    tool_name: str
+    ttl_ms: int | None
+
+
+def _malformed_call() -> PeerProtocolError:
+    return PeerProtocolError(INVALID_CALL_PARAMS, jsonrpc_code=INVALID_PARAMS, data="")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _call_shape(params: object) -> tuple[str, Mapping[str, Any] | None]:
+    """``tools/call`` params checked as the SDK checks them: the tool name and ``params.task``."""
+    if not isinstance(params, Mapping):
+        raise _malformed_call()
+    fields = cast(Mapping[str, Any], params)
+    name = fields.get("name")
+    arguments = fields.get("arguments")
+    meta = fields.get("_meta")
+    task = fields.get("task")
+    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, Mapping)):
+        raise _malformed_call()
+    if not (meta is None or isinstance(meta, Mapping)):
+        raise _malformed_call()
+    if task is None:
+        return name, None
+    if not isinstance(task, Mapping):
+        raise _malformed_call()
+    ttl = cast(Mapping[str, Any], task).get("ttl")
+    if not (ttl is None or _is_int(ttl)):
+        raise _malformed_call()
+    return name, cast(Mapping[str, Any], task)
+
+
+class Tasks2025Service:
+    """The 2025-11-25 task protocol of one server, whichever SDK major runs it."""
+
+    def __init__(self, tasks: TaskPolicy) -> None:
+        self.tasks = tasks
+        self.engine = tasks.engine
+
+    # --- what the handshake and tools/list say -----------------------------------------------------
+
+    def offers_tasks(self) -> bool:
+        """Whether any tool may run as a task (then ``initialize`` advertises ``tasks``)."""
+        tasks = self.tasks
+        return tasks.default_support != "forbidden" or any(s != "forbidden" for s in tasks.tools.values())
+
+    def capability(self) -> dict[str, Any] | None:
+        """The server's ``capabilities.tasks``, or ``None`` when no tool may run as a task."""
+        return copy.deepcopy(dict(codec.SERVER_TASKS_CAPABILITY)) if self.offers_tasks() else None
+
+    def tool_execution(self, tool_name: str, declared: object = None) -> dict[str, Any] | None:
+        """A listed tool's ``execution`` (its ``taskSupport`` merged over what it declared), or
+        ``None`` to leave the tool as it is (a forbidden tool that declared nothing)."""
+        support = self.tasks.support_for(tool_name)
+        if support == "forbidden" and not isinstance(declared, Mapping):
+            return None
+        merged = dict(cast(Mapping[str, Any], declared)) if isinstance(declared, Mapping) else {}
+        merged.update(codec.encode_tool_execution(support))
+        return merged
+
+    # --- tools/call ------------------------------------------------------------------------------
+
+    def plan_call(self, params: object, caller: Caller) -> TaskCall | None:
+        """Refuse the call (``PeerProtocolError``), run it plainly (``None``), or run it as a task.
+
+        Malformed params are refused as the SDK refuses them; a tool's ``taskSupport`` is enforced
+        (-32601); a task needs a session (-32600); a negative TTL is -32602.
+        """
+        name, task = _call_shape(params)
+        support = self.tasks.support_for(name)
+        if task is None:
+            if support == "required":
+                raise PeerProtocolError(
+                    REQUIRED_TOOL_CALLED_PLAINLY.format(name=echoed_id(name)), jsonrpc_code=METHOD_NOT_FOUND
+                )
+            return None
+        if support == "forbidden":
+            raise PeerProtocolError(
+                TOOL_FORBIDS_TASKS.format(name=echoed_id(name)), jsonrpc_code=METHOD_NOT_FOUND
+            )
+        self.require_session(caller)
+        ttl_ms = self.engine.effective_ttl(task.get("ttl"), requested="ttl" in task)
+        return TaskCall(owner=owner_2025(caller), tool_name=name, ttl_ms=ttl_ms)
+
+    @staticmethod
+    def require_session(caller: Caller) -> None:
+        if caller.session_key is None:
+            raise PeerProtocolError(NO_SESSION, jsonrpc_code=INVALID_REQUEST)
+
+    @staticmethod
+    def created(task: Task) -> dict[str, Any]:
+        """The answer to a task-augmented ``tools/call``: ``{"task": {...}}``."""
+        return codec.encode_create_task_result(task)
+
+    @staticmethod
+    def status_listener(
+        send: Callable[[Mapping[str, Any]], Awaitable[None]],
+    ) -> Callable[[Task], Awaitable[None]]:
+        """A task's change listener sending ``notifications/tasks/status`` through ``send``
+        (the notification as wire JSON), best effort and bounded in time."""
+
+        async def notify(task: Task) -> None:
+            with anyio.move_on_after(NOTIFY_TIMEOUT_S):
+                await send(codec.encode_status_notification(task))
+
+        return notify
+
+    # --- tasks/* ---------------------------------------------------------------------------------
+
+    async def serve(self, method: str, params: object, caller: Caller) -> dict[str, Any]:
+        """Answer one of :data:`TASK_METHODS_2025` as wire JSON."""
+        self.require_session(caller)
+        if method == "tasks/list":
+            return await self.list(params, caller)
+        if method == "tasks/get":
+            return await self.get(params, caller)
+        if method == "tasks/cancel":
+            return await self.cancel(params, caller)
+        if method == "tasks/result":
+            return await self.result(params, caller)
+        raise PeerProtocolError(f"Method not found: {echoed_id(method)}", jsonrpc_code=METHOD_NOT_FOUND)
+
+    async def _record(self, params: object, caller: Caller) -> TaskRecord:
+        """The caller's 2025-11-25 task named by ``params.taskId``, else -32602."""
+        task_id = codec.decode_task_id_params(params)
+        record = await self.engine.lookup(task_id, owner_2025(caller))
+        if record.dialect != DIALECT_2025_11_25:
+            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
+        return record
+
+    async def get(self, params: object, caller: Caller) -> dict[str, Any]:
+        record = await self._record(params, caller)
+        return codec.encode_task(self.engine.shown(record.task))
+
+    async def cancel(self, params: object, caller: Caller) -> dict[str, Any]:
+        record = await self._record(params, caller)
+        return codec.encode_task(await self.engine.cancel_record(record, strict=True))
+
+    async def list(self, params: object, caller: Caller) -> dict[str, Any]:
+        cursor = cast(Mapping[str, Any], params).get("cursor") if isinstance(params, Mapping) else None
+        page, next_cursor = await self.engine.list_page(owner_2025(caller), cursor)
+        return codec.encode_list_tasks_result(page, next_cursor=next_cursor)
+
+    async def result(self, params: object, caller: Caller) -> dict[str, Any]:
+        """Block until the task ends (any number of callers may wait), relaying its input requests
+        to the client on this request's stream meanwhile; a task failed with a JSON-RPC error
+        answers with that error."""
+        record = await self._record(params, caller)
+        task_id = record.task.task_id
+
+        async def send(key: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+            del key  # 2025-11-25 matches the answer by JSON-RPC id
+            request_params = dict(cast(Mapping[str, Any], request.get("params") or {}))
+            meta = dict(cast(Mapping[str, Any], request_params.get("_meta") or {}))
+            meta.update(codec.related_task_meta(task_id))
+            request_params["_meta"] = meta
+            return await caller.relay({"method": request["method"], "params": request_params})
+
+        task = await self.engine.inputs.relay_until_terminal(record, send)
+        if task.status is TaskStatus.FAILED and task.result is None and task.error is not None:
+            error: JsonRpcError = task.error
+            raise PeerProtocolError(error.message, jsonrpc_code=error.code, data=error.data)
+        return codec.encode_task_payload(task)
