@@ -14,7 +14,8 @@ Rules of this layer (read before changing anything under ``_server/``):
 
 Modules: ``caller`` (the :class:`Caller` protocol and the owner rule), ``service_2025`` (the
 2025-11-25 experimental tasks: capabilities, tool annotations, the refuse/plain/task decision of
-``tools/call``, ``tasks/get|result|list|cancel``).
+``tools/call``, ``tasks/get|result|list|cancel``), ``service_2026`` (the Tasks extension: the
+decision of ``tools/call``, ``tasks/get|update|cancel``).
 """
 
 from __future__ import annotations
@@ -28,15 +29,20 @@ from .service_2025 import (
     TaskCall,
     Tasks2025Service,
 )
+from .service_2026 import CallMode, ResponseCheck, Tasks2026Service, missing_extension
 
 __all__ = [
     "NO_SESSION",
     "REQUIRED_TOOL_CALLED_PLAINLY",
     "TASK_METHODS_2025",
     "TOOL_FORBIDS_TASKS",
+    "CallMode",
     "Caller",
+    "ResponseCheck",
     "TaskCall",
     "Tasks2025Service",
+    "Tasks2026Service",
+    "missing_extension",
     "owner_2025",
     "principal_id",
 ]

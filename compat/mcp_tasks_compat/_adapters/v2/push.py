@@ -38,6 +38,7 @@ from ..._engine import TaskRecord
 from ...core import codec_2026
 from ...core.model import Task
 from ...dialects import DIALECT_2026_07_28, TASKS_EXTENSION_ID
+from ...errors import PeerProtocolError
 from .runtime import TasksRuntime, answering_store_errors, mcp_error
 
 __all__ = ["MAX_TASK_IDS", "TaskPushMiddleware", "push_middleware"]
@@ -169,7 +170,7 @@ class TaskPushMiddleware:
     async def _owned(self, asked: list[object]) -> list[TaskRecord]:
         """The caller's tasks among ``asked``, each watched (the caller unwatches them)."""
         runtime = self._runtime
-        owner = runtime.owner_2026()
+        owner = runtime.principal()
         records: list[TaskRecord] = []
         seen: set[str] = set()
         for task_id in asked:
@@ -177,8 +178,8 @@ class TaskPushMiddleware:
                 continue
             seen.add(task_id)
             try:
-                record = await runtime.lookup(task_id, owner)
-            except MCPError:
+                record = await runtime.service_2026.record(task_id, owner)
+            except PeerProtocolError:
                 continue  # unknown, expired, or another caller's: not agreed
             records.append(runtime.tasks.engine.watch(record))
         return records

@@ -27,8 +27,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, Outcome, RoundTrips, TaskPolicy, TaskRecord, ToolCallFailure
-from ..._engine.limits import echoed_id
-from ..._server import principal_id
+from ..._server import Tasks2026Service, principal_id
 from ...core.model import JsonRpcError, Task
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
@@ -231,6 +230,8 @@ class TasksRuntime:
     def __init__(self, tasks: TaskPolicy, dialects: tuple[Dialect, ...]) -> None:
         self.tasks = tasks
         self.dialects = dialects
+        self.service_2026 = Tasks2026Service(tasks)
+        """The 2026-07-28 semantics, shared by the extension and the push stream."""
         self._live: list[tuple[object, anyio.abc.TaskGroup]] = []
         self._sessions = _SessionKeys()
 
@@ -376,24 +377,6 @@ class TasksRuntime:
             )
         return group
 
-    async def lookup(self, task_id: str, owner: str | None) -> TaskRecord:
-        """The caller's 2026-07-28 task, else -32602 (unknown, expired, another principal's)."""
-        try:
-            record = await self.tasks.engine.lookup(task_id, owner)
-        except PeerProtocolError as exc:
-            raise self._not_found(task_id) from exc
-        if record.dialect != DIALECT_2026_07_28:
-            raise self._not_found(task_id)
-        return record
-
-    @staticmethod
-    def _not_found(task_id: str) -> MCPError:
-        return MCPError(
-            code=INVALID_PARAMS,
-            message="Failed to retrieve task: Task not found",
-            data={"taskId": echoed_id(task_id)},
-        )
-
     # --- principals -----------------------------------------------------------------------------
 
     @staticmethod
@@ -409,7 +392,3 @@ class TasksRuntime:
         on a stateless server (where every request is a connection of its own)."""
         anchor = ctx.session.client_params
         return None if anchor is None else self._sessions.key_for(anchor)
-
-    def owner_2026(self) -> str | None:
-        """2026-07-28 has no sessions: the authenticated user, else none (ids are bearer handles)."""
-        return self.principal()

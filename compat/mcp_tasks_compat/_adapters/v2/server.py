@@ -19,7 +19,8 @@ with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Final, cast
 
 import anyio
@@ -131,6 +132,7 @@ class TasksExtension(Extension):
 
     def __init__(self, runtime: TasksRuntime) -> None:
         self._runtime = runtime
+        self._service = runtime.service_2026
 
     def settings(self) -> dict[str, Any]:
         return {}
@@ -172,19 +174,18 @@ class TasksExtension(Extension):
                     )
                 return await call_next(ctx)
             return await _with_round_trips(params, ctx, call_next, None)
-        if support == "forbidden":
+        try:
+            mode = self._service.plan_call(params.name, declares_tasks=_declares_tasks(ctx))
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
+        if mode == "plain":
             return await _plain_with_rounds(params, ctx, call_next)
-        if not _declares_tasks(ctx):
-            if support == "required":
-                raise mcp_error(codec_2026.missing_capability_error())
-            return await _plain_with_rounds(params, ctx, call_next)
-        engine = runtime.tasks.engine
-        ttl_ms = engine.effective_ttl(None, requested=False)
+        ttl_ms = self._service.ttl_ms()
         if runtime.tasks.inline_grace_s <= 0:
             task = await runtime.start_task(
                 ctx,
                 dialect=DIALECT_2026_07_28,
-                owner=runtime.owner_2026(),
+                owner=runtime.principal(),
                 tool_name=params.name,
                 ttl_ms=ttl_ms,
                 work=tool_work(lambda run: _with_round_trips(params, run, call_next, None)),
@@ -196,13 +197,13 @@ class TasksExtension(Extension):
         answer = await runtime.begin_call(
             ctx,
             dialect=DIALECT_2026_07_28,
-            owner=runtime.owner_2026(),
+            owner=runtime.principal(),
             tool_name=params.name,
             ttl_ms=ttl_ms,
             # Detached from the start, as a task's run: the call may become a task at any moment,
             # and its running frames keep whatever request context they were given.
             work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
-            always_task=support == "required",
+            always_task=mode == "task",
             rounds=rounds,
         )
         if isinstance(answer, Task):
@@ -212,48 +213,35 @@ class TasksExtension(Extension):
     # --- tasks/* ---------------------------------------------------------------------------------
 
     def _task_id(self, ctx: ServerRequestContext[Any, Any]) -> str:
-        if not _declares_tasks(ctx):
-            raise mcp_error(codec_2026.missing_capability_error())
-        try:
-            task_id = codec_2026.decode_task_id_params(ctx.params)
-        except PeerProtocolError as exc:
-            raise mcp_error(exc) from None
+        task_id = self._service.task_id(ctx.params, declares_tasks=_declares_tasks(ctx))
         _check_mcp_name(ctx, task_id)
         return task_id
 
     async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        with answering_store_errors():
-            runtime = self._runtime
-            record = await runtime.lookup(self._task_id(ctx), runtime.owner_2026())
-            return codec_2026.encode_get_task_result(runtime.tasks.engine.shown(record.task))
+        with _answering():
+            return await self._service.get(self._task_id(ctx), self._runtime.principal())
 
     async def tasks_cancel(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        with answering_store_errors():
-            runtime = self._runtime
-            owner = runtime.owner_2026()
-            task_id = self._task_id(ctx)
-            await runtime.lookup(task_id, owner)
-            await runtime.tasks.engine.cancel(task_id, owner, strict=False)
-            return {}
+        with _answering():
+            return await self._service.cancel(self._task_id(ctx), self._runtime.principal())
 
     async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        with answering_store_errors():
-            runtime = self._runtime
-            if not _declares_tasks(ctx):
-                raise mcp_error(codec_2026.missing_capability_error())
-            try:
-                task_id, responses = codec_2026.decode_update_params(ctx.params)
-            except PeerProtocolError as exc:
-                raise mcp_error(exc) from None
+        with _answering():
+            task_id, responses = self._service.update_params(ctx.params, declares_tasks=_declares_tasks(ctx))
             _check_mcp_name(ctx, task_id)
-            owner = runtime.owner_2026()
-            record = await runtime.lookup(task_id, owner)
-            for key, response in responses.items():
-                request = record.task.input_requests.get(key)
-                if request is not None:
-                    _check_input_response(key, str(request.get("method")), response)
-            await runtime.tasks.engine.inputs.submit_responses(task_id, owner, responses)
-            return {}
+            return await self._service.update(
+                task_id, responses, self._runtime.principal(), _check_input_response
+            )
+
+
+@contextmanager
+def _answering() -> Generator[None]:
+    """The service's refusals and a store that cannot answer, as the SDK's ``MCPError``."""
+    with answering_store_errors():
+        try:
+            yield
+        except PeerProtocolError as exc:
+            raise mcp_error(exc) from None
 
 
 # --- the inline grace and multi-round-trip input ---------------------------------------------------
@@ -382,7 +370,7 @@ def _plain_answer(outcome: Outcome) -> HandlerResult:
     raise error
 
 
-def _check_input_response(key: str, method: str, response: Any) -> None:
+def _check_input_response(key: str, method: str, response: Mapping[str, Any]) -> None:
     """-32602 for an answer to an outstanding request that is not that request's result type."""
     model = INPUT_RESULT_TYPES.get(method)
     if model is None:
@@ -390,10 +378,10 @@ def _check_input_response(key: str, method: str, response: Any) -> None:
     try:
         model.model_validate(response, by_name=False)
     except ValidationError as exc:
-        raise MCPError(
-            code=INVALID_PARAMS,
-            message=f"inputResponses[{key!r}] is not a valid {model.__name__} (the answer to {method}): "
+        raise PeerProtocolError(
+            f"inputResponses[{key!r}] is not a valid {model.__name__} (the answer to {method}): "
             f"{exc.error_count()} validation error(s)",
+            jsonrpc_code=INVALID_PARAMS,
         ) from None
 
 
