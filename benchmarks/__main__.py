@@ -16,12 +16,13 @@ from typing import Any
 
 import anyio
 
-from . import report, servers, workloads
+from . import report, servers
+from .harness import Bench
+from .sections import NAMES, PROFILES, SECTIONS, profile_sizes
 
 __all__ = ["main", "run_bench"]
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-SECTIONS = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
 DEFAULT_COMMAND = "nox -s bench"
 
 
@@ -32,22 +33,20 @@ async def run_bench(
     kinds: Sequence[str] | None = None,
     out: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the workloads of ``profile`` in this environment; the run as one JSON-able dict.
+    """Run the sections of ``profile`` in this environment; the run as one JSON-able dict.
 
     With ``out``, the run so far is written there after every measurement (a long run that is
     stopped keeps what it measured).
     """
     available = servers.available_kinds()
     chosen = [kind for kind in (kinds or available) if kind in available]
-    bench = workloads.Bench(
-        profile=workloads.PROFILES[profile], kinds=chosen, only=frozenset(only) if only else None
-    )
+    bench = Bench(profile_name=profile, kinds=chosen, only=frozenset(only) if only else None)
     meta: dict[str, Any] = {
         "major": bench.major,
         "profile": profile,
-        "profile_sizes": workloads.profile_dict(bench.profile),
+        "profile_sizes": profile_sizes(profile),
         "kinds": chosen,
-        "sections": sorted(only or SECTIONS),
+        "sections": sorted(only or NAMES),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "loadavg_start": report.loadavg(),
         "environment": report.environment(),
@@ -70,9 +69,23 @@ async def run_bench(
             out.write_text(json.dumps(snapshot(), indent=2) + "\n", encoding="utf-8")
 
     bench.checkpoint = checkpoint
-    await workloads.run_all(bench)
+    await run_sections(bench)
     checkpoint()
     return snapshot()
+
+
+async def run_sections(bench: Bench) -> None:
+    """The sections asked for, in order; a note before the first that measures tasks if ours is not."""
+    noted = False
+    for section in SECTIONS:
+        if section.measures_tasks and not noted:
+            noted = True
+            if not bench.ours:
+                bench.notes.append(
+                    "ours not measured (not installed, or not in --kinds): task sections ran for peers only"
+                )
+        if bench.wanted(section.name):
+            await section.run(bench)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -99,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     sub = parser.add_subparsers(dest="verb", required=True)
     run = sub.add_parser("run", help="measure in this environment")
-    run.add_argument("--profile", choices=sorted(workloads.PROFILES), default="full")
-    run.add_argument("--only", nargs="*", choices=SECTIONS, help="run only these sections")
+    run.add_argument("--profile", choices=sorted(PROFILES), default="full")
+    run.add_argument("--only", nargs="*", choices=NAMES, help="run only these sections")
     run.add_argument("--kinds", nargs="*", choices=servers.KINDS, help="only these servers")
     run.add_argument("--out", help="where to write this run's JSON (default results/bench-mcp<major>.json)")
     run.add_argument("--command", default=DEFAULT_COMMAND, help="the command to quote in the outputs")

@@ -1,4 +1,4 @@
-"""The switches of issue 13's mechanisms, and the section that measures each one off and on.
+"""The switches of issue 13's mechanisms (measured each off and on by ``sections/mechanisms.py``).
 
 Each mechanism is one entry of :data:`MECHANISMS`: the ``ServerTasks`` keywords and the
 ``session_kwargs`` keywords that turn it off (or, for the run's detachment, an internal switch the
@@ -14,16 +14,12 @@ otherwise report its effect as zero.
 from __future__ import annotations
 
 import inspect
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-
 __all__ = [
-    "EXTRA_TIME_LENGTHS_S",
     "MECHANISMS",
     "Mechanism",
     "MechanismMissing",
@@ -93,9 +89,6 @@ MECHANISMS: tuple[Mechanism, ...] = (
     ),
 )
 BY_NAME: dict[str, Mechanism] = {mechanism.name: mechanism for mechanism in MECHANISMS}
-
-EXTRA_TIME_LENGTHS_S: tuple[float, ...] = (0.0, 0.05, 0.35, 1.27, 3.0, 6.0, 10.0)
-"""Tool lengths for the extra-time curve: sparse (the run must stay short), 0-10 s."""
 
 
 def applicable(major: int) -> list[Mechanism]:
@@ -244,14 +237,6 @@ class CountingSendStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
-
-
-def monotonic_ms() -> float:
-    return time.monotonic() * 1000
-
-
-async def sleep_until(deadline: float) -> None:
-    await anyio.sleep(max(0.0, deadline - time.monotonic()))
 
 
 @contextmanager

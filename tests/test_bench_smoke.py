@@ -22,8 +22,9 @@ if str(REPO_ROOT) not in sys.path:
 
 from benchmarks import report  # noqa: E402
 from benchmarks.__main__ import run_bench  # noqa: E402
+from benchmarks.sections import PROFILES, SECTIONS, TARGETS_ORDER, profile_sizes  # noqa: E402
 
-SECTIONS = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
+SECTIONS_IN_ORDER = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
 
 
@@ -43,7 +44,7 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert run["environment"]["nproc"]
     assert run["environment"]["packages"]["mcp"]
     rows = run["rows"]
-    assert {row["section"] for row in rows} == set(SECTIONS)
+    assert {row["section"] for row in rows} == set(SECTIONS_IN_ORDER)
     assert all(row["major"] == run["major"] for row in rows)
 
     overhead = {(row["kind"], row["variant"]): row for row in rows if row["section"] == "overhead"}
@@ -173,3 +174,23 @@ def test_a_section_run_alone_replaces_only_the_sections_it_was_asked_for() -> No
     mechanisms = [row for row in merged["rows"] if row["section"] == "mechanisms"]
     assert [row["size"] for row in capacity] == [10_000]
     assert [row["from"] for row in mechanisms] == ["rerun"]
+
+
+def test_each_section_is_one_module_with_every_part_the_run_and_the_report_use() -> None:
+    """The registry runs the sections in the published order, lists each once in the targets order,
+    each has its part of every profile (flat keys prefixed with its name, as the run JSON has them),
+    and the page lists their numbered paragraphs in order."""
+    assert tuple(section.name for section in SECTIONS) == SECTIONS_IN_ORDER
+    assert sorted(section.name for section in TARGETS_ORDER) == sorted(SECTIONS_IN_ORDER)
+    for profile in PROFILES:
+        sizes = profile_sizes(profile)
+        assert sizes["name"] == profile
+        for section in SECTIONS:
+            own = section.profile_sizes(profile)
+            assert own, section.name
+            assert all(key.startswith(f"{section.name}_") for key in own)
+            assert own.items() <= sizes.items()
+    assert sorted(section.number for section in SECTIONS) == list(range(1, len(SECTIONS) + 1))
+    page = report.render_docs(report.merge([], command="pytest"))
+    positions = [page.index(section.described) for section in sorted(SECTIONS, key=lambda s: s.number)]
+    assert positions == sorted(positions)

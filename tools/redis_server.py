@@ -1,5 +1,5 @@
 """A real ``redis-server`` process on a free loopback port, nothing on disk: for the tests and the
-benchmarks (``tests/redis_server.py`` adds the pytest skip, ``benchmarks/stores.py`` the version).
+benchmarks (``tests/redis_server.py`` adds the pytest skip, ``benchmarks/sections/stores.py`` the version).
 
 Debian's package (``apt-get install redis-server``); nox and ``.ci/run`` install it when missing.
 """

@@ -1,4 +1,4 @@
-"""The ``stores`` section: our server on each task store, everything else equal.
+"""Section 5, task stores: our server on each task store, everything else equal.
 
 The store is the switch: the same server, tools, client, transport and dialect run on
 ``memory:``, on ``sqlite:///`` (a file in a temporary folder) and on ``redis://`` (a
@@ -13,6 +13,9 @@ a round, so load that drifts over the run falls on all three alike.
   The store is pre-filled through its own API (``TaskStore.create`` of completed tasks of another
   owner, so the reads go through the same owner check as any), then a few tasks are run through
   the client and read back; a store with few and one with many tasks are read in alternation.
+
+Targets (issue 12): SQLite and Redis task rate at least 0.5x memory; ``tasks/get`` p50 with many
+tasks stored at most 1.2x with few.
 """
 
 from __future__ import annotations
@@ -22,26 +25,64 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from tools.redis_server import RedisServer
 
-from . import clients, servers
-from .stats import ratio_summary, summary
+from .. import clients, servers
+from ..harness import Bench, dialects_for, opt_ins_for, rotated
+from ..section import Row, Section, find, spread, table, target
+from ..stats import ratio_summary, summary
 
-if TYPE_CHECKING:
-    from .workloads import Bench
-
-__all__ = ["STORES", "StoreSites", "run_stores", "store_sites"]
+__all__ = ["SECTION", "STORES", "StoreSites", "StoresProfile", "store_sites"]
 
 STORES = ("memory", "sqlite", "redis")
 FILLER_OWNER = "bench-filler"  # no session is this owner: the filler tasks are only stored
 REDIS_DATABASES = 16  # redis-server's default; each use of the Redis store gets a database of its own
+
+
+@dataclass(frozen=True)
+class StoresProfile:
+    transports: tuple[str, ...]
+    seq_calls: int  # task calls per store per round, one caller
+    rounds: int
+    clients: int  # concurrent callers (one session)
+    calls_per_client: int
+    get_sizes: tuple[int, ...]  # tasks stored when tasks/get is read (few, many)
+    get_targets: int  # of which run through the client, and read back
+    get_reads: int  # reads per store and size per round
+    get_rounds: int
+
+
+PROFILES = {
+    "smoke": StoresProfile(
+        transports=("memory",),
+        seq_calls=3,
+        rounds=2,
+        clients=3,
+        calls_per_client=1,
+        get_sizes=(5, 20),
+        get_targets=3,
+        get_reads=5,
+        get_rounds=2,
+    ),
+    "full": StoresProfile(
+        transports=("memory", "http"),
+        seq_calls=15,
+        rounds=3,
+        clients=20,
+        calls_per_client=3,
+        get_sizes=(100, 10_000),
+        get_targets=20,
+        get_reads=50,
+        get_rounds=3,
+    ),
+}
 
 
 # --- where the stores live --------------------------------------------------------------------------
@@ -186,23 +227,13 @@ async def fill(store: Any, count: int) -> float:
     return time.perf_counter() - started
 
 
-def _rotated(items: Sequence[Any], round_index: int) -> list[Any]:
-    shift = round_index % len(items)
-    return list(items[shift:]) + list(items[:shift])
-
-
-def _opt_ins(dialect: str | None, major: int) -> dict[str, Any]:
-    if dialect is None or (major == 1 and dialect == "2025-11-25"):
-        return {}
-    return {"dialect": dialect}
-
-
 # --- throughput ------------------------------------------------------------------------------------
 
 
-async def store_throughput(bench: Bench, sites: StoreSites, transport: str, dialect: str | None) -> None:
+async def store_throughput(
+    bench: Bench, profile: StoresProfile, sites: StoreSites, transport: str, dialect: str | None
+) -> None:
     """Sequential and concurrent task rate on each store, rounds interleaved across the stores."""
-    profile = bench.profile
     names = sites.names
     async with AsyncExitStack() as stack:
         conns: dict[str, clients.Conn] = {}
@@ -211,7 +242,7 @@ async def store_throughput(bench: Bench, sites: StoreSites, transport: str, dial
             urls[name] = sites.url(name)
             target = await stack.enter_async_context(open_store_target(name, urls[name], transport))
             conns[name] = await stack.enter_async_context(
-                target.connect(transport, opt_ins=_opt_ins(dialect, bench.major))
+                target.connect(transport, opt_ins=opt_ins_for(dialect, bench.major))
             )
         for conn in conns.values():  # warm every path (imports, tools/list, the store's first writes)
             for _ in range(3):
@@ -219,8 +250,8 @@ async def store_throughput(bench: Bench, sites: StoreSites, transport: str, dial
 
         async def rates(callers: int, per_caller: int) -> dict[str, list[float]]:
             out: dict[str, list[float]] = {name: [] for name in names}
-            for round_index in range(profile.stores_rounds):
-                for name in _rotated(names, round_index):
+            for round_index in range(profile.rounds):
+                for name in rotated(names, round_index):
                     conn = conns[name]
 
                     async def caller(conn: clients.Conn = conn) -> None:
@@ -235,8 +266,8 @@ async def store_throughput(bench: Bench, sites: StoreSites, transport: str, dial
             return out
 
         shapes = (
-            ("sequential", 1, profile.stores_seq_calls),
-            ("concurrent", profile.stores_clients, profile.stores_calls_per_client),
+            ("sequential", 1, profile.seq_calls),
+            ("concurrent", profile.clients, profile.calls_per_client),
         )
         for shape, callers, per_caller in shapes:
             measured = await rates(callers, per_caller)
@@ -263,11 +294,12 @@ async def store_throughput(bench: Bench, sites: StoreSites, transport: str, dial
 # --- tasks/get latency ----------------------------------------------------------------------------
 
 
-async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None) -> None:
+async def store_get_latency(
+    bench: Bench, profile: StoresProfile, sites: StoreSites, dialect: str | None
+) -> None:
     """``tasks/get`` of existing tasks on each store holding few and many tasks, read in alternation."""
-    profile = bench.profile
     transport = "memory"
-    sizes = profile.stores_get_sizes
+    sizes = profile.get_sizes
     async with AsyncExitStack() as stack:
         handles: dict[tuple[str, int], list[Any]] = {}
         fill_s: dict[tuple[str, int], float] = {}
@@ -275,10 +307,10 @@ async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None
         for name in sites.names:
             for size in sizes:
                 target = await stack.enter_async_context(open_store_target(name, sites.url(name), transport))
-                read_targets = profile.stores_get_targets
+                read_targets = profile.get_targets
                 fill_s[(name, size)] = await fill(target.tasks.engine.store, size - read_targets)
                 conn = conns[(name, size)] = await stack.enter_async_context(
-                    target.connect(transport, opt_ins=_opt_ins(dialect, bench.major))
+                    target.connect(transport, opt_ins=opt_ins_for(dialect, bench.major))
                 )
                 started = [await conn.start("job", {}) for _ in range(read_targets)]
                 for handle in started:
@@ -292,11 +324,11 @@ async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None
         for variant in variants:  # warm
             for handle in handles[variant]:
                 await handle.status()
-        for round_index in range(profile.stores_get_rounds):
-            for variant in _rotated(variants, round_index):
+        for round_index in range(profile.get_rounds):
+            for variant in rotated(variants, round_index):
                 taken: list[float] = []
                 targets = handles[variant]
-                for index in range(profile.stores_get_reads):
+                for index in range(profile.get_reads):
                     handle = targets[index % len(targets)]
                     began = time.perf_counter()
                     await handle.status()
@@ -316,8 +348,8 @@ async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None
                 "protocol_version": conn.protocol_version,
                 "variant": "tasks/get",
                 "stored": size,
-                "prefilled_via_store": size - profile.stores_get_targets,  # TaskStore.create, other owner
-                "run_via_client": profile.stores_get_targets,  # the tasks read back
+                "prefilled_via_store": size - profile.get_targets,  # TaskStore.create, other owner
+                "run_via_client": profile.get_targets,  # the tasks read back
                 "prefill_s": round(fill_s[(name, size)], 2),
                 "tasks_get_ms": stats,
             }
@@ -336,19 +368,175 @@ async def store_get_latency(bench: Bench, sites: StoreSites, dialect: str | None
 # --- the section ------------------------------------------------------------------------------------
 
 
-async def run_stores(bench: Bench, dialects: Sequence[str | None]) -> None:
+async def measure(bench: Bench, profile: StoresProfile) -> None:
     """Every measurement of the section, on every store this machine has, in one run."""
-    profile = bench.profile
+    if not bench.ours:
+        bench.notes.append("stores: not measured (our server is not installed, or not in --kinds)")
+        return
+    dialects = dialects_for("ours", bench.major)
     with store_sites() as sites:
         for name, reason in sites.skipped.items():
             bench.notes.append(f"stores: {name} rows skipped: {reason}")
-        for transport in profile.stores_transports:
+        for transport in profile.transports:
             for dialect in dialects:
                 await bench.guarded(
                     f"stores/throughput/{transport}/{dialect or 'negotiated'}",
-                    lambda t=transport, d=dialect: store_throughput(bench, sites, t, d),
+                    lambda t=transport, d=dialect: store_throughput(bench, profile, sites, t, d),
                 )
         await bench.guarded(
             f"stores/tasks-get/memory/{dialects[0] or 'negotiated'}",
-            lambda: store_get_latency(bench, sites, dialects[0]),
+            lambda: store_get_latency(bench, profile, sites, dialects[0]),
         )
+
+
+STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis"}
+
+
+def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Issue 12: SQLite and Redis task rate >= 0.5x memory; tasks/get p50 with many tasks <= 1.2x few."""
+    out: list[dict[str, Any]] = []
+    for row in find(rows, section="stores"):
+        store = STORE_NAMES.get(row["store"], row["store"])
+        where = f"mcp{row['major']}, {row['dialect']}, {row['transport']}"
+        if row["variant"] in ("sequential", "concurrent") and row["store"] != "memory":
+            ratio = row["ratio_to_memory"]
+            out.append(
+                target(
+                    f"task throughput {store} ÷ memory, {row['variant']} ({row['callers']} caller"
+                    f"{'s' if row['callers'] != 1 else ''}; {where})",
+                    ratio["median"],
+                    0.5,
+                    at_most=False,
+                    detail=f"{row['task_per_s']['median']} tasks/s; per-round ratio p10-p90 "
+                    f"{ratio['p10']}-{ratio['p90']}",
+                )
+            )
+        if row["variant"] == "tasks/get" and row.get("p50_ratio_to_smallest"):
+            ratio = row["p50_ratio_to_smallest"]
+            out.append(
+                target(
+                    f"tasks/get p50, {row['stored']:,} ÷ {row['smallest']:,} stored tasks, {store} ({where})",
+                    ratio["median"],
+                    1.2,
+                    at_most=True,
+                    detail=f"p50 {row['tasks_get_ms']['median']} ms; per-round ratio p10-p90 "
+                    f"{ratio['p10']}-{ratio['p90']}; pooled {row.get('pooled_p50_ratio_to_smallest')}",
+                )
+            )
+    return out
+
+
+def tables(rows: Sequence[Row]) -> list[str]:
+    """Task stores: throughput per store side by side (ratio to memory), then tasks/get by stored tasks."""
+    store_rows = find(rows, section="stores")
+    heading = (
+        "### 5. Task stores (our server on memory, SQLite and Redis, all else equal; tool `job` returning "
+        'at once, `call_tool(mode="task")` to completion; median (p10-p90) of interleaved rounds)'
+    )
+    parts = [heading, _throughput_table(store_rows), _get_table(store_rows)]
+    if store_rows:
+        parts.append(_where(store_rows))
+    return parts
+
+
+def _throughput_table(store_rows: Sequence[Row]) -> str:
+    shapes: dict[tuple[Any, ...], dict[str, Row]] = {}
+    for row in store_rows:
+        if row["variant"] in ("sequential", "concurrent"):
+            key = (row["major"], row["dialect"], row["transport"], row["variant"], row["callers"])
+            shapes.setdefault(key, {})[row["store"]] = row
+
+    def rate(cells: Mapping[str, Row], store: str) -> str | None:
+        row = cells.get(store)
+        if row is None:
+            return None
+        text = spread(row["task_per_s"])
+        if store != "memory":
+            text += f" · **{row['ratio_to_memory']['median']}x**"
+        return text
+
+    return table(
+        [
+            "mcp",
+            "dialect",
+            "transport",
+            "callers",
+            "memory tasks/s",
+            "SQLite tasks/s · ÷ memory",
+            "Redis tasks/s · ÷ memory",
+        ],
+        (
+            (*key[:3], key[4], rate(cells, "memory"), rate(cells, "sqlite"), rate(cells, "redis"))
+            for key, cells in shapes.items()
+        ),
+    )
+
+
+def _get_table(store_rows: Sequence[Row]) -> str:
+    return table(
+        [
+            "mcp",
+            "dialect",
+            "store",
+            "stored tasks",
+            "tasks/get p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "n",
+            "p50 ÷ fewest stored (per round, p10-p90)",
+            "stored via store API + via client (fill s)",
+        ],
+        (
+            (
+                r["major"],
+                r["dialect"],
+                STORE_NAMES.get(r["store"], r["store"]),
+                f"{r['stored']:,}",
+                r["tasks_get_ms"]["median"],
+                r["tasks_get_ms"].get("p95"),
+                r["tasks_get_ms"]["p99"],
+                r["tasks_get_ms"]["n"],
+                spread(r.get("p50_ratio_to_smallest")) if r.get("p50_ratio_to_smallest") else "-",
+                f"{r['prefilled_via_store']:,} + {r['run_via_client']} ({r.get('prefill_s')} s)",
+            )
+            for r in store_rows
+            if r["variant"] == "tasks/get"
+        ),
+    )
+
+
+def _where(store_rows: Sequence[Row]) -> str:
+    """Where each store lived (its filesystem, the Redis version), and how tasks/get was filled."""
+    where = sorted(
+        {(r["major"], STORE_NAMES.get(r["store"], r["store"]), r["store_where"]) for r in store_rows}
+    )
+    lines = [f"- mcp{major}, {store}: {text}" for major, store, text in where]
+    if any(r["variant"] == "tasks/get" for r in store_rows):
+        lines.append(
+            "- tasks/get: the store is pre-filled through its own `TaskStore.create` (completed tasks of "
+            "another owner), then tasks run through our client are read back with `tasks/get`"
+        )
+    return "\n".join(lines)
+
+
+DESCRIBED = """\
+5. **Task stores**: our server on `ServerTasks(store="memory:")`, on `"sqlite:///..."` (a file in a
+   temporary folder; its filesystem is named under the table) and on `"redis://..."` (a
+   `redis-server` the bench starts on a free 127.0.0.1 port and stops at the end; the Redis rows
+   are skipped, with that reason in the notes, when `redis-server` is not on PATH: `nox -s bench`
+   installs Debian's package as root, like the test sessions). The store is the only switch: same
+   server, tools, client, transport and dialect, each store measured once per round in a rotated
+   order, ratios to memory taken within a round. Task throughput with one caller and 50
+   concurrent callers (one session), in memory and over streamable HTTP; `tasks/get` latency
+   (status reads of completed tasks through our client) on stores holding 100 and 10,000 tasks,
+   pre-filled through the store's own `create` (completed tasks of another owner) plus 20 tasks
+   run through the client, the two sizes read in alternation."""
+
+SECTION = Section(
+    name="stores",
+    profiles=PROFILES,
+    measure=measure,
+    targets=targets,
+    tables=tables,
+    described=DESCRIBED,
+)
