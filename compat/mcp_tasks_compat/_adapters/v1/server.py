@@ -36,7 +36,9 @@ from ...errors import METHOD_NOT_FOUND, PeerProtocolError, UnsupportedSdkError
 from .messages import input_result as input_result
 from .messages import plain_input as plain_input
 from .messages import undeclared_capability as undeclared_capability
-from .task_handlers import RequestHandler, SessionTasks, TaskHandlers, current_session
+from .runs import RequestHandler
+from .sessions import SessionTasks, current_session
+from .task_handlers import TaskHandlers
 
 __all__ = [
     "input_result",

@@ -1,117 +1,38 @@
 """mcp 1.x servers: routing the SDK's typed requests to the 2025-11-25 task service.
 
-``tools/list`` and ``tools/call`` are wrapped (``execution.taskSupport`` declared and enforced by
-:class:`~mcp_tasks_compat._server.Tasks2025Service`; a task-augmented call runs the original
-handler in the background, in a copy of the request's context that keeps nothing of the
-exchange); ``tasks/get|result|list|cancel`` are answered by the service. This module only turns
-typed requests into wire params, presents the request as a :class:`~mcp_tasks_compat._server.Caller`,
-starts a run in its session's task group and maps the service's errors to ``McpError``. What one
-session owns (:class:`SessionTasks`) is here too: the handlers read it, :mod:`.server`'s ``run``
-makes it.
+``tools/list`` and ``tools/call`` are wrapped and ``tasks/get|result|list|cancel`` answered by
+:class:`~mcp_tasks_compat._server.Tasks2025Service`, which decides everything the peer sees. Here:
+typed requests become wire params, a request becomes a :class:`~.sessions.SessionCaller`, a task's
+run starts in its session's task group (:mod:`.runs`), and the service's errors become ``McpError``.
 """
 
 from __future__ import annotations
 
 import contextvars
-import secrets
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any, NoReturn, cast
+from typing import Any
 
 import anyio
-import anyio.abc
 import mcp.types as types
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.lowlevel.server import request_ctx
-from mcp.server.session import ServerSession
-from mcp.shared.context import RequestContext
-from mcp.shared.exceptions import McpError
 
-from ..._engine import InputRefused, TaskPolicy, TaskRecord, ToolCallFailure
-from ..._server import TaskCall, Tasks2025Service, principal_id
-from ...core.model import JsonRpcError
+from ..._engine import TaskPolicy
+from ..._server import TaskCall, Tasks2025Service
 from ...dialects import DIALECT_2025_11_25
 from ...errors import INTERNAL_ERROR, PeerProtocolError, TaskStoreError
-from ..shared import DetachedHttpRequest, compact_headers
-from .messages import WireNotification, WireResult, jsonrpc_error, send_input
-
-__all__ = ["RequestHandler", "SessionTasks", "TaskHandlers", "current_session"]
-
-RequestHandler = Callable[[Any], Awaitable[types.ServerResult]]
-
-
-@dataclass(eq=False)
-class SessionTasks:
-    """What one session (one ``Server.run``) owns: its runs, its waiters, its key."""
-
-    group: anyio.abc.TaskGroup
-    stateless: bool
-    key: str = field(default_factory=lambda: f"session:{secrets.token_urlsafe(16)}")
-    closed: anyio.Event = field(default_factory=anyio.Event)
-    runs: dict[str, TaskRecord] = field(default_factory=lambda: dict[str, TaskRecord]())
-    waiters: set[anyio.CancelScope] = field(default_factory=lambda: set[anyio.CancelScope]())
-
-    def transport_closed(self) -> None:
-        """The peer is gone: no answer can reach it, so blocked ``tasks/result`` calls stop now."""
-        self.closed.set()
-        for scope in self.waiters:
-            scope.cancel()
-
-
-current_session: contextvars.ContextVar[SessionTasks | None] = contextvars.ContextVar(
-    "mcp_tasks_compat_v1_session", default=None
+from .messages import WireNotification, WireResult, jsonrpc_error
+from .runs import RequestHandler, call_original, detached_request_context
+from .sessions import (
+    SessionCaller,
+    SessionTasks,
+    abandon_request,
+    authenticated_principal,
+    current_session,
+    wire_params,
 )
 
-
-def _abandon_request() -> NoReturn:
-    """End a handler without answering: the SDK drops a cancelled request silently.
-
-    Used once the peer is gone: on mcp < 1.27 a late answer to a closed transport raises into
-    ``Server.run`` and kills it, and an unanswered handler keeps ``Server.run`` waiting.
-    """
-    raise anyio.get_cancelled_exc_class()()
-
-
-def _authenticated_principal(request: object) -> str | None:
-    """The authenticated user of an HTTP request (streamable HTTP with auth), if any.
-
-    Read from the request itself rather than ``get_access_token()``: the session's handlers run
-    in a context copied from the session's *first* HTTP request.
-    """
-    scope: object = getattr(request, "scope", None)
-    user = cast("dict[str, Any]", scope).get("user") if isinstance(scope, dict) else None
-    if not isinstance(user, AuthenticatedUser):
-        return None
-    token = user.access_token
-    claims: object = getattr(token, "claims", None)  # mcp >= 1.27: subject and claims
-    issuer = cast("dict[str, Any]", claims).get("iss") if isinstance(claims, dict) else None
-    return principal_id(token.client_id, issuer, getattr(token, "subject", None))
-
-
-@dataclass(frozen=True)
-class _Caller:
-    """This request as the service sees it (:class:`~mcp_tasks_compat._server.Caller`)."""
-
-    principal: str | None
-    session_key: str | None
-    sdk_session: ServerSession
-    request_id: types.RequestId
-
-    async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        try:
-            return await send_input(self.sdk_session, request, self.request_id)
-        except McpError as exc:
-            error = exc.error
-            raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
-
-
-def _params(req: Any) -> dict[str, Any]:
-    """A typed request's params as the wire sent them (fields the client left out stay out)."""
-    params = getattr(req, "params", None)
-    if params is None:
-        return {}
-    return params.model_dump(by_alias=True, mode="json", exclude_unset=True)
+__all__ = ["TaskHandlers"]
 
 
 class TaskHandlers:
@@ -136,11 +57,11 @@ class TaskHandlers:
             )
         return session
 
-    def _caller(self) -> _Caller:
+    def _caller(self) -> SessionCaller:
         session = self._session()
         context = request_ctx.get()
-        return _Caller(
-            principal=_authenticated_principal(context.request),
+        return SessionCaller(
+            principal=authenticated_principal(context.request),
             session_key=None if session.stateless else session.key,
             sdk_session=context.session,
             request_id=context.request_id,
@@ -169,7 +90,7 @@ class TaskHandlers:
     def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
             with _service_errors():
-                plan = self.service.plan_call(_params(req), self._caller())
+                plan = self.service.plan_call(wire_params(req), self._caller())
             if plan is None:
                 return await original(req)
             return await self._start_task(original, req, plan)
@@ -197,7 +118,7 @@ class TaskHandlers:
 
         async def work() -> dict[str, Any]:
             try:
-                return await _call_original(original, req)
+                return await call_original(original, req)
             finally:
                 del session.runs[task_id]  # only live runs are kept, for the session's end
 
@@ -205,7 +126,7 @@ class TaskHandlers:
         # it the HTTP request and the stream callbacks of an answer about to be sent): it runs in
         # a copy whose request context is the detached one.
         run_context = contextvars.copy_context()
-        run_context.run(request_ctx.set, _detached_request_context(context) if self.detach_runs else context)
+        run_context.run(request_ctx.set, detached_request_context(context) if self.detach_runs else context)
         run_context.run(self.engine.start, record, work, session.group)
         return WireResult.of(self.service.created(record.task))
 
@@ -213,7 +134,7 @@ class TaskHandlers:
 
     async def _serve(self, method: str, req: Any) -> types.ServerResult:
         with _service_errors():
-            return WireResult.of(await self.service.serve(method, _params(req), self._caller()))
+            return WireResult.of(await self.service.serve(method, wire_params(req), self._caller()))
 
     async def get_task(self, req: types.GetTaskRequest) -> types.ServerResult:
         return await self._serve("tasks/get", req)
@@ -236,38 +157,7 @@ class TaskHandlers:
                 return await self._serve("tasks/result", req)
         finally:
             session.waiters.discard(waiter)
-        _abandon_request()  # reached only when the waiter was cancelled: the peer is gone
-
-
-def _detached_request_context(context: RequestContext[Any, Any, Any]) -> RequestContext[Any, Any, Any]:
-    """The request context a task's tool sees (``ctx`` of a FastMCP tool): the request's, minus
-    what ends with the exchange (the HTTP request object, the SSE stream-close callbacks).
-
-    Kept: request id and ``_meta`` (progress token), the session (the tool's back channel), the
-    lifespan value, the SDK's ``experimental`` data, and the HTTP headers.
-    """
-    headers = compact_headers(getattr(context.request, "headers", None))
-    return replace(
-        context,
-        request=None if headers is None else DetachedHttpRequest(headers),
-        close_sse_stream=None,
-        close_standalone_sse_stream=None,
-    )
-
-
-async def _call_original(original: RequestHandler, req: types.CallToolRequest) -> dict[str, Any]:
-    """The work of a task: the tool's own handler; its CallToolResult as wire JSON."""
-    try:
-        result = await original(req)
-    except McpError as exc:
-        error = exc.error
-        raise ToolCallFailure(JsonRpcError(error.code, error.message, error.data)) from exc
-    if not isinstance(result.root, types.CallToolResult):
-        kind = type(result.root).__name__
-        raise ToolCallFailure(
-            JsonRpcError(INTERNAL_ERROR, f"the tool handler answered {kind}, not CallToolResult")
-        )
-    return result.root.model_dump(by_alias=True, mode="json", exclude_none=True)
+        abandon_request()  # reached only when the waiter was cancelled: the peer is gone
 
 
 @contextmanager
