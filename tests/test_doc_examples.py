@@ -185,7 +185,7 @@ async def test_the_readme_client_calls_the_readme_server(
 
 def test_the_client_worked_example_prints_what_the_page_shows(capsys: pytest.CaptureFixture[str]) -> None:
     run_doc_block("docs/client.md", "worked-example")  # its own anyio.run, stdio to example-server
-    lines = capsys.readouterr().out.splitlines()
+    lines = [line.rstrip() for line in capsys.readouterr().out.splitlines()]  # as the page shows them
     assert lines[0] == f"protocol {NEWEST_DIALECT}, task dialect {NEWEST_DIALECT}"
     assert lines[1] == "  working"
     assert lines[-3:] == ["  completed step 2/2", "result: hello", "after cancel: cancelled"]
