@@ -36,6 +36,19 @@ def _positive_float(text: str) -> float:
     return value
 
 
+LEASE_BOUNDS_S = (0.5, 86_400.0)
+"""A lease shorter than half a second would renew in a busy loop; one longer than a day leaves a dead
+replica's tasks ``working`` for that long (and an infinite one cannot be written as a deadline)."""
+
+
+def _lease_seconds(text: str) -> float:
+    value = _positive_float(text)
+    low, high = LEASE_BOUNDS_S
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} seconds: {text!r}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -188,7 +201,7 @@ def _add_example_server(add_parser: AddParser) -> None:
     )
     serve.add_argument(
         "--lease-s",
-        type=_positive_float,
+        type=_lease_seconds,
         default=DEFAULT_LEASE_S,
         metavar="SECONDS",
         help=f"how long a run's claim on a shared store holds without renewal (default: {DEFAULT_LEASE_S:g})",

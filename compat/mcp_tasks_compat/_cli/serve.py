@@ -12,6 +12,7 @@ from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .._version import __version__
+from ..errors import CompatError
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..server import TaskServer
 from .common import EXIT_OK, EXIT_USAGE
@@ -35,6 +36,10 @@ def build_example_server(
     ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
     ``lease_s`` how long a run's claim on a shared store holds without renewal.
     """
+    return _example_app(host=host, store=store, lease_s=lease_s, max_active_tasks=max_active_tasks).sdk_server
+
+
+def _example_app(*, host: str, store: str, lease_s: float, max_active_tasks: int) -> TaskServer:
     app = TaskServer(
         EXAMPLE_SERVER_NAME,
         store=store,
@@ -45,7 +50,23 @@ def build_example_server(
     )
     for name, tool in EXAMPLE_TOOLS.items():
         app.tool(name=name, task=EXAMPLE_TASK_SUPPORT.get(name, "forbidden"))(tool)
-    return app.sdk_server
+    return app
+
+
+class StoreRefused(Exception):
+    """The ``--store`` cannot be used: said in one line, before anything listens."""
+
+
+async def _open_store(app: TaskServer, url: str) -> None:
+    """Open the store and fail the runs a killed server left, before anything listens: an unusable
+    store is refused at start (not at the first client), and recovery does not wait for a session."""
+    engine = app.tasks.engine
+    try:
+        await engine.open()
+        await engine.recover()
+    except (CompatError, OSError, ValueError) as error:
+        message = error.message if isinstance(error, CompatError) else str(error)
+        raise StoreRefused(f"cannot use the task store {url}: {message.splitlines()[0]}") from None
 
 
 @dataclass(frozen=True)
@@ -64,13 +85,24 @@ def run_example_server(options: ServeOptions) -> int:
     def listening(url: str) -> None:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
-    async def serve() -> None:
-        server = build_example_server(
+    try:
+        app = _example_app(
             host=options.host,
             store=options.store,
             lease_s=options.lease_s,
             max_active_tasks=options.max_active_tasks,
         )
+    except (CompatError, ValueError) as error:
+        message = error.message if isinstance(error, CompatError) else str(error)
+        print(
+            f"mcp-tasks-compat: cannot use the task store {options.store}: {message.splitlines()[0]}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
+    async def serve() -> None:
+        await _open_store(app, options.store)
+        server = app.sdk_server
         if options.transport == "stdio":
             await get_adapter().app.serve_stdio(server)
         else:
@@ -86,6 +118,9 @@ def run_example_server(options: ServeOptions) -> int:
         if isinstance(error, (SystemExit, GeneratorExit)):
             raise
         inner = leaves(error)
+        if inner and isinstance(inner[0], StoreRefused):
+            print(f"mcp-tasks-compat: {inner[0]}", file=sys.stderr)
+            return EXIT_USAGE
         if inner and all(isinstance(leaf, KeyboardInterrupt) for leaf in inner):
             return EXIT_OK
         if inner and isinstance(inner[0], OSError) and not isinstance(inner[0], FileNotFoundError):

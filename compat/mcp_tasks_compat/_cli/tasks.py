@@ -12,11 +12,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Final
 
 import anyio
 
-from .._engine import EVERY_OWNER, TaskEngine, TaskState
+from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
 from .._engine.stores import store_from_url
 from ..core.lifecycle import TaskEvent
 from ..core.model import format_timestamp, utc_now
@@ -27,6 +28,7 @@ __all__ = ["OPERATOR_CANCEL_REASON", "TasksOptions", "run_tasks"]
 
 OPERATOR_CANCEL_REASON: Final = "cancelled by an operator (mcp-tasks-compat tasks cancel)"
 PAGE: Final = 500
+SQLITE_PREFIX: Final = "sqlite:///"
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,23 @@ async def _every_state(engine: TaskEngine) -> list[TaskState]:
             return found
 
 
+def _durable_store(url: str) -> TaskStore:
+    """The store ``url`` names, refused when there is nothing to read: ``memory:`` lives inside one
+    server process, and a SQLite file that does not exist would be created empty."""
+    if url == "memory:":
+        raise ValueError(
+            "memory: is the store inside one server process; the tasks command reads a durable "
+            "store: --store sqlite:///path/to/tasks.db or redis://host:port/db"
+        )
+    if url.startswith(SQLITE_PREFIX):
+        path = Path(url[len(SQLITE_PREFIX) :])
+        if not path.is_file():
+            raise ValueError(f"{url}: no such file {str(path)!r} (is the path right? sqlite:////abs/path.db)")
+    return store_from_url(url)
+
+
 async def _run(options: TasksOptions) -> tuple[int, str]:
-    engine = TaskEngine(store=store_from_url(options.store))
+    engine = TaskEngine(store=_durable_store(options.store))
     await engine.open()
     try:
         now = utc_now()
