@@ -11,6 +11,9 @@ the server and the task dialect the connection speaks:
 * ``"project-2025"`` (mcp 2.x): the project's own server (the testing kit's ``build_task_server``)
   behind that transport.
 
+:func:`structured_server` is a low-level server of either major whose tools answer a given
+``structuredContent`` unchecked (the output-schema tests).
+
 The scripted servers are in :mod:`.scripted_servers`; the project's server runs
 :func:`project_toolset`. This is the one module of the client tests that reads the SDK major.
 """
@@ -23,7 +26,7 @@ import itertools
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,7 +39,7 @@ from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat._detect import sdk_info
 from mcp_tasks_compat.client import session_kwargs
 from mcp_tasks_compat.dialects import TaskSupport
-from mcp_tasks_compat.server import report_status
+from mcp_tasks_compat.server import ServerTasks, report_status
 from mcp_tasks_compat.testing import ToolSet, build_task_server
 
 from .scripted_servers import STDIO_KINDS, Knobs, Script
@@ -57,6 +60,8 @@ __all__ = [
     "open_harness",
     "project_toolset",
     "scripted_stdio_command",
+    "structured_of",
+    "structured_server",
     "text_of",
 ]
 
@@ -131,6 +136,90 @@ def project_toolset(script: Script) -> ToolSet:
 
     tools = {"gated": gated, "tool_error": tool_error, "hang": hang, "echo": echo}
     return ToolSet(tools=tools, support=PROJECT_TOOLS, name=PROJECT_SERVER_NAME)
+
+
+# --- a server that sends structured content as its tool gave it ------------------------------------------
+
+
+def structured_server(
+    structured: Mapping[str, Mapping[str, Any]],
+    output_schemas: Mapping[str, Mapping[str, Any]],
+    support: TaskSupport = "optional",
+) -> Any:
+    """A low-level server of the installed major with the project's tasks installed: each tool of
+    ``structured`` answers that ``structuredContent`` (checked by no one on the server: the SDKs'
+    decorated servers check their own output), declaring ``output_schemas[name]`` where given.
+
+    Every tool runs as a task when asked (``support``), on 2026-07-28 too (no inline grace).
+    """
+    tasks = ServerTasks(tools=dict.fromkeys(structured, support), inline_grace_s=0)
+    server = _STRUCTURED_SERVERS[_MAJOR](structured, output_schemas)
+    tasks.install(server)
+    return server
+
+
+def _structured_server_v1(
+    structured: Mapping[str, Mapping[str, Any]], output_schemas: Mapping[str, Mapping[str, Any]]
+) -> Any:
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    server: Any = Server("structured")
+
+    @server.list_tools()  # type: ignore[misc]
+    async def list_tools() -> list[types.Tool]:
+        return [
+            types.Tool(
+                name=name,
+                inputSchema={"type": "object"},
+                outputSchema=dict(output_schemas[name]) if name in output_schemas else None,
+            )
+            for name in structured
+        ]
+
+    @server.call_tool()  # type: ignore[misc]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        content = dict(structured[name])
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=str(content))], structuredContent=content
+        )
+
+    return server
+
+
+def _structured_server_v2(
+    structured: Mapping[str, Mapping[str, Any]], output_schemas: Mapping[str, Mapping[str, Any]]
+) -> Any:
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=name,
+                    input_schema={"type": "object"},
+                    output_schema=dict(output_schemas[name]) if name in output_schemas else None,
+                )
+                for name in structured
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        content = dict(structured[params.name])
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=str(content))], structured_content=content
+        )
+
+    return Server("structured", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+_STRUCTURED_SERVERS = {1: _structured_server_v1, 2: _structured_server_v2}
+
+
+def structured_of(result: Any) -> Any:
+    """``structuredContent`` (mcp 1.x) or ``structured_content`` (mcp 2.x) of a ``CallToolResult``."""
+    return getattr(result, "structured_content", getattr(result, "structuredContent", None))
 
 
 # --- scripted servers over stdio -----------------------------------------------------------------------

@@ -9,15 +9,15 @@ answer gets a clear ``TaskCancelledError`` and the task is cancelled (not left t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import anyio
 import mcp.types as types
 import pytest
 
 from mcp_tasks_compat import TaskCancelledError
-from mcp_tasks_compat._client import RemoteError, follow
+from mcp_tasks_compat._client import follow
 from mcp_tasks_compat.client import call_tool, resume, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus, utc_now
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28, Dialect
@@ -267,7 +267,7 @@ class InputWire:
         self.request = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {}}}
 
     @property
-    def dialect(self) -> Dialect:
+    def dialect(self) -> Literal["2026-07-28"]:
         return DIALECT_2026_07_28
 
     def _task(self, status: TaskStatus, **changes: Any) -> Task:
@@ -291,18 +291,12 @@ class InputWire:
     async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
         self.updates.append({key: dict(value) for key, value in responses.items()})
 
-    async def result_payload(self, task_id: str) -> dict[str, Any]:
-        raise RemoteError(-32601, "no tasks/result")
-
     async def cancel(self, task_id: str) -> Task | None:
         self.cancelled.append(task_id)
         return None
 
-    def to_result(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+    async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> dict[str, Any]:
         return dict(payload)
-
-    def listen(self, task_id: str, listener: Callable[[Task], None]) -> Callable[[], None]:
-        return lambda: None
 
     push: None = None  # polled only
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -17,10 +17,11 @@ from mcp_tasks_compat._client import (
     clamp_poll_seconds,
     follow,
 )
-from mcp_tasks_compat._client.poller import Reporter
-from mcp_tasks_compat._client.run import FOLLOWERS
+from mcp_tasks_compat._client.follow_2025 import Follower2025
+from mcp_tasks_compat._client.follow_2026 import Follower2026
+from mcp_tasks_compat._client.poller import Expiry, Reporter
+from mcp_tasks_compat._client.run import follower_for
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
-from mcp_tasks_compat.dialects import ALL_DIALECTS, Dialect
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -97,20 +98,16 @@ async def test_an_async_on_status_is_awaited() -> None:
     assert seen == ["working"]
 
 
-def test_every_dialect_has_exactly_one_follower() -> None:
-    assert set(FOLLOWERS) == set(ALL_DIALECTS)
-    assert len(set(FOLLOWERS.values())) == len(ALL_DIALECTS)
-
-
 class ScriptedWire:
-    """A 2026-07-28 wire whose tasks/get answers come from a list."""
+    """A 2026-07-28 wire whose tasks/get answers come from a list; records the tool each result is for."""
 
     def __init__(self, answers: list[Task]) -> None:
         self.answers = answers
         self.cancelled: list[str] = []
+        self.results_for: list[str | None] = []
 
     @property
-    def dialect(self) -> Dialect:
+    def dialect(self) -> Literal["2026-07-28"]:
         return "2026-07-28"
 
     async def get(self, task_id: str) -> Task:
@@ -118,20 +115,28 @@ class ScriptedWire:
             raise RemoteError(-32602, "Task not found")
         return self.answers.pop(0)
 
-    async def result_payload(self, task_id: str) -> dict[str, Any]:
-        raise RemoteError(-32601, "no tasks/result")
-
     async def cancel(self, task_id: str) -> Task | None:
         self.cancelled.append(task_id)
         return None
 
-    def to_result(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+    async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> dict[str, Any]:
+        self.results_for.append(tool)
         return dict(payload)
 
-    def listen(self, task_id: str, listener: Callable[[Task], None]) -> Callable[[], None]:
-        return lambda: None
-
     push: None = None  # polled only
+
+    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        raise RemoteError(-32601, "no input here")
+
+    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
+        raise RemoteError(-32601, "no input here")
+
+
+def test_each_dialect_s_wire_is_followed_by_that_dialect_s_follower() -> None:
+    reporter, expiry = Reporter(None), Expiry(task(), resumed=False)
+    modern = follower_for(ScriptedWire([]), task(), reporter, expiry, resumed=False, tool=None)
+    handshake_era = follower_for(ScriptedWire2025([], {}), task(), reporter, expiry, resumed=False, tool=None)
+    assert (type(modern), type(handshake_era)) == (Follower2026, Follower2025)
 
 
 @pytest.mark.anyio
@@ -187,24 +192,39 @@ async def test_an_on_status_error_ends_the_call_and_cancels_the_task() -> None:
     assert wire.cancelled == ["t1"]
 
 
-class ScriptedWire2025(ScriptedWire):
+class ScriptedWire2025:
     """A 2025-11-25 wire whose ``tasks/result`` answers ``payload`` at once; counts ``tasks/get``."""
 
     def __init__(self, answers: list[Task], payload: dict[str, Any]) -> None:
-        super().__init__(answers)
+        self.answers = answers
         self.payload = payload
         self.gets = 0
+        self.cancelled: list[str] = []
+        self.results_for: list[str | None] = []
 
     @property
-    def dialect(self) -> Dialect:
+    def dialect(self) -> Literal["2025-11-25"]:
         return "2025-11-25"
 
     async def get(self, task_id: str) -> Task:
         self.gets += 1
-        return await super().get(task_id)
+        if not self.answers:
+            raise RemoteError(-32602, "Task not found")
+        return self.answers.pop(0)
+
+    async def cancel(self, task_id: str) -> Task | None:
+        self.cancelled.append(task_id)
+        return None
+
+    async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> dict[str, Any]:
+        self.results_for.append(tool)
+        return dict(payload)
 
     async def result_payload(self, task_id: str) -> dict[str, Any]:
         return dict(self.payload)
+
+    def listen(self, task_id: str, listener: Callable[[Task], None]) -> Callable[[], None]:
+        return lambda: None
 
 
 @pytest.mark.anyio

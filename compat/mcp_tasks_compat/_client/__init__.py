@@ -4,10 +4,14 @@ Rules of this layer:
 
 * It is SDK-free: nothing here imports ``mcp``, nor the public ``client`` module above it.
 * The adapters' client facets (``_adapters/v1/client.py``, ``_adapters/v2/client.py``) implement its protocols
-  (:mod:`.protocols`: a ``ClientConnection`` per session, a ``TaskWire`` per dialect, errors as
+  (:mod:`.protocols`: a ``ClientConnection`` per session, of one class per negotiated dialect
+  plus a plain one; a wire per dialect, ``TaskWire2025`` / ``TaskWire2026``; errors as
   ``RemoteError``); everything that decides *what* to send and *what it means* lives here.
+* A connection is negotiated once per session (:mod:`.connections`: the adapter reports its
+  handshake, :func:`.connections.decide` names the dialect or why none, and one cache keeps the
+  connection per session for both majors).
 * Whether a call runs as a task is decided before anything is sent (:mod:`.plan`).
-* The follower is picked once per dialect, from the wire's dialect (:data:`.run.FOLLOWERS`):
+* The follower is picked once per dialect, from the wire's dialect (:func:`.run.follower_for`):
   :mod:`.follow_2025` and :mod:`.follow_2026` share the poll loop of :mod:`.poller`, and neither
   asks which dialect it is on.
 * Every way a task can end maps to one of the ``Task*Error`` family (:mod:`.outcomes`).
@@ -15,6 +19,7 @@ Rules of this layer:
 
 from __future__ import annotations
 
+from .connections import ConnectionCache, Handshake, decide, negotiate
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
 from .protocols import (
@@ -22,6 +27,7 @@ from .protocols import (
     DEFAULT_POLL_SECONDS,
     MAX_POLL_SECONDS,
     MIN_POLL_SECONDS,
+    AnyTaskWire,
     ClientConnection,
     Mode,
     Negotiated,
@@ -32,6 +38,8 @@ from .protocols import (
     StatusListener,
     TaskPush,
     TaskWire,
+    TaskWire2025,
+    TaskWire2026,
 )
 from .push import PushLink
 from .rounds import MAX_INPUT_ROUNDS, InputReply, InputRound, answer_rounds
@@ -54,9 +62,12 @@ __all__ = [
     "MAX_INPUT_ROUNDS",
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
+    "AnyTaskWire",
     "CallDefaults",
     "ClientConnection",
+    "ConnectionCache",
     "DeclaredSupport",
+    "Handshake",
     "InputReply",
     "InputRound",
     "Mode",
@@ -71,12 +82,16 @@ __all__ = [
     "TaskPush",
     "TaskRun",
     "TaskWire",
+    "TaskWire2025",
+    "TaskWire2026",
     "answer_rounds",
     "call_tool",
     "call_with_defaults",
     "clamp_poll_seconds",
+    "decide",
     "declared_support",
     "follow",
+    "negotiate",
     "progress_sink",
     "resume",
     "seconds",

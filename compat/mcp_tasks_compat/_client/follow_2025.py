@@ -8,6 +8,7 @@ long-poll, while the poll loop beside it reports statuses and watches the TTL. A
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Generic
 
 import anyio
@@ -24,7 +25,7 @@ from .outcomes import (
     lookup_error,
 )
 from .poller import Poller
-from .protocols import RESULT_GRACE_SECONDS, RemoteError, ResultT
+from .protocols import RESULT_GRACE_SECONDS, RemoteError, ResultT, TaskWire2025
 
 __all__ = ["Follower2025"]
 
@@ -164,11 +165,14 @@ class _ResultRace(Generic[ResultT]):
         self.waiter.cancel()
 
 
-class Follower2025(Poller[ResultT]):
+class Follower2025(Poller[TaskWire2025[ResultT], ResultT]):
     """Drives one 2025-11-25 task to a terminal status and turns it into a result or an error."""
 
     result_pending = False
     """A ``tasks/result`` wait is out (and has not refused): it brings a completed task's result."""
+
+    def _subscribe(self) -> Callable[[], None]:
+        return self.wire.listen(self.task_id, self._pushed)  # notifications/tasks/status come unasked
 
     def _settled_by_push(self, task: Task) -> bool:
         # A pushed "completed" needs no tasks/get to confirm it while tasks/result is waiting:
@@ -194,7 +198,7 @@ class Follower2025(Poller[ResultT]):
             payload = await self._payload_after_terminal(terminal)
         if is_tool_result(payload):
             # completed, or failed because the tool returned isError: the tool's own result.
-            return self.wire.to_result(payload)
+            return await self.wire.to_result(payload, tool=self.tool)
         if terminal.status is TaskStatus.FAILED:
             raise failed_error(terminal)
         raise PeerProtocolError(

@@ -6,6 +6,7 @@ the session cannot answer ends the task rather than leave it waiting for its TTL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NoReturn
 
 import anyio
@@ -15,15 +16,23 @@ from ..errors import INTERNAL_ERROR, PeerProtocolError
 from .inputs import InputAnswers
 from .outcomes import cancelled_error, failed_error
 from .poller import Poller, best_effort_cancel
-from .protocols import CANCEL_GRACE_SECONDS, RemoteError, ResultT
+from .protocols import CANCEL_GRACE_SECONDS, RemoteError, ResultT, TaskWire2026
 
 __all__ = ["Follower2026"]
 
 
-class Follower2026(Poller[ResultT]):
+class Follower2026(Poller[TaskWire2026[ResultT], ResultT]):
     """Drives one 2026-07-28 task to a terminal status, answering its input requests on the way."""
 
     inputs: InputAnswers | None = None
+
+    def _subscribe(self) -> Callable[[], None]:
+        push = self.wire.push  # notifications/tasks come only on a listen stream
+        return push.follow(self.task_id, self._pushed, self._wake) if push is not None else _nothing
+
+    def _covered(self) -> bool:
+        push = self.wire.push
+        return push is not None and push.covers(self.task_id)
 
     def _observed(self, task: Task) -> None:
         if self.inputs is not None:
@@ -40,7 +49,7 @@ class Follower2026(Poller[ResultT]):
             await self._end_for_input(inputs)
         assert task is not None  # only an input refusal or failure stops the poll loop early
         await self.reporter.flush()
-        return self._outcome(task)
+        return await self._outcome(task)
 
     async def _poll_answering(self, inputs: InputAnswers) -> Task | None:
         """Poll to a terminal status while the task's input requests are answered next to the loop."""
@@ -85,14 +94,18 @@ class Follower2026(Poller[ResultT]):
             ) from None
         raise failure
 
-    def _outcome(self, task: Task) -> ResultT:
+    async def _outcome(self, task: Task) -> ResultT:
         if task.status is TaskStatus.COMPLETED:
             if task.result is None:
                 raise PeerProtocolError(
                     f"tasks/get for task {task.task_id} said completed but carried no result",
                     jsonrpc_code=INTERNAL_ERROR,
                 )
-            return self.wire.to_result(task.result)
+            return await self.wire.to_result(task.result, tool=self.tool)
         if task.status is TaskStatus.FAILED:
             raise failed_error(task)
         raise cancelled_error(task)
+
+
+def _nothing() -> None:
+    """The undo of a subscription that was never made (no push link: polled only)."""

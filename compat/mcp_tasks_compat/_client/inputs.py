@@ -15,7 +15,7 @@ import anyio.abc
 
 from ..core.model import Task, TaskStatus
 from ..errors import TaskCancelledError
-from .protocols import RemoteError, TaskWire
+from .protocols import RemoteError, TaskWire2026
 
 __all__ = ["InputAnswers", "describe_request", "refused_by"]
 
@@ -54,7 +54,7 @@ class InputAnswers:
     as it is ready, so a slow answer (a person typing) does not hold back the others.
     """
 
-    def __init__(self, wire: TaskWire[Any], task_id: str, stop: Callable[[], None]) -> None:
+    def __init__(self, wire: TaskWire2026[Any], task_id: str, stop: Callable[[], None]) -> None:
         self.wire = wire
         self.task_id = task_id
         self.stop = stop

@@ -21,7 +21,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Final, Generic
+from typing import Any, Final, Generic, TypeVar
 
 import anyio
 
@@ -49,6 +49,8 @@ __all__ = [
     "clamp_poll_seconds",
     "poll_floor_seconds",
 ]
+
+WireT = TypeVar("WireT", bound="TaskWire[Any]")
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -214,17 +216,27 @@ class Expiry:
         return remaining is not None and remaining <= 0
 
 
-class Poller(abc.ABC, Generic[ResultT]):
+class Poller(abc.ABC, Generic[WireT, ResultT]):
     """Polls one task to a terminal status; a subclass per dialect turns it into a result or an error.
 
     The loop is never cancelled in the middle of a request: :meth:`stop_polling` lets it end after
     the current one (mcp 1.x sessions die when a request is cancelled just as its answer arrives).
+    ``tool`` names the tool whose result is awaited (its output schema checks the result), ``None``
+    when unknown (a resumed task).
     """
 
     def __init__(
-        self, wire: TaskWire[ResultT], task: Task, reporter: Reporter, expiry: Expiry, *, resumed: bool
+        self,
+        wire: WireT,
+        task: Task,
+        reporter: Reporter,
+        expiry: Expiry,
+        *,
+        resumed: bool,
+        tool: str | None,
     ) -> None:
         self.wire = wire
+        self.tool = tool
         self.task_id = task.task_id
         self.reporter = reporter
         self.expiry = expiry
@@ -241,15 +253,15 @@ class Poller(abc.ABC, Generic[ResultT]):
     async def run(self) -> ResultT:
         """Follow the task to its result, passing on pushed statuses meanwhile."""
         await self.reporter.report(self.first)  # first: a status replayed on listen is newer
-        unlisten = self.wire.listen(self.task_id, self._pushed)
-        push = self.wire.push
-        unfollow = push.follow(self.task_id, self._pushed, self._wake) if push is not None else None
+        unsubscribe = self._subscribe()
         try:
             return await self._follow()
         finally:
-            if unfollow is not None:
-                unfollow()
-            unlisten()
+            unsubscribe()
+
+    @abc.abstractmethod
+    def _subscribe(self) -> Callable[[], None]:
+        """Hear the task's pushed states (passing each to :meth:`_pushed`); returns the undo."""
 
     def _pushed(self, task: Task) -> None:
         """A pushed state: reported like a polled one (and acted on, e.g. its input requests)."""
@@ -261,8 +273,7 @@ class Poller(abc.ABC, Generic[ResultT]):
 
     def _covered(self) -> bool:
         """Whether a healthy push stream has acknowledged this task (so it is not polled)."""
-        push = self.wire.push
-        return push is not None and push.covers(self.task_id)
+        return False
 
     def _settled_by_push(self, task: Task) -> bool:
         """Whether a pushed terminal ``task`` is the outcome itself, with no ``tasks/get`` to confirm it."""

@@ -1,15 +1,17 @@
 """What the adapters provide, and the names and limits every module of this layer shares.
 
-An adapter wraps one ``ClientSession`` as a :class:`ClientConnection` and each dialect's
-``tasks/*`` requests as a :class:`TaskWire`, and reports JSON-RPC error answers as
-:class:`RemoteError`; nothing above those three depends on which SDK major is installed.
+An adapter wraps one ``ClientSession`` as a :class:`ClientConnection` (one class per negotiated
+dialect, and a plain one) and each dialect's ``tasks/*`` requests as that dialect's wire
+(:class:`TaskWire2025`, :class:`TaskWire2026`, over what both share, :class:`TaskWire`), and
+reports JSON-RPC error answers as :class:`RemoteError`; nothing above those depends on which SDK
+major is installed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar
 
 from ..core.model import Task
 from ..dialects import Dialect, TaskSupport
@@ -21,6 +23,7 @@ __all__ = [
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
     "RESULT_GRACE_SECONDS",
+    "AnyTaskWire",
     "ClientConnection",
     "Mode",
     "Negotiated",
@@ -33,6 +36,8 @@ __all__ = [
     "StatusListener",
     "TaskPush",
     "TaskWire",
+    "TaskWire2025",
+    "TaskWire2026",
 ]
 
 MIN_POLL_SECONDS: Final = 0.005
@@ -104,38 +109,58 @@ class TaskPush(Protocol):
 
 
 class TaskWire(Protocol[ResultT_co]):
-    """One dialect's ``tasks/*`` requests on one session, as plain task models."""
+    """What both dialects' ``tasks/*`` wires carry, on one session, as plain task models."""
 
     @property
     def dialect(self) -> Dialect: ...
 
-    @property
-    def push(self) -> TaskPush | None:
-        """The connection's push link, or ``None`` where states are only polled."""
-        ...
-
     async def get(self, task_id: str) -> Task:
         """``tasks/get``; raises :class:`RemoteError` on a JSON-RPC error."""
-        ...
-
-    async def result_payload(self, task_id: str) -> dict[str, Any]:
-        """2025-11-25 ``tasks/result`` (waits until terminal): the tool result JSON, minus related-task."""
         ...
 
     async def cancel(self, task_id: str) -> Task | None:
         """``tasks/cancel``: the task after cancel (2025-11-25), or ``None`` for the 2026-07-28 ack."""
         ...
 
-    def to_result(self, payload: Mapping[str, Any]) -> ResultT_co:
-        """The installed SDK's ``CallToolResult`` for a tool result JSON."""
+    async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> ResultT_co:
+        """The installed SDK's ``CallToolResult`` for a tool result JSON.
+
+        Its ``structuredContent`` is checked against ``tool``'s declared output schema the way the
+        SDK's own ``ClientSession.call_tool`` checks a plain result (an ``isError`` result and a
+        tool without an output schema never are; the SDK's error when it fails). ``tool=None``
+        checks nothing: a resumed task, whose tool is unknown, or a caller that checks itself.
+        """
+        ...
+
+
+class TaskWire2025(TaskWire[ResultT_co], Protocol[ResultT_co]):
+    """The 2025-11-25 wire: ``tasks/result`` waits for the payload; statuses are pushed unasked."""
+
+    @property
+    def dialect(self) -> Literal["2025-11-25"]: ...
+
+    async def result_payload(self, task_id: str) -> dict[str, Any]:
+        """``tasks/result`` (waits until terminal): the tool result JSON, minus related-task."""
         ...
 
     def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
-        """Register ``listener`` for pushed status notifications; returns the unregister call."""
+        """Register ``listener`` for ``notifications/tasks/status``; returns the unregister call."""
+        ...
+
+
+class TaskWire2026(TaskWire[ResultT_co], Protocol[ResultT_co]):
+    """The 2026-07-28 wire: ``tasks/get`` carries the outcome inline, input goes back by ``tasks/update``."""
+
+    @property
+    def dialect(self) -> Literal["2026-07-28"]: ...
+
+    @property
+    def push(self) -> TaskPush | None:
+        """The connection's push link, or ``None`` where states are only polled."""
         ...
 
     async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
-        """2026-07-28: one input request through the session's own callback; the answer as wire JSON.
+        """One input request through the session's own callback; the answer as wire JSON.
 
         Raises :class:`RemoteError` when the callback refuses (an ``ErrorData``; a session without
         the callback refuses every request of that kind) or the request cannot be read.
@@ -143,8 +168,12 @@ class TaskWire(Protocol[ResultT_co]):
         ...
 
     async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
-        """2026-07-28 ``tasks/update`` with ``inputResponses``; raises :class:`RemoteError`."""
+        """``tasks/update`` with ``inputResponses``; raises :class:`RemoteError`."""
         ...
+
+
+AnyTaskWire: TypeAlias = "TaskWire2025[ResultT] | TaskWire2026[ResultT]"
+"""The wire of a negotiated dialect; ``wire.dialect`` tells which (the followers are picked by it)."""
 
 
 class ClientConnection(Protocol[ResultT_co]):
@@ -158,8 +187,8 @@ class ClientConnection(Protocol[ResultT_co]):
         """``"mcp <version>"``, for refusal messages."""
         ...
 
-    def wire(self) -> TaskWire[ResultT_co]:
-        """The wire for ``negotiated.dialect`` (only called when it is not ``None``)."""
+    def wire(self) -> TaskWire2025[ResultT_co] | TaskWire2026[ResultT_co]:
+        """The wire of the negotiated dialect (only asked once the plan runs a task on it)."""
         ...
 
     def task_readiness(self) -> UnsupportedOptIn | None:

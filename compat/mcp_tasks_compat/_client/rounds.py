@@ -50,7 +50,7 @@ class InputReply:
 
 
 Answer = Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]]
-"""One request through the session's callback (see ``TaskWire.answer_input``)."""
+"""One request through the session's callback (see ``TaskWire2026.answer_input``)."""
 
 
 async def answer_rounds(

@@ -2,7 +2,7 @@
 
 Each runs under a :class:`_Guard` (the overall timeout, and a best-effort ``tasks/cancel`` for
 a task that is left unfinished when the call ends early) and hands the task to the follower of
-the wire's dialect, picked once from :data:`FOLLOWERS`; the followers never ask which dialect
+the wire's dialect, picked once by :func:`follower_for`; the followers never ask which dialect
 they are on.
 """
 
@@ -14,12 +14,12 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Final, Generic, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol
 
 import anyio
 
 from ..core.model import Task
-from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from ..dialects import DIALECT_2026_07_28, Dialect
 from ..errors import TaskError, TaskTimeoutError
 from .follow_2025 import Follower2025
 from .follow_2026 import Follower2026
@@ -28,6 +28,7 @@ from .plan import check_ready, plan_call, refuse
 from .poller import Expiry, Poller, Reporter, best_effort_cancel, clamp_poll_seconds
 from .protocols import (
     CANCEL_GRACE_SECONDS,
+    AnyTaskWire,
     ClientConnection,
     OnProgress,
     OnStatus,
@@ -38,12 +39,12 @@ from .protocols import (
 )
 
 __all__ = [
-    "FOLLOWERS",
     "CallDefaults",
     "TaskRun",
     "call_tool",
     "call_with_defaults",
     "follow",
+    "follower_for",
     "progress_sink",
     "resume",
     "seconds",
@@ -53,17 +54,20 @@ __all__ = [
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
-FOLLOWERS: Final[Mapping[Dialect, type[Poller[Any]]]] = {
-    DIALECT_2025_11_25: Follower2025[Any],
-    DIALECT_2026_07_28: Follower2026[Any],
-}
-"""The one place a dialect picks its follower."""
 
-
-def _follower(
-    wire: TaskWire[ResultT], task: Task, reporter: Reporter, expiry: Expiry, *, resumed: bool
-) -> Poller[ResultT]:
-    return FOLLOWERS[wire.dialect](wire, task, reporter, expiry, resumed=resumed)
+def follower_for(
+    wire: AnyTaskWire[ResultT],
+    task: Task,
+    reporter: Reporter,
+    expiry: Expiry,
+    *,
+    resumed: bool,
+    tool: str | None,
+) -> Poller[Any, ResultT]:
+    """The one place a dialect picks its follower: the wire's dialect names the wire's interface."""
+    if wire.dialect == DIALECT_2026_07_28:
+        return Follower2026(wire, task, reporter, expiry, resumed=resumed, tool=tool)
+    return Follower2025(wire, task, reporter, expiry, resumed=resumed, tool=tool)
 
 
 class _Guard:
@@ -242,24 +246,28 @@ async def call_tool(
         wire = connection.wire()
         guard.attach(wire, started.task_id, reporter)
         expiry = Expiry(started, resumed=False)
-        return await _follower(wire, started, reporter, expiry, resumed=False).run()
+        return await follower_for(wire, started, reporter, expiry, resumed=False, tool=name).run()
 
     return await guard.run(operation)
 
 
 async def follow(
-    wire: TaskWire[ResultT],
+    wire: AnyTaskWire[ResultT],
     task: Task,
     *,
     on_status: OnStatus | None,
     overall_timeout: float | None,
     cancel_grace: float,
+    tool: str | None = None,
 ) -> ResultT:
-    """Follow a task this client just created (e.g. from a ``ResultClaim.resolve`` hook) to its result."""
+    """Follow a task this client just created (e.g. from a ``ResultClaim.resolve`` hook) to its result.
+
+    ``tool`` checks the result against that tool's output schema (``None``: the caller checks).
+    """
     reporter = Reporter(on_status)
     guard = _Guard(timeout=overall_timeout, grace=cancel_grace, what=f"task {task.task_id}")
     guard.attach(wire, task.task_id, reporter)
-    follower = _follower(wire, task, reporter, Expiry(task, resumed=False), resumed=False)
+    follower = follower_for(wire, task, reporter, Expiry(task, resumed=False), resumed=False, tool=tool)
     return await guard.run(follower.run)
 
 
@@ -270,14 +278,16 @@ class TaskRun(Generic[ResultT]):
     :meth:`result` does not cancel the remote task (the handle stays usable); leave the
     ``async with`` block or call :meth:`cancel` for that. ``task_id`` is ``None`` only when a
     2026-07-28 server chose to answer the call directly instead of creating a task (its result
-    is then available at once).
+    is then available at once). ``tool`` is the tool the task runs (its output schema checks the
+    result), ``None`` for a resumed task.
     """
 
     def __init__(
         self,
         *,
-        wire: TaskWire[ResultT] | None,
+        wire: AnyTaskWire[ResultT] | None,
         task: Task | None,
+        tool: str | None = None,
         immediate: ResultT | None = None,
         dialect: Dialect,
         on_status: OnStatus | None = None,
@@ -286,6 +296,7 @@ class TaskRun(Generic[ResultT]):
     ) -> None:
         self._wire = wire
         self._first = task
+        self._tool = tool
         self._immediate = immediate
         self._dialect: Dialect = dialect
         self._reporter = Reporter(on_status)
@@ -351,7 +362,9 @@ class TaskRun(Generic[ResultT]):
                 guard = _Guard(timeout=seconds(timeout), grace=self._grace, what=f"task {first.task_id}")
                 guard.attach(wire, first.task_id, self._reporter)
                 start = self._reporter.last or first
-                follower = _follower(wire, start, self._reporter, self._expiry, resumed=self._resumed)
+                follower = follower_for(
+                    wire, start, self._reporter, self._expiry, resumed=self._resumed, tool=self._tool
+                )
                 try:
                     value = await guard.run(follower.run, end_on_abort=False)
                 except TaskError as error:
@@ -422,7 +435,12 @@ async def start_tool(
     if not isinstance(started, Task):
         return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
     run = TaskRun(
-        wire=connection.wire(), task=started, dialect=dialect, on_status=on_status, cancel_grace=cancel_grace
+        wire=connection.wire(),
+        task=started,
+        tool=name,
+        dialect=dialect,
+        on_status=on_status,
+        cancel_grace=cancel_grace,
     )
     await run._reporter.report(started)  # pyright: ignore[reportPrivateUsage]
     return run

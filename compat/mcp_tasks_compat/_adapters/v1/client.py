@@ -9,17 +9,20 @@ a 1.x server dropped; they also warn on every access from mcp 1.28. The answers 
 :func:`session_kwargs` is optional on 1.x: it only adds a ``message_handler`` that passes
 ``notifications/tasks/status`` to whoever follows that task (then to the caller's own handler),
 so ``on_status`` hears statuses as they happen instead of at the next poll.
+
+A session's connection is :class:`Connection2025` where the server offers tasks, else
+:class:`PlainConnection`, picked once by :func:`connection`; a task's result and a plain answer to
+a task-augmented call go through :func:`to_result`, which checks them as ``call_tool`` checks its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, NoReturn, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -34,11 +37,21 @@ from ..._detect import sdk_info
 from ...core import codec_2025
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, Dialect, TaskSupport
-from ...errors import INTERNAL_ERROR, METHOD_NOT_FOUND, UnsupportedOptIn
+from ...errors import INTERNAL_ERROR, UnsupportedOptIn
 from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
-__all__ = ["connection", "session_kwargs", "task_session_class", "tasks_extension"]
+__all__ = [
+    "Connection",
+    "Connection2025",
+    "PlainConnection",
+    "Wire2025",
+    "connection",
+    "session_kwargs",
+    "task_session_class",
+    "tasks_extension",
+    "to_result",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -223,7 +236,29 @@ def _config_of(session: ClientSession) -> _SessionConfig | None:
     return handler.config if isinstance(handler, _RouteStatus) else None
 
 
-class _Wire:
+async def to_result(
+    session: ClientSession, payload: Mapping[str, Any], *, tool: str | None
+) -> types.CallToolResult:
+    """A tool result JSON as the SDK's ``CallToolResult``, checked as ``ClientSession.call_tool`` checks one.
+
+    The SDK's own check of a plain result (the tool's declared output schema, listed once and
+    cached by the session; ``RuntimeError`` when the structured content does not conform) is the
+    private ``ClientSession._validate_tool_result`` on 1.x, probed here: an SDK without it checks
+    no result, its own ``call_tool``'s included. Skipped for an ``isError`` result, as the SDK
+    skips it, and for ``tool=None``.
+    """
+    result = types.CallToolResult.model_validate(dict(payload))
+    if tool is None or result.isError:
+        return result
+    validate: Callable[[str, types.CallToolResult], Awaitable[None]] | None = getattr(
+        session, "_validate_tool_result", None
+    )
+    if validate is not None:
+        await _cancel_safe_request(session, lambda: validate(tool, result))
+    return result
+
+
+class Wire2025:
     """2025-11-25 ``tasks/*`` through ``send_request`` with the 1.x request types."""
 
     def __init__(self, session: ClientSession, config: _SessionConfig | None) -> None:
@@ -231,10 +266,8 @@ class _Wire:
         self._config = config
 
     @property
-    def dialect(self) -> Dialect:
+    def dialect(self) -> Literal["2025-11-25"]:
         return DIALECT_2025_11_25
-
-    push: None = None  # 2025-11-25 has no listen stream; its status notifications come unasked
 
     async def _send(self, request: types.ClientRequestType) -> dict[str, Any]:
         session = self._session
@@ -261,28 +294,17 @@ class _Wire:
         raw = await self._send(types.CancelTaskRequest(params=types.CancelTaskRequestParams(taskId=task_id)))
         return codec_2025.decode_task(raw, where="tasks/cancel", code=INTERNAL_ERROR)
 
-    def to_result(self, payload: Mapping[str, Any]) -> types.CallToolResult:
-        return types.CallToolResult.model_validate(dict(payload))
+    async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> types.CallToolResult:
+        return await to_result(self._session, payload, tool=tool)
 
     def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         if self._config is None:
             return lambda: None
         return self._config.listen(task_id, listener)
 
-    async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
-        """Never asked: 2025-11-25 input requests reach the session's callbacks as ordinary requests."""
-        raise client_logic.RemoteError(
-            METHOD_NOT_FOUND, "inputRequests exist only in the Tasks extension (2026-07-28)"
-        )
 
-    async def update(self, task_id: str, responses: Mapping[str, Mapping[str, Any]]) -> None:
-        raise client_logic.RemoteError(
-            METHOD_NOT_FOUND, "tasks/update exists only in the Tasks extension (2026-07-28)"
-        )
-
-
-class _Connection:
-    """:class:`~.._client.ClientConnection` for one 1.x ``ClientSession``."""
+class _Negotiated:
+    """What both connections of one session answer the same way, and the plain ``tools/call``."""
 
     def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
         self._session = session
@@ -297,14 +319,45 @@ class _Connection:
     def installed(self) -> str:
         return f"mcp {sdk_info().mcp_version}"
 
-    def wire(self) -> _Wire:
-        return _Wire(self._session, _config_of(self._session))
-
     def task_readiness(self) -> UnsupportedOptIn | None:
         return None  # any 1.x session can run tasks; session_kwargs() only adds pushed statuses
 
     async def tool_support(self, name: str) -> TaskSupport:
         return await self._tools.of(name)
+
+    async def _call_plainly(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None,
+        read_timeout: timedelta | None,
+    ) -> types.CallToolResult:
+        """The base class's ``call_tool`` (which checks the output schema itself); a session
+        subclass that overrides it is not re-entered."""
+        session = self._session
+        return await _cancel_safe_request(
+            session,
+            lambda: ClientSession.call_tool(
+                session,
+                name,
+                arguments,
+                read_timeout_seconds=read_timeout,
+                progress_callback=cast("ProgressFnT | None", progress),
+                meta=dict(meta) if meta else None,
+            ),
+        )
+
+
+class Connection2025(_Negotiated):
+    """A connection whose server offers 2025-11-25 tasks for ``tools/call``."""
+
+    def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
+        super().__init__(session, negotiated)
+        self._wire = Wire2025(session, _config_of(session))
+
+    def wire(self) -> Wire2025:
+        return self._wire
 
     async def call(
         self,
@@ -317,21 +370,11 @@ class _Connection:
         progress: client_logic.ProgressSink | None = None,
         read_timeout: float | None = None,
     ) -> Task | types.CallToolResult:
+        """``as_task``: ``tools/call`` with ``params.task``; else the SDK's own ``call_tool``."""
         session = self._session
         timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
         if not as_task:
-            # The base class's call_tool: a session subclass that overrides it is not re-entered.
-            return await _cancel_safe_request(
-                session,
-                lambda: ClientSession.call_tool(
-                    session,
-                    name,
-                    arguments,
-                    read_timeout_seconds=timeout,
-                    progress_callback=cast("ProgressFnT | None", progress),
-                    meta=dict(meta) if meta else None,
-                ),
-            )
+            return await self._call_plainly(name, arguments, meta, progress, timeout)
         params = types.CallToolRequestParams(
             name=name,
             arguments=arguments,
@@ -348,7 +391,32 @@ class _Connection:
         if "task" in raw:
             return codec_2025.decode_create_task_result(raw)
         # The server ran it as a plain call after all (e.g. it ignores params.task).
-        return types.CallToolResult.model_validate(raw)
+        return await to_result(session, raw, tool=name)
+
+
+class PlainConnection(_Negotiated):
+    """A connection whose server offers no tasks: every call is the SDK's own ``call_tool``."""
+
+    def wire(self) -> NoReturn:
+        raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason})")
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        as_task: bool,
+        ttl_ms: int | None,
+        meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
+    ) -> types.CallToolResult:
+        timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
+        return await self._call_plainly(name, arguments, meta, progress, timeout)
+
+
+Connection = Connection2025 | PlainConnection
+"""What :func:`connection` hands out: the 2025-11-25 connection, or the plain one."""
 
 
 async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
@@ -363,38 +431,34 @@ async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
 
 
 async def _negotiate(session: ClientSession) -> client_logic.Negotiated:
+    """``initialize`` where the caller has not, then the decision of :mod:`.._client.connections`."""
     version: str | None = None
     caps = session.get_server_capabilities()
     if caps is None:
         result = await session.initialize()
         version, caps = str(result.protocolVersion), result.capabilities
-    wire_caps = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
-    if not codec_2025.server_offers_tool_tasks(wire_caps):
-        reason = "the server's initialize capabilities do not offer tasks for tools/call"
-        logger.info("tasks are inactive on this connection: %s", reason)
-        return client_logic.Negotiated(version, None, None, server_offers_tasks=False, reason=reason)
-    support = client_logic.declared_support(await list_tools(session))
-    return client_logic.Negotiated(version, DIALECT_2025_11_25, support, server_offers_tasks=True)
+    handshake = client_logic.Handshake(
+        version, modern=False, capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    return await client_logic.negotiate(handshake, lambda: list_tools(session))
 
 
-_CONNECTIONS: weakref.WeakKeyDictionary[ClientSession, _Connection] = weakref.WeakKeyDictionary()
-_LOCKS: weakref.WeakKeyDictionary[ClientSession, anyio.Lock] = weakref.WeakKeyDictionary()
+_CONNECTIONS = client_logic.ConnectionCache[ClientSession, Connection]()
 
 
-async def connection(session: object, *, discover_timeout: float = 5.0) -> _Connection:
+async def connection(session: object, *, discover_timeout: float = 5.0) -> Connection:
     """The negotiated connection for ``session`` (``initialize`` on first use, then cached per session)."""
     del discover_timeout  # 1.x has no server/discover
     if not isinstance(session, ClientSession):
         raise TypeError(f"expected an mcp.client.session.ClientSession, got {type(session).__name__}")
-    cached = _CONNECTIONS.get(session)
-    if cached is not None:
-        return cached
-    lock = _LOCKS.setdefault(session, anyio.Lock())
-    async with lock:
-        cached = _CONNECTIONS.get(session)
-        if cached is None:
-            cached = _CONNECTIONS[session] = _Connection(session, await _negotiate(session))
-        return cached
+
+    async def open_connection() -> Connection:
+        negotiated = await _negotiate(session)
+        if negotiated.dialect == DIALECT_2025_11_25:
+            return Connection2025(session, negotiated)
+        return PlainConnection(session, negotiated)
+
+    return await _CONNECTIONS.get(session, open_connection)
 
 
 def tasks_extension(*, dialect: Dialect | None) -> Any:

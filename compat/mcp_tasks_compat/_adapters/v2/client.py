@@ -28,7 +28,9 @@
 The pieces live beside this module: the request models and the two wires in
 :mod:`.task_wires`, the per-session config and its notification routes in
 :mod:`.session_config`, the calls through private seams in :mod:`.tool_calls`, the handshake
-in :mod:`.handshake`. This module composes them into the client facet (:mod:`..base`).
+in :mod:`.handshake`. This module composes them into the client facet (:mod:`..base`): one
+connection class per negotiated dialect (:class:`Connection2026`, :class:`Connection2025`) and a
+plain one (:class:`PlainConnection`), picked once per session by :func:`connection`.
 
 Everything about *what* to send and *what it means* lives in :mod:`.._client`.
 """
@@ -36,11 +38,9 @@ Everything about *what* to send and *what it means* lives in :mod:`.._client`.
 from __future__ import annotations
 
 import logging
-import weakref
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NoReturn, cast
 
-import anyio
 import mcp_types
 from mcp.client.extension import ClientExtension, NotificationBinding, ResultClaim
 from mcp.client.session import ClientSession
@@ -49,7 +49,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ... import _client as client_logic
 from ..._detect import sdk_info
-from ...core import codec_2026
 from ...core.model import Task
 from ...dialects import (
     ALL_DIALECTS,
@@ -59,7 +58,7 @@ from ...dialects import (
     Dialect,
     TaskSupport,
 )
-from ...errors import UnsupportedOptIn, UnsupportedOptInError
+from ...errors import INTERNAL_ERROR, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from ..session import task_session_class as task_session_class  # the same on both majors
 from .handshake import list_tools as list_tools  # the client facet's, as wire JSON
 from .handshake import negotiate
@@ -74,18 +73,15 @@ from .session_config import (
     config_of,
 )
 from .session_config import listen_available as listen_available
-from .task_wires import TaskHandle, TaskStatusParams, Wire2025, Wire2026, answer_input, raw_json
-from .tool_calls import (
-    Answer,
-    call_as_2025_task,
-    call_declining_task,
-    input_responses,
-    input_round,
-    meta_arg,
-)
+from .task_wires import TaskHandle, TaskStatusParams, Wire2025, Wire2026, answer_input
+from .tool_calls import Answer, call_as_2025_task, call_declining_task, call_publicly, meta_arg
 
 __all__ = [
     "STATUS_NOTIFICATION",
+    "Connection",
+    "Connection2025",
+    "Connection2026",
+    "PlainConnection",
     "TaskHandle",
     "TasksClientExtension",
     "connection",
@@ -245,18 +241,15 @@ _ADVERTISE_ONLY = UnsupportedOptIn(
 )
 
 
-# --- one negotiated session --------------------------------------------------------------------
+# --- one negotiated session: a connection class per dialect, and a plain one --------------------
 
 
-class _Connection:
-    """:class:`~.._client.ClientConnection` for one 2.x ``ClientSession``."""
+class _Negotiated:
+    """What every connection of one session answers the same way, whatever it runs."""
 
-    def __init__(
-        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig | None
-    ) -> None:
+    def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
         self._session = session
         self._negotiated = negotiated
-        self._config = config
         self._tools = client_logic.DeclaredSupport(negotiated.tool_task_support, lambda: list_tools(session))
 
     @property
@@ -267,16 +260,38 @@ class _Connection:
     def installed(self) -> str:
         return f"mcp {sdk_info().mcp_version}"
 
-    def wire(self) -> Wire2025 | Wire2026:
-        if self._negotiated.dialect == DIALECT_2026_07_28:
-            return Wire2026(self._session, self._config)
-        return Wire2025(self._session, self._config)
-
     def task_readiness(self) -> UnsupportedOptIn | None:
-        return _NO_KWARGS if self._config is None else None
+        return None
 
     async def tool_support(self, name: str) -> TaskSupport:
         return await self._tools.of(name)
+
+    async def _answering_rounds(
+        self, name: str, send: Callable[[client_logic.InputReply | None], Awaitable[Answer]]
+    ) -> Task | mcp_types.CallToolResult:
+        """``send`` once, then again per ``input_required`` round (SEP-2322) until a final answer."""
+        first = await send(None)
+        if not isinstance(first, client_logic.InputRound):
+            return first
+        session = self._session
+
+        async def answer(key: str, request: Mapping[str, Any]) -> dict[str, Any]:
+            return await answer_input(session, key, request)
+
+        return await client_logic.answer_rounds(first, answer=answer, retry=send, what=f"tools/call {name!r}")
+
+
+class Connection2026(_Negotiated):
+    """A 2026-07-28 connection whose session claims ``resultType: "task"``: the server decides per call."""
+
+    def __init__(
+        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig
+    ) -> None:
+        super().__init__(session, negotiated)
+        self._wire = Wire2026(session, config)
+
+    def wire(self) -> Wire2026:
+        return self._wire
 
     async def call(
         self,
@@ -289,30 +304,43 @@ class _Connection:
         progress: client_logic.ProgressSink | None = None,
         read_timeout: float | None = None,
     ) -> Task | mcp_types.CallToolResult:
+        """``as_task`` (``auto``, ``task``): the public call, receiving a task handle when the server
+        makes one; else (``plain``) the Tasks extension left out of this request's capabilities."""
         session = self._session
+        callback = cast("ProgressFnT | None", progress)
 
         async def send(reply: client_logic.InputReply | None) -> Answer:
-            return await self._call_once(
-                name,
-                arguments,
-                as_task=as_task,
-                ttl_ms=ttl_ms,
-                meta=meta,
-                progress=progress,
-                read_timeout=read_timeout,
-                reply=reply,
+            if as_task:
+                return await call_publicly(
+                    session,
+                    name,
+                    arguments,
+                    meta,
+                    progress=callback,
+                    read_timeout=read_timeout,
+                    reply=reply,
+                    allow_claimed=True,
+                )
+            return await call_declining_task(
+                session, name, arguments, meta, progress=callback, read_timeout=read_timeout, reply=reply
             )
 
-        first = await send(None)
-        if not isinstance(first, client_logic.InputRound):
-            return first
+        return await self._answering_rounds(name, send)
 
-        async def answer(key: str, request: Mapping[str, Any]) -> dict[str, Any]:
-            return await answer_input(session, key, request)
 
-        return await client_logic.answer_rounds(first, answer=answer, retry=send, what=f"tools/call {name!r}")
+class Connection2025(_Negotiated):
+    """A 2025-11-25 connection (a handshake-era server that offers tasks for ``tools/call``)."""
 
-    async def _call_once(
+    def __init__(
+        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig
+    ) -> None:
+        super().__init__(session, negotiated)
+        self._wire = Wire2025(session, config)
+
+    def wire(self) -> Wire2025:
+        return self._wire
+
+    async def call(
         self,
         name: str,
         arguments: dict[str, Any] | None,
@@ -320,75 +348,114 @@ class _Connection:
         as_task: bool,
         ttl_ms: int | None,
         meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None,
-        read_timeout: float | None,
-        reply: client_logic.InputReply | None,
-    ) -> Answer:
-        """One ``tools/call``; ``reply`` carries the previous round's answers and its ``requestState``."""
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
+    ) -> Task | mcp_types.CallToolResult:
+        """``as_task``: ``params.task`` through the raw-request seam; else the public ``call_tool``."""
         session = self._session
-        if self._config is None and _advertises_tasks_without_claim(session):
-            raise UnsupportedOptInError([_ADVERTISE_ONLY], installed=self.installed)
-        # The base class's call_tool throughout: a session subclass that overrides it is not re-entered.
-        plain = ClientSession.call_tool
+        if as_task:
+            return await call_as_2025_task(session, name, arguments, ttl_ms=ttl_ms, meta=meta)
         callback = cast("ProgressFnT | None", progress)
-        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            responses = input_responses(reply)
-            state = reply.request_state if reply is not None else None
-            if not _has_claim_for_task(session):
-                answer = await plain(
-                    session,
-                    name,
-                    arguments,
-                    read_timeout,
-                    callback,
-                    meta=meta_arg(meta),
-                    input_responses=responses,
-                    request_state=state,
-                    allow_input_required=True,
-                )
-                return input_round(answer) if isinstance(answer, mcp_types.InputRequiredResult) else answer
-            if not as_task:
+        return await ClientSession.call_tool(
+            session, name, arguments, read_timeout, callback, meta=meta_arg(meta)
+        )
+
+
+class PlainConnection(_Negotiated):
+    """A connection that runs no task: none negotiated, or a session that could not follow one.
+
+    A session built without :func:`session_kwargs` may still have negotiated a dialect (the
+    server offers tasks); :meth:`task_readiness` then says why it cannot run them, and ``auto``
+    calls go out plainly. Where the session's own claim on ``resultType: "task"`` is active, a
+    call declines the task for itself (as ``mode="plain"`` does on a task connection).
+    """
+
+    def __init__(
+        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig | None
+    ) -> None:
+        super().__init__(session, negotiated)
+        self._readiness = _NO_KWARGS if config is None else None
+        self._refusal = (
+            _ADVERTISE_ONLY if config is None and _advertises_tasks_without_claim(session) else None
+        )
+        self._modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self._declines = self._modern and _has_claim_for_task(session)
+
+    def task_readiness(self) -> UnsupportedOptIn | None:
+        return self._readiness
+
+    def wire(self) -> NoReturn:
+        raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason or 'not ready'})")
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        as_task: bool,
+        ttl_ms: int | None,
+        meta: dict[str, Any] | None,
+        progress: client_logic.ProgressSink | None = None,
+        read_timeout: float | None = None,
+    ) -> mcp_types.CallToolResult:
+        """A plain ``tools/call`` (``as_task`` and ``ttl_ms`` are moot here), answering its input rounds."""
+        if self._refusal is not None:
+            raise UnsupportedOptInError([self._refusal], installed=self.installed)
+        session = self._session
+        callback = cast("ProgressFnT | None", progress)
+        if not self._modern:
+            return await ClientSession.call_tool(
+                session, name, arguments, read_timeout, callback, meta=meta_arg(meta)
+            )
+
+        async def send(reply: client_logic.InputReply | None) -> Answer:
+            if self._declines:
                 return await call_declining_task(
                     session, name, arguments, meta, progress=callback, read_timeout=read_timeout, reply=reply
                 )
-            # The server decides (even on a "plain" call); a task handle is followed by the client_logic.
-            answer = await plain(
+            return await call_publicly(
                 session,
                 name,
                 arguments,
-                read_timeout,
-                callback,
-                meta=meta_arg(meta),
-                input_responses=responses,
-                request_state=state,
-                allow_input_required=True,
-                allow_claimed=True,
+                meta,
+                progress=callback,
+                read_timeout=read_timeout,
+                reply=reply,
+                allow_claimed=False,
             )
-            if isinstance(answer, mcp_types.InputRequiredResult):
-                return input_round(answer)
-            if isinstance(answer, mcp_types.CallToolResult):
-                return answer
-            return codec_2026.decode_create_task_result(raw_json(answer))
-        if not as_task:
-            return await plain(session, name, arguments, read_timeout, callback, meta=meta_arg(meta))
-        return await call_as_2025_task(session, name, arguments, ttl_ms=ttl_ms, meta=meta)
+
+        answer = await self._answering_rounds(name, send)
+        if isinstance(answer, Task):
+            raise PeerProtocolError(
+                f"tools/call {name!r} declined a task, yet the server created task {answer.task_id}",
+                jsonrpc_code=INTERNAL_ERROR,
+            )
+        return answer
 
 
-_CONNECTIONS: weakref.WeakKeyDictionary[ClientSession, _Connection] = weakref.WeakKeyDictionary()
-_LOCKS: weakref.WeakKeyDictionary[ClientSession, anyio.Lock] = weakref.WeakKeyDictionary()
+Connection = Connection2026 | Connection2025 | PlainConnection
+"""What :func:`connection` hands out: one class per negotiated dialect, and the plain one."""
 
 
-async def connection(session: object, *, discover_timeout: float = 5.0) -> _Connection:
+def _connect(session: ClientSession, negotiated: client_logic.Negotiated) -> Connection:
+    """The connection class for what ``session`` negotiated (chosen once; the calls never ask again)."""
+    config = config_of(session)
+    if config is not None and negotiated.dialect == DIALECT_2026_07_28 and _has_claim_for_task(session):
+        return Connection2026(session, negotiated, config)
+    if config is not None and negotiated.dialect == DIALECT_2025_11_25:
+        return Connection2025(session, negotiated, config)
+    return PlainConnection(session, negotiated, config)
+
+
+_CONNECTIONS = client_logic.ConnectionCache[ClientSession, Connection]()
+
+
+async def connection(session: object, *, discover_timeout: float = 5.0) -> Connection:
     """The negotiated connection for ``session`` (negotiating on first use, then cached per session)."""
     if not isinstance(session, ClientSession):
         raise TypeError(f"expected an mcp.client.session.ClientSession, got {type(session).__name__}")
-    cached = _CONNECTIONS.get(session)
-    if cached is not None:
-        return cached
-    lock = _LOCKS.setdefault(session, anyio.Lock())
-    async with lock:
-        cached = _CONNECTIONS.get(session)
-        if cached is None:
-            negotiated = await negotiate(session, discover_timeout)
-            cached = _CONNECTIONS[session] = _Connection(session, negotiated, config_of(session))
-        return cached
+
+    async def open_connection() -> Connection:
+        return _connect(session, await negotiate(session, discover_timeout))
+
+    return await _CONNECTIONS.get(session, open_connection)

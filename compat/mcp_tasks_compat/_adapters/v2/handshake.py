@@ -1,13 +1,13 @@
 """mcp 2.x client: opening a connection and reading what it negotiated.
 
-``server/discover`` first (2026-07-28), else ``initialize`` (2025-11-25), and from the answer and
-the session's config (:func:`.session_config.config_of`) which task dialect this connection runs,
-or why none: the :class:`.._client.Negotiated` that :func:`.client.connection` caches.
+``server/discover`` first (2026-07-28), else ``initialize`` (2025-11-25); the answer and the
+session's config (:func:`.session_config.config_of`) reported as a :class:`.._client.Handshake`,
+from which :mod:`.._client.connections` decides which task dialect this connection runs, or why
+none (the :class:`.._client.Negotiated` that :func:`.client.connection` builds its connection on).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -21,14 +21,11 @@ from pydantic import ValidationError
 
 from ... import _client as client_logic
 from ..._detect import sdk_info
-from ...core import codec_2025, codec_2026
-from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID
+from ...dialects import DIALECT_2025_11_25, Dialect
 from ..shared import list_all_tools
 from .session_config import config_of
 
 __all__ = ["list_tools", "negotiate"]
-
-logger = logging.getLogger("mcp_tasks_compat.client")
 
 
 async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
@@ -95,49 +92,27 @@ async def _handshake_pinned_2025(session: ClientSession) -> str | None:
 
 
 async def negotiate(session: ClientSession, discover_timeout: float) -> client_logic.Negotiated:
-    fallback_reason: str | None = None
+    """Open the connection where the caller has not; :mod:`.._client.connections` decides what it runs."""
+    fallback: str | None = None
     config = config_of(session)
     if session.protocol_version is None:
         if config is not None and config.dialects == (DIALECT_2025_11_25,):
-            fallback_reason = await _handshake_pinned_2025(session)
+            fallback = await _handshake_pinned_2025(session)
         else:
-            fallback_reason = await _handshake(session, discover_timeout)
+            fallback = await _handshake(session, discover_timeout)
     version = session.protocol_version
-    caps = _capabilities(session)
-    if version in MODERN_PROTOCOL_VERSIONS:
-        offers = codec_2026.server_offers_tasks(caps)
-        if not offers:
-            reason = f"the server did not declare {TASKS_EXTENSION_ID} in server/discover"
-            return _inactive(version, reason, offers=False)
-        if config is not None and DIALECT_2026_07_28 not in config.dialects:
-            reason = "session_kwargs(dialect='2025-11-25') keeps tasks to handshake-era connections"
-            if fallback_reason:
-                reason = f"{fallback_reason}, so the connection is {version}; {reason}"
-            else:
-                reason += " (negotiate() opens such a session with initialize; this one was opened already)"
-            return _inactive(version, reason, offers=True)
-        return client_logic.Negotiated(version, DIALECT_2026_07_28, None, server_offers_tasks=True)
-    prefix = f"{fallback_reason}, so the connection uses the {version} handshake; " if fallback_reason else ""
-    offers = codec_2025.server_offers_tool_tasks(caps)
-    if not offers:
-        return _inactive(
-            version, f"{prefix}its initialize capabilities do not offer tasks for tools/call", offers=False
-        )
+    unavailable: dict[Dialect, str] = {}
     if DIALECT_2025_11_25 not in sdk_info().client_dialects:
-        reason = (
-            f"{prefix}mcp {sdk_info().mcp_version} lacks the private seam v2.raw_request that "
+        unavailable[DIALECT_2025_11_25] = (
+            f"mcp {sdk_info().mcp_version} lacks the private seam v2.raw_request that "
             "2025-11-25 tasks need on mcp 2.x"
         )
-        return _inactive(version, reason, offers=True)
-    if config is not None and DIALECT_2025_11_25 not in config.dialects:
-        reason = f"{prefix}session_kwargs(dialect='2026-07-28') keeps tasks to the Tasks extension"
-        return _inactive(version, reason, offers=True)
-    support = client_logic.declared_support(await list_tools(session))
-    return client_logic.Negotiated(
-        version, DIALECT_2025_11_25, support, server_offers_tasks=True, reason=None
+    handshake = client_logic.Handshake(
+        version,
+        modern=version in MODERN_PROTOCOL_VERSIONS,
+        capabilities=_capabilities(session),
+        wanted=config.dialects if config is not None else None,
+        unavailable=unavailable,
+        fallback=fallback,
     )
-
-
-def _inactive(version: str | None, reason: str, *, offers: bool) -> client_logic.Negotiated:
-    logger.info("tasks are inactive on this connection: %s", reason)
-    return client_logic.Negotiated(version, None, None, server_offers_tasks=offers, reason=reason)
+    return await client_logic.negotiate(handshake, lambda: list_tools(session))

@@ -79,7 +79,10 @@ class SessionConfig:
 
 
 class ResolveTask:
-    """``ResultClaim.resolve``: follows the task to its result (``mcp.Client.call_tool`` calls it)."""
+    """``ResultClaim.resolve``: follows the task to its result (``mcp.Client.call_tool`` calls it).
+
+    No output-schema check here: ``mcp.Client.call_tool`` checks what ``resolve`` returns itself.
+    """
 
     def __init__(self, config: SessionConfig) -> None:
         self.config = config

@@ -1,9 +1,10 @@
 """mcp 2.x client: the ``tasks/*`` request models and the two wires that send them.
 
-Kept apart from :mod:`.client` so the models and the per-dialect wire objects (what
-:func:`.._client.follow` drives: ``tasks/get``, ``tasks/result``, ``tasks/cancel``,
-``tasks/update``) can be read without the session plumbing. The JSON itself is read by the core
-codecs; only discriminators and parameter names are typed here.
+Kept apart from :mod:`.client` so the models and the per-dialect wire objects (what the
+followers drive: ``tasks/get`` and ``tasks/cancel`` on both, ``tasks/result`` on
+:class:`Wire2025`, ``tasks/update`` on :class:`Wire2026`) can be read without the session
+plumbing. :func:`to_result` is the one way a result JSON becomes the SDK's ``CallToolResult``.
+The JSON itself is read by the core codecs; only discriminators and parameter names are typed here.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from ... import _client as client_logic
 from ...core import codec_2025, codec_2026
 from ...core.model import Task
-from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from ...errors import METHOD_NOT_FOUND
+from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
+from ...errors import INTERNAL_ERROR
 
 __all__ = [
     "INPUT_RESPONSES",
@@ -35,6 +36,7 @@ __all__ = [
     "answer_input",
     "raw_json",
     "remote",
+    "to_result",
 ]
 
 
@@ -139,17 +141,30 @@ async def answer_input(session: ClientSession, key: str, request: Mapping[str, A
     return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
+async def to_result(
+    session: ClientSession, payload: Mapping[str, Any], *, tool: str | None
+) -> mcp_types.CallToolResult:
+    """A tool result JSON as the SDK's ``CallToolResult``, checked as ``ClientSession.call_tool`` checks one.
+
+    The SDK's own public check (``ClientSession.validate_tool_result``: the tool's declared output
+    schema, listed once and cached by the session; ``RuntimeError`` when the structured content
+    does not conform), skipped for an ``isError`` result as the SDK skips it, and for ``tool=None``.
+    """
+    result = mcp_types.CallToolResult.model_validate(dict(payload), by_name=False)
+    if tool is not None and not result.is_error:
+        await session.validate_tool_result(tool, result)
+    return result
+
+
 class WireBase:
+    """What both wires share: the session, its routes, sending one ``tasks/*`` request, the result."""
+
     def __init__(self, session: ClientSession, config: SessionRoutes | None) -> None:
         self._session = session
         self._config = config
 
-    def to_result(self, payload: Mapping[str, Any]) -> mcp_types.CallToolResult:
-        return mcp_types.CallToolResult.model_validate(dict(payload), by_name=False)
-
-    @property
-    def push(self) -> client_logic.PushLink | None:
-        return None
+    async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> mcp_types.CallToolResult:
+        return await to_result(self._session, payload, tool=tool)
 
     async def _send(self, request: mcp_types.Request[Any, Any]) -> dict[str, Any]:
         try:
@@ -157,10 +172,26 @@ class WireBase:
         except MCPError as error:
             raise remote(error) from None
 
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
-        if self._config is None:
-            return lambda: None
-        return self._config.listen(task_id, listener)
+
+class Wire2026(WireBase):
+    """SEP-2663: ``tasks/get`` carries the result or error inline; ``tasks/cancel`` is an ack."""
+
+    @property
+    def dialect(self) -> Literal["2026-07-28"]:
+        return DIALECT_2026_07_28
+
+    async def get(self, task_id: str) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return codec_2026.decode_get_task_result(raw)
+
+    async def cancel(self, task_id: str) -> Task | None:
+        await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
+        return None
+
+    @property
+    def push(self) -> client_logic.PushLink | None:
+        """``notifications/tasks`` come only on a listen stream (the session's push link)."""
+        return self._config.push_link(self._session) if self._config is not None else None
 
     async def answer_input(self, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
         return await answer_input(self._session, key, request)
@@ -170,42 +201,16 @@ class WireBase:
         await self._send(_UpdateTaskRequest(params=params))
 
 
-class Wire2026(WireBase):
-    """SEP-2663: ``tasks/get`` carries the result or error inline; ``tasks/cancel`` is an ack."""
-
-    @property
-    def dialect(self) -> Dialect:
-        return DIALECT_2026_07_28
-
-    async def get(self, task_id: str) -> Task:
-        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
-        return codec_2026.decode_get_task_result(raw)
-
-    async def result_payload(self, task_id: str) -> dict[str, Any]:
-        raise client_logic.RemoteError(METHOD_NOT_FOUND, "tasks/result does not exist in the Tasks extension")
-
-    async def cancel(self, task_id: str) -> Task | None:
-        await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
-        return None
-
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
-        return lambda: None  # notifications/tasks come only on a listen stream: see push
-
-    @property
-    def push(self) -> client_logic.PushLink | None:
-        return self._config.push_link(self._session) if self._config is not None else None
-
-
 class Wire2025(WireBase):
     """2025-11-25 over 2.x: ``tasks/*`` are custom methods here, so the public path carries them."""
 
     @property
-    def dialect(self) -> Dialect:
+    def dialect(self) -> Literal["2025-11-25"]:
         return DIALECT_2025_11_25
 
     async def get(self, task_id: str) -> Task:
         raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
-        return codec_2025.decode_task(raw, where="tasks/get", code=-32603)
+        return codec_2025.decode_task(raw, where="tasks/get", code=INTERNAL_ERROR)
 
     async def result_payload(self, task_id: str) -> dict[str, Any]:
         raw = await self._send(_TaskResultRequest(params=_TaskIdParams(task_id=task_id)))
@@ -213,4 +218,10 @@ class Wire2025(WireBase):
 
     async def cancel(self, task_id: str) -> Task | None:
         raw = await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
-        return codec_2025.decode_task(raw, where="tasks/cancel", code=-32603)
+        return codec_2025.decode_task(raw, where="tasks/cancel", code=INTERNAL_ERROR)
+
+    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+        """``notifications/tasks/status``, routed by the session's status binding."""
+        if self._config is None:
+            return lambda: None
+        return self._config.listen(task_id, listener)

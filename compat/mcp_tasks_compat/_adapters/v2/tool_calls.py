@@ -1,10 +1,12 @@
-"""mcp 2.x client: the ``tools/call`` requests the public ``ClientSession.call_tool`` cannot send.
+"""mcp 2.x client: the ``tools/call`` requests the connections send, one function per kind.
 
-Two calls go through private seams, probed at call time and refused loudly when gone: a
-2026-07-28 call that declines a task for itself (:func:`call_declining_task`) and a 2025-11-25
-task-augmented call, whose nested answer the session's result sieve would reject
-(:func:`call_as_2025_task`). The conversions of an ``input_required`` round are here too, as both
-the public and the private path need them.
+The public one (:func:`call_publicly`, ``ClientSession.call_tool`` itself, which checks a plain
+result against the tool's output schema) and two through private seams, probed at call time and
+refused loudly when gone: a 2026-07-28 call that declines a task for itself
+(:func:`call_declining_task`) and a 2025-11-25 task-augmented call, whose nested answer the
+session's result sieve would reject (:func:`call_as_2025_task`). A result those two receive goes
+through :func:`.task_wires.to_result`, the same check. The conversions of an ``input_required``
+round are here too, as both the public and the private path need them.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from ...core import codec_2025, codec_2026
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, TASKS_EXTENSION_ID
 from ...errors import UnsupportedSdkError
-from .task_wires import INPUT_RESPONSES
+from .task_wires import INPUT_RESPONSES, raw_json, to_result
 
 __all__ = [
     "Answer",
     "call_as_2025_task",
     "call_declining_task",
+    "call_publicly",
     "input_responses",
     "input_round",
     "meta_arg",
@@ -89,7 +92,7 @@ async def call_as_2025_task(
     if "task" in raw:
         return codec_2025.decode_create_task_result(raw)
     # The server ran it as a plain call after all (e.g. it ignores params.task).
-    return mcp_types.CallToolResult.model_validate(raw, by_name=False)
+    return await to_result(session, raw, tool=name)
 
 
 async def call_declining_task(
@@ -153,7 +156,39 @@ async def call_declining_task(
         return codec_2026.decode_create_task_result(raw)
     if raw.get("resultType") == "input_required":
         return input_round(mcp_types.InputRequiredResult.model_validate(raw, by_name=False))
-    result = mcp_types.CallToolResult.model_validate(raw, by_name=False)
-    if not result.is_error:  # what ClientSession.call_tool checks: the tool's declared output schema
-        await session.validate_tool_result(name, result)
-    return result
+    return await to_result(session, raw, tool=name)
+
+
+async def call_publicly(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+    *,
+    progress: ProgressFnT | None,
+    read_timeout: float | None,
+    reply: client_logic.InputReply | None,
+    allow_claimed: bool,
+) -> Answer:
+    """A 2026-era ``tools/call`` through the public ``ClientSession.call_tool``.
+
+    The base class's method, so a session subclass that overrides it is not re-entered;
+    ``allow_claimed`` receives a task handle (the server decides), decoded here as a :class:`Task`.
+    """
+    answer = await ClientSession.call_tool(
+        session,
+        name,
+        arguments,
+        read_timeout,
+        progress,
+        meta=meta_arg(meta),
+        input_responses=input_responses(reply),
+        request_state=reply.request_state if reply is not None else None,
+        allow_input_required=True,
+        allow_claimed=allow_claimed,
+    )
+    if isinstance(answer, mcp_types.InputRequiredResult):
+        return input_round(answer)
+    if isinstance(answer, mcp_types.CallToolResult):
+        return answer
+    return codec_2026.decode_create_task_result(raw_json(answer))  # a claimed task handle
