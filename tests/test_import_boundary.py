@@ -32,14 +32,17 @@ SDK_FREE = [
     "mcp_tasks_compat.dialects",
     "mcp_tasks_compat._detect",
     "mcp_tasks_compat._engine",
-    "mcp_tasks_compat._engine.state",
-    "mcp_tasks_compat._engine.store",
+    "mcp_tasks_compat._engine.records",
+    "mcp_tasks_compat._engine.reader",
+    "mcp_tasks_compat._engine.writer",
     "mcp_tasks_compat._engine.engine",
     "mcp_tasks_compat._engine.inputs",
     "mcp_tasks_compat._engine.expiry",
     "mcp_tasks_compat._engine.policy",
-    "mcp_tasks_compat._engine.sqlite_store",
     "mcp_tasks_compat._engine.stores",
+    "mcp_tasks_compat._engine.stores.contract",
+    "mcp_tasks_compat._engine.stores.sqlite",
+    "mcp_tasks_compat._engine.stores.urls",
     "mcp_tasks_compat._client",
     "mcp_tasks_compat._server",
     "mcp_tasks_compat._server.service_2025",
@@ -232,6 +235,18 @@ def test_each_module_imports_only_its_layer_and_below(path: Path) -> None:
         if target_rank > rank or (target_rank == rank and target_top != top):
             upward.append(target)
     assert upward == [], f"{path.relative_to(PACKAGE)} imports above its layer: {upward}"
+
+
+def test_the_stores_import_nothing_else_of_the_engine() -> None:
+    """``_engine/stores/`` is storage only: the engine uses the stores, never the other way round."""
+    engine, stores = f"{PACKAGE.name}._engine", f"{PACKAGE.name}._engine.stores"
+    upward = [
+        f"{path.relative_to(PACKAGE).as_posix()}: {target}"
+        for path in sorted((PACKAGE / "_engine" / "stores").glob("*.py"))
+        for target in resolved_imports(path)
+        if (target == engine or target.startswith(f"{engine}.")) and not target.startswith(stores)
+    ]
+    assert upward == []
 
 
 def test_the_core_uses_the_standard_library_only() -> None:

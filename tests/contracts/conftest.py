@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_compat._engine.sqlite_store import SqliteTaskStore
-from mcp_tasks_compat._engine.store import InMemoryTaskStore, TaskStore
+from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore, TaskStore
 
 STORE_KINDS = ["memory", "sqlite", "redis"]
 BACKENDS: dict[str, tuple[str, ...]] = {
@@ -38,7 +37,7 @@ def make_store(kind: str, folder: Path, redis_url: str | None = None) -> TaskSto
     if kind == "sqlite":
         return SqliteTaskStore(folder / "tasks.db")
     if kind == "redis":
-        from mcp_tasks_compat._engine.redis_store import RedisTaskStore
+        from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 
         assert redis_url is not None
         return RedisTaskStore(redis_url, prefix=f"contract-{uuid.uuid4().hex}:")

@@ -19,8 +19,7 @@ from hypothesis import note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from mcp_tasks_compat._engine.persisted import TaskState
-from mcp_tasks_compat._engine.store import EVERY_OWNER, StoreConflict, TaskStore
+from mcp_tasks_compat._engine.stores import EVERY_OWNER, StoreConflict, TaskState, TaskStore
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import ALL_DIALECTS, DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError

@@ -1,6 +1,6 @@
 """The Redis task store and notifier against a real redis-server (the session's, one prefix per test).
 
-Each clause of the store contract (``_engine/store.py``), the Redis-only promises (key TTLs, two
+Each clause of the store contract (``_engine/stores/contract.py``), the Redis-only promises (key TTLs, two
 replicas' pools sharing one server, one CAS winner under a race, events across instances), and
 what happens when Redis goes away and comes back. No sleeps: every wait is bounded by
 ``fail_after`` and ends on an event or an answer.
@@ -8,6 +8,7 @@ what happens when Redis goes away and comes back. No sleeps: every wait is bound
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta, timezone
@@ -17,9 +18,8 @@ import anyio
 import pytest
 from tests.redis_server import redis_server
 
-from mcp_tasks_compat._engine.persisted import TaskState
-from mcp_tasks_compat._engine.redis_store import KEY_TTL_MARGIN, RedisTaskStore
-from mcp_tasks_compat._engine.store import EVERY_OWNER, StoreConflict, StoreEvent, TaskStore
+from mcp_tasks_compat._engine.stores import EVERY_OWNER, StoreConflict, StoreEvent, TaskState, TaskStore
+from mcp_tasks_compat._engine.stores.redis import KEY_TTL_MARGIN, RedisTaskStore
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
@@ -340,15 +340,52 @@ async def test_a_cas_race_between_replicas_has_exactly_one_winner(
 async def test_an_event_published_by_one_instance_reaches_a_subscriber_of_another(
     store: RedisTaskStore, replica: RedisTaskStore
 ) -> None:
-    sent = [StoreEvent("cancel", "t1", "replica-a"), StoreEvent("input", "t2", "replica-a")]
+    sent = [StoreEvent("t1", "replica-a"), StoreEvent("t2", "replica-a")]
     with anyio.fail_after(BOUND_S):
         async with replica.notifier.subscribe() as events:
             await store.connection().publish(replica.channel, "not json")  # skipped
-            await store.connection().publish(replica.channel, '{"kind": "explode", "task": "t1"}')
+            await store.connection().publish(
+                replica.channel, '{"kind": "changed", "task": "t1"}'
+            )  # no origin
             for event in sent:
                 await store.notifier.publish(event)
             received = [await anext(events), await anext(events)]
     assert received == sent
+
+
+async def test_events_read_and_read_by_a_replica_of_the_release_before(
+    store: RedisTaskStore, replica: RedisTaskStore
+) -> None:
+    """A rolling upgrade: the release before sent a ``kind`` (changed, cancel or input) and read
+    only messages with one of those; both re-read the task whatever the kind."""
+    older = [
+        '{"kind": "cancel", "task": "t1", "origin": "old"}',
+        '{"kind": "input", "task": "t2", "origin": "old"}',
+    ]
+    with anyio.fail_after(BOUND_S):
+        async with replica.notifier.subscribe() as events:
+            for message in older:
+                await store.connection().publish(replica.channel, message)
+            received = [await anext(events), await anext(events)]
+        assert received == [StoreEvent("t1", "old"), StoreEvent("t2", "old")]
+
+        pubsub = store.connection().pubsub()
+        await pubsub.subscribe(store.channel)
+        try:
+            await next_message_of_type(pubsub, "subscribe")  # subscribed before anything is published
+            await store.notifier.publish(StoreEvent("t3", "new"))
+            message = await next_message_of_type(pubsub, "message")
+            assert json.loads(message["data"]) == {"kind": "changed", "task": "t3", "origin": "new"}
+        finally:
+            await pubsub.aclose()
+
+
+async def next_message_of_type(pubsub: Any, kind: str) -> dict[str, Any]:
+    """The next pub/sub reply of type ``kind`` (``subscribe``, ``message``), others skipped."""
+    while True:
+        reply = await pubsub.get_message(timeout=BOUND_S)
+        if reply is not None and reply["type"] == kind:
+            return cast("dict[str, Any]", reply)
 
 
 async def test_each_prefix_has_its_own_channel(redis_url: str, store: RedisTaskStore) -> None:
@@ -356,8 +393,8 @@ async def test_each_prefix_has_its_own_channel(redis_url: str, store: RedisTaskS
     try:
         with anyio.fail_after(BOUND_S):
             async with store.notifier.subscribe() as events:
-                await other.notifier.publish(StoreEvent("changed", "theirs", "x"))
-                await store.notifier.publish(StoreEvent("changed", "ours", "y"))
+                await other.notifier.publish(StoreEvent("theirs", "x"))
+                await store.notifier.publish(StoreEvent("ours", "y"))
                 assert (await anext(events)).task_id == "ours"
     finally:
         await other.close()
@@ -386,7 +423,7 @@ async def test_redis_down_is_a_clear_store_error_and_the_store_recovers(prefix: 
                 store.next_expiry,
                 lambda: store.lease_expired(NOW),
                 store.list_tasks,
-                lambda: store.notifier.publish(StoreEvent("changed", "t1", "a")),
+                lambda: store.notifier.publish(StoreEvent("t1", "a")),
             ]
             for operation in operations:
                 with pytest.raises(TaskStoreError) as down:
@@ -401,7 +438,7 @@ async def test_redis_down_is_a_clear_store_error_and_the_store_recovers(prefix: 
             assert await store.get("t3") is not None
             with anyio.fail_after(BOUND_S):
                 async with store.notifier.subscribe() as events:
-                    await store.notifier.publish(StoreEvent("changed", "t3", "a"))
+                    await store.notifier.publish(StoreEvent("t3", "a"))
                     assert (await anext(events)).task_id == "t3"
         finally:
             await store.close()

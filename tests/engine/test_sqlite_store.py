@@ -20,10 +20,8 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from mcp_tasks_compat._engine import sqlite_store
-from mcp_tasks_compat._engine.persisted import TaskState, dumps
-from mcp_tasks_compat._engine.sqlite_store import SqliteTaskStore
-from mcp_tasks_compat._engine.store import StoreConflict
+from mcp_tasks_compat._engine.stores import SqliteTaskStore, StoreConflict, TaskState, sqlite_file
+from mcp_tasks_compat._engine.stores.task_state import dumps
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25
 from mcp_tasks_compat.errors import TaskStoreError
@@ -95,8 +93,8 @@ WRITER = textwrap.dedent(
 
     import anyio
 
-    from mcp_tasks_compat._engine.persisted import loads
-    from mcp_tasks_compat._engine.sqlite_store import SqliteTaskStore
+    from mcp_tasks_compat._engine.stores import SqliteTaskStore
+    from mcp_tasks_compat._engine.stores.task_state import loads
 
 
     async def main() -> None:
@@ -185,7 +183,7 @@ async def test_the_file_says_what_it_is(db: Path, store: SqliteTaskStore) -> Non
         meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
         journal = connection.execute("PRAGMA journal_mode").fetchone()[0]
     connection.close()
-    assert meta == {"application": "mcp-tasks-compat", "schema": str(sqlite_store.STORE_SCHEMA_VERSION)}
+    assert meta == {"application": "mcp-tasks-compat", "schema": str(sqlite_file.STORE_SCHEMA_VERSION)}
     assert journal == "wal"
 
 
@@ -220,8 +218,8 @@ async def test_an_older_layout_is_migrated_on_open_by_one_function(
         ran.append(2)
         connection.execute("ALTER TABLE tasks ADD COLUMN tool_name TEXT")
 
-    monkeypatch.setitem(sqlite_store._MIGRATIONS, 2, schema_2)
-    monkeypatch.setattr(sqlite_store, "STORE_SCHEMA_VERSION", 2)
+    monkeypatch.setitem(sqlite_file._MIGRATIONS, 2, schema_2)
+    monkeypatch.setattr(sqlite_file, "STORE_SCHEMA_VERSION", 2)
     await store.open()
     await store.close()
     await store.open()  # already at 2: nothing runs again

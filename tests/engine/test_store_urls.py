@@ -30,7 +30,7 @@ def test_sqlite_urls_are_sqlalchemys_form(url: str, path: str) -> None:
 
 
 def test_redis_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "mcp_tasks_compat._engine.redis_store", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "mcp_tasks_compat._engine.stores.redis", None)  # as if not installed
     with pytest.raises(TaskStoreError, match=r"pip install 'mcp-tasks-compat\[redis\]'"):
         store_from_url("redis://localhost:6379/0")
     with pytest.raises(TaskStoreError, match="redis"):

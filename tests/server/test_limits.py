@@ -16,7 +16,7 @@ import pytest
 
 from mcp_tasks_compat._engine import TaskEngine
 from mcp_tasks_compat._engine.limits import MAX_SAFE_INTEGER, TaskLimits, echoed_id
-from mcp_tasks_compat._engine.store import InMemoryTaskStore
+from mcp_tasks_compat._engine.stores import InMemoryTaskStore
 from mcp_tasks_compat.client import start_tool
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -181,7 +181,7 @@ def shared_store_factory(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
 
         path = str(tmp_path / "tasks.db")
         return lambda: SqliteTaskStore(path)
-    from mcp_tasks_compat._engine.redis_store import RedisTaskStore
+    from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 
     url = request.getfixturevalue("redis_url")
     prefix = f"limits-{request.node.name}:"

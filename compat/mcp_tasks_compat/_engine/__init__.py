@@ -3,24 +3,49 @@
 Rules of this layer (read before changing anything under ``_engine/``):
 
 * It is SDK-free and uses anyio only. It must never import ``mcp``, ``mcp_tasks_compat.server``,
-  ``mcp_tasks_compat.client`` or anything under ``_adapters/``: the server adapters sit above it
-  and type against :class:`TaskPolicy`; it knows nothing of sessions or SDK objects. Below it
-  are only ``core``, ``dialects``, ``errors`` and ``_detect`` (the policy's dialect refusal).
+  ``mcp_tasks_compat.client`` or anything under ``_adapters/`` or ``_server/``: the layers above
+  type against :class:`TaskPolicy` and :class:`TaskEngine`; it knows nothing of sessions or SDK
+  objects. Below it are only ``core``, ``dialects``, ``errors`` and ``_detect`` (the policy's
+  dialect refusal).
 * Every status change goes through ``core.lifecycle``'s transition table (``next_status``), and
-  only the engine writes a record's task (:class:`~.state.TaskWriter`): the input relay and the
-  sweeper ask it to. So a cancelled task stays cancelled whatever its work does afterwards, and
-  no exception from the work escapes into the session.
-* Each run has its own cancel scope (``tasks/cancel`` stops it); any number of waiters wait on a
-  task (one ``anyio.Event`` per change, never reused); the task group a run lives in is chosen by
-  the adapter (a session's for 2025-11-25 on 1.x, the server lifespan's for the Tasks extension).
+  only the engine writes a record's state (:class:`TaskWriter`): the runs, the input relay, the
+  sweeper and the replica link ask it to. So a cancelled task stays cancelled whatever its work
+  does afterwards, and no exception from the work escapes into the session.
+* ``stores/`` is storage only: it never imports the rest of the engine. What a store keeps is
+  :class:`TaskState` (the same on every replica); what lives only in this process (a run's stop
+  handle, the change event, listeners) is the :class:`TaskRecord`, never stored.
+* A run is stopped through anyio's own task handle (anyio >= 4.14), or a cancel scope the run
+  enters before that (``runs``); ``tasks/cancel`` saves ``cancelled`` first, then stops it. Any
+  number of waiters wait on a task (one ``anyio.Event`` per change, never reused); the task group
+  a run lives in is chosen by the adapter (a session's for 2025-11-25 on 1.x, the server
+  lifespan's otherwise).
+* Processes sharing a store tell each other only *which* task changed (:class:`StoreEvent`); the
+  receiver re-reads it, and the state read decides what happens (``records.adopt`` stops a run
+  whose task ended elsewhere).
 * TTL expiry is swept from the store's deadline order, never by scanning every task; a task that
   expires while running is failed and kept for a grace period, not silently dropped.
 
-One concern per module: ``state`` (the record and the errors work raises), ``store`` (where
-records live), ``engine`` (create, run, finish, read, cancel, wait), ``inline`` (a call not yet
-known to be a task: the inline grace, multi-round-trip input before a task), ``inputs`` (input requests
-relayed between the work and the client), ``expiry`` (deadlines and the sweeper), ``policy``
-(which tools and dialects a server serves, and its engine).
+One concern per module (``tests/engine/test_rules_header.py`` checks each is named here):
+
+* ``engine``: :class:`TaskEngine`: create, start a run, cancel, and the background of a server;
+* ``writer``: :class:`TaskWriter`: every change saved (compare-and-set), stamped and announced;
+* ``reader``: :class:`~.reader.TaskReader`: the four ways to get a task, and reads as the wire answers;
+* ``records``: :class:`TaskRecord` (a task as this process sees it) and the records it holds;
+* ``polling``: :class:`PollPolicy`, the poll-hint rule;
+* ``runs``: a task's run (started as a task, or undecided first), the work's outcome ending the
+  task, and the current run of a tool body (``current_run``, ``report_status``);
+* ``inline``: a call not yet known to be a task (the inline grace; multi-round-trip input);
+* ``inputs``: input requests relayed between the work and the client;
+* ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
+* ``replicas``: what a shared store needs of a serving engine (leases, the notifier, recovery);
+* ``limits``: what one client can make a server hold (active tasks, TTL, echoed ids, list pages);
+* ``policy``: :class:`TaskPolicy`, which tools and dialects a server serves, and its engine;
+* ``stores``: where task states live: ``stores.task_state`` (:class:`TaskState` and its JSON),
+  ``stores.contract`` (:class:`TaskStore`, :class:`Notifier`, :class:`StoreEvent`,
+  :class:`StoreConflict`, :data:`EVERY_OWNER`), ``stores.memory``, ``stores.sqlite`` with
+  ``stores.sqlite_file`` (its file's layout and refusals), ``stores.redis`` with
+  ``stores.redis_link`` (connection, pub/sub) and ``stores.redis_scripts`` (Lua), and
+  ``stores.urls`` (:func:`store_from_url`).
 """
 
 from __future__ import annotations
@@ -44,21 +69,23 @@ from .inline import (
     plain_rounds,
     rounds_of_plain_call,
 )
-from .inputs import DELIVERY_BOUND_S, InputRelay, input_key_prefix
-from .persisted import TaskState
+from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .policy import SUPPORT_VALUES, TaskPolicy
-from .sqlite_store import SqliteTaskStore
-from .state import InputRefused, InputSender, TaskRecord, TaskWriter, ToolCallFailure, new_task_id
-from .store import (
+from .records import TaskRecord, new_task_id
+from .runs import ToolCallFailure
+from .stores import (
     EVERY_OWNER,
     InMemoryTaskStore,
     Notifier,
     SilentNotifier,
+    SqliteTaskStore,
     StoreConflict,
     StoreEvent,
+    TaskState,
     TaskStore,
+    store_from_url,
 )
-from .stores import store_from_url
+from .writer import TaskWriter
 
 __all__ = [
     "DEFAULT_INLINE_GRACE_S",

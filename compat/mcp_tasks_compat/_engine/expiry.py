@@ -18,9 +18,8 @@ import anyio.lowlevel
 from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
-from .persisted import TaskState
-from .state import TaskWriter
-from .store import TaskStore
+from .stores import TaskState, TaskStore
+from .writer import TaskWriter
 
 __all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "SWEEP_BATCH", "Sweeper"]
 
@@ -42,10 +41,6 @@ class Sweeper:
         self._writer = writer
         self._store = store
         self._wakeup = anyio.Event()
-
-    def deadline(self, ttl_ms: int | None) -> datetime | None:
-        """The deadline of a task created (or ended) now with ``ttl_ms``; ``None`` for unlimited."""
-        return None if ttl_ms is None else self._writer.now() + timedelta(milliseconds=ttl_ms)
 
     def wake(self) -> None:
         self._wakeup.set()

@@ -29,7 +29,7 @@ import anyio
 import anyio.lowlevel
 
 from .inputs import input_key_prefix
-from .state import RunStop, TaskRecord
+from .records import RunStop, TaskRecord
 
 __all__ = [
     "DEFAULT_INLINE_GRACE_S",

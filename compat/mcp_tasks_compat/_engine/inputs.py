@@ -10,7 +10,7 @@ expired task releases its waiter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -18,12 +18,13 @@ import anyio
 import anyio.lowlevel
 
 from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import Task, TaskStatus
+from ..core.model import JsonRpcError, Task, TaskStatus
 from ..errors import TaskStateError
-from .persisted import TaskState
-from .state import InputRefused, InputSender, TaskRecord, TaskWriter
+from .records import TaskRecord
+from .stores import TaskState
+from .writer import TaskWriter
 
-__all__ = ["DELIVERY_BOUND_S", "InputRelay", "input_key_prefix"]
+__all__ = ["DELIVERY_BOUND_S", "InputRefused", "InputRelay", "InputSender", "input_key_prefix"]
 
 DELIVERY_BOUND_S = 5.0
 """Longest the status change of a relayed answer may take (its notification to a stuck peer)."""
@@ -33,6 +34,18 @@ _KEY_PREFIXES: Mapping[str, str] = {
     "sampling/createMessage": "sample",
     "roots/list": "roots",
 }
+
+
+class InputRefused(Exception):
+    """Raised by a relay's ``send`` when the client answered an input request with a JSON-RPC error."""
+
+    def __init__(self, error: JsonRpcError) -> None:
+        self.error = error
+        super().__init__(error.message)
+
+
+InputSender = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""``send(key, request) -> answer``: one input request to the client and its result (wire JSON)."""
 
 
 def input_key_prefix(method: str) -> str:

@@ -14,7 +14,7 @@ from typing import Final
 
 from ..core.model import Task
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
-from .store import TaskStore
+from .stores import TaskStore
 
 __all__ = [
     "DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER",

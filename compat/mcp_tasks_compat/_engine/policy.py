@@ -19,7 +19,7 @@ from .limits import (
     DEFAULT_MAX_TTL_MS,
     TaskLimits,
 )
-from .store import TaskStore
+from .stores import TaskStore, store_from_url
 
 __all__ = ["SUPPORT_VALUES", "TaskPolicy"]
 
@@ -31,7 +31,7 @@ class TaskPolicy:
 
     Validated here, at construction: a support value outside :data:`SUPPORT_VALUES`, an unknown
     dialect, or one the installed SDK cannot serve is refused before any server is touched.
-    ``store`` is a :class:`~.store.TaskStore` or a URL (``memory:``, ``sqlite:///tasks.db``,
+    ``store`` is a :class:`~.stores.TaskStore` or a URL (``memory:``, ``sqlite:///tasks.db``,
     ``redis://host:port/db``); ``lease_s`` is how long a run's claim holds on a shared store
     without renewal (another replica fails the task once it runs out). ``inline_grace_s`` is how
     long a 2026-07-28 call that may be a task waits for its tool before answering with one (a tool
@@ -84,9 +84,7 @@ class TaskPolicy:
         self.default_support: TaskSupport = default_support
         self.push = push
         if isinstance(store, str):
-            from .stores import store_from_url  # the Redis client is imported only when named
-
-            store = store_from_url(store)
+            store = store_from_url(store)  # the Redis client is imported only when named
         self.engine = TaskEngine(
             store=store,
             ttl_floor_ms=ttl_floor_ms,

@@ -1,16 +1,121 @@
-"""The records this process holds: one per task that runs here or is waited on here.
+"""A task as this process sees it (:class:`TaskRecord`), and the records this process holds.
 
-A task's state lives in the store; a record exists in a process only while something of the task
-lives there (its run, a waiter, a relay), so every waiter of the process shares one change event
-and a newer state read from the store (written by another replica) reaches all of them.
+A task's state lives in the store (:class:`~.stores.TaskState`, the same on every replica); a
+record is that state plus what exists only here: the run's stop handle, the change event waiters
+wait on, the status listeners, the input requests a stream of this process relays. A record
+exists in a process only while something of the task lives there (its run, a waiter, a relay),
+so every waiter of the process shares one change event, and a newer state read from the store
+(written by another replica) reaches all of them (:func:`adopt`).
 """
 
 from __future__ import annotations
 
-from .persisted import TaskState
-from .state import TaskRecord
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
-__all__ = ["LiveRecords", "adopt"]
+import anyio
+
+from ..core.model import Task
+from ..dialects import Dialect
+from .stores import TaskState
+
+__all__ = ["LiveRecords", "RunStop", "TaskRecord", "adopt", "new_task_id"]
+
+
+def new_task_id() -> str:
+    """256 bits from ``secrets``: unguessable, never reused. Never starting with ``-``, which a
+    command line (``mcp-tasks-compat tasks show ID``, argparse) reads as an option, not an id."""
+    while True:
+        task_id = secrets.token_urlsafe(32)
+        if not task_id.startswith("-"):
+            return task_id
+
+
+class RunStop(Protocol):
+    """What stops a run here: an anyio ``CancelScope``, or the run's own task handle (see
+    :mod:`.runs`). ``cancel_called``: a stop was asked for (the run may still be unwinding)."""
+
+    @property
+    def cancel_called(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+
+class TaskRecord:
+    """A task as this process sees it: its latest :class:`TaskState` plus its live run, if any.
+
+    The state is what the store holds (the same on every replica); the rest exists only here:
+    ``scope``, what stops the run (a :class:`RunStop`, set only where the work runs), the change
+    event waiters wait on, the status listeners of the sessions following it, and which input
+    requests a stream of this process is relaying. One record per task per process, so all of
+    them share one event.
+
+    Slotted, and the event and containers are made on first use: a held task that nobody waits
+    on, follows or relays for carries none of them (thousands of tasks are held at once).
+    """
+
+    __slots__ = ("_changed", "_input_claims", "_listeners", "last_notified", "scope", "state")
+
+    def __init__(self, state: TaskState, scope: RunStop | None = None) -> None:
+        self.state = state
+        self.scope = scope
+        self.last_notified = 0.0
+        self._changed: anyio.Event | None = None
+        self._listeners: list[Callable[[Task], Awaitable[None]]] | None = None
+        self._input_claims: set[str] | None = None
+
+    @property
+    def changed(self) -> anyio.Event:
+        """The event the next change sets (made when someone first waits)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        return self._changed
+
+    @property
+    def listeners(self) -> list[Callable[[Task], Awaitable[None]]]:
+        """Status listeners of the sessions following the task (made on first use)."""
+        if self._listeners is None:
+            self._listeners = []
+        return self._listeners
+
+    @property
+    def input_claims(self) -> set[str]:
+        """Keys a stream of this process is relaying to the client right now (2025-11-25)."""
+        if self._input_claims is None:
+            self._input_claims = set()
+        return self._input_claims
+
+    @property
+    def task(self) -> Task:
+        return self.state.task
+
+    @property
+    def owner(self) -> str | None:
+        return self.state.owner
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.state.dialect
+
+    @property
+    def tool_name(self) -> str:
+        return self.state.tool_name
+
+    @property
+    def input_responses(self) -> Mapping[str, Mapping[str, Any]]:
+        """Answers to ``input_requests`` (by key) not yet picked up by the work that asked."""
+        return self.state.input_responses
+
+    @property
+    def runs_here(self) -> bool:
+        return self.scope is not None
+
+    def wake_waiters(self) -> None:
+        """Wake everyone waiting on ``changed``; the next wait gets a fresh event (never reused)."""
+        event, self._changed = self._changed, None
+        if event is not None:  # else nobody waits
+            event.set()
 
 
 def adopt(record: TaskRecord, state: TaskState) -> None:

@@ -20,10 +20,9 @@ import anyio
 
 from ..errors import TaskStoreError
 from .expiry import Sweeper
-from .persisted import TaskState
 from .records import LiveRecords
-from .state import TaskWriter
-from .store import TaskStore
+from .stores import TaskState, TaskStore
+from .writer import TaskWriter
 
 __all__ = ["ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
 
@@ -67,14 +66,12 @@ class ReplicaLink:
         records: LiveRecords,
         sweeper: Sweeper,
         *,
-        replica_id: str,
         lease_s: float,
     ) -> None:
         self._writer = writer
         self._store = store
         self._records = records
         self._sweeper = sweeper
-        self.replica_id = replica_id
         self.lease_s = lease_s
         self._recovered = False
 
@@ -88,7 +85,7 @@ class ReplicaLink:
     def claim(self, state: TaskState) -> TaskState:
         """``state`` as run here: this replica as its runner, the lease starting now."""
         return state.evolve(
-            runner=self.replica_id, lease_until=self._writer.now() + timedelta(seconds=self.lease_s)
+            runner=self._writer.replica_id, lease_until=self._writer.now() + timedelta(seconds=self.lease_s)
         )
 
     def _renewed(self, state: TaskState) -> TaskState | None:
@@ -109,7 +106,13 @@ class ReplicaLink:
                     logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
 
     async def follow_other_replicas(self) -> None:
-        """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop."""
+        """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop.
+
+        An event only says which task changed: the task is re-read, whatever was done to it, and
+        the state read decides what happens here (``records.adopt``): the waiters wake, a run whose
+        task ended there is stopped, an answer given there reaches the work waiting for it.
+        Everything held is re-read on each (re)subscription, for the events missed meanwhile.
+        """
         while True:
             try:
                 async with self._store.notifier.subscribe() as events:
@@ -117,7 +120,7 @@ class ReplicaLink:
                         await self._writer.refresh(record)  # what was missed while not subscribed
                     async for event in events:
                         record = self._records.get(event.task_id)
-                        if record is not None and event.origin != self.replica_id:
+                        if record is not None and event.origin != self._writer.replica_id:
                             await self._writer.refresh(record)
             except TaskStoreError:
                 logger.warning("lost the store's notifier; subscribing again", exc_info=True)

@@ -3,7 +3,7 @@
 The engine owns a task's state; this module owns its *run*: the anyio task that calls the work,
 the context variable through which the work knows its task (:func:`current_run`), the undecided
 call that may still be answered plainly (:func:`pending_call`), and how the work's outcome ends
-the task. Every change it makes goes through the engine (:class:`~.state.TaskWriter`).
+the task. Every change it makes goes through the engine (:class:`~.writer.TaskWriter`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,23 @@ from ..core.model import JsonRpcError, Task
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
-from .records import LiveRecords
-from .state import RunStop, TaskRecord, TaskWriter, ToolCallFailure
+from .records import LiveRecords, RunStop, TaskRecord
+from .writer import TaskWriter
 
-__all__ = ["TaskRuns", "Work", "current_run", "pending_call", "report_status"]
+__all__ = ["TaskRuns", "ToolCallFailure", "Work", "current_run", "pending_call", "report_status"]
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
+"""A tool's work: called once, its result (wire JSON) or exception ends the task."""
+
+
+class ToolCallFailure(Exception):
+    """Raised by work to end its task ``failed`` with a specific JSON-RPC error."""
+
+    def __init__(self, error: JsonRpcError) -> None:
+        self.error = error
+        super().__init__(error.message)
 
 
 @dataclass(slots=True)

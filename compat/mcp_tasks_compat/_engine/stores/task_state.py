@@ -5,7 +5,7 @@ replica), so it holds only values that mean the same there: the task, who owns i
 and tool, the input answers not yet picked up, **wall-clock** deadlines, which replica runs the
 work and until when that replica's lease holds, and a version for compare-and-set. Everything
 that exists only in the process running the work (cancel scope, events, listeners) is the live
-run in :mod:`.state`.
+run (``records.TaskRecord``), never stored.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final, cast
 
-from ..core.model import JsonRpcError, Task, TaskStatus, format_timestamp, parse_timestamp
-from ..dialects import ALL_DIALECTS, Dialect
+from ...core.model import JsonRpcError, Task, TaskStatus, format_timestamp, parse_timestamp
+from ...dialects import ALL_DIALECTS, Dialect
 
 __all__ = ["SCHEMA_VERSION", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
 
@@ -32,7 +32,7 @@ _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 class TaskState:
     """One task as a store keeps it.
 
-    ``version`` is the store's compare-and-set token: :meth:`~.store.TaskStore.save` succeeds only
+    ``version`` is the store's compare-and-set token: :meth:`~.contract.TaskStore.save` succeeds only
     when the stored version equals it, and returns the state with the next version.
     ``runner``/``lease_until``: the replica running the work and until when its claim holds; a
     non-terminal task whose lease ran out belongs to a replica that stopped, and is failed.

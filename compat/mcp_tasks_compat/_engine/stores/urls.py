@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import Final, cast
 
-from ..errors import TaskStoreError
-from .sqlite_store import SqliteTaskStore
-from .store import InMemoryTaskStore, TaskStore
+from ...errors import TaskStoreError
+from .contract import TaskStore
+from .memory import InMemoryTaskStore
+from .sqlite import SqliteTaskStore
 
 __all__ = ["ACCEPTED_FORMS", "store_from_url"]
 
@@ -25,7 +26,7 @@ ACCEPTED_FORMS: Final = (
 )
 
 _SQLITE: Final = "sqlite:///"
-_REDIS_MODULE: Final = "mcp_tasks_compat._engine.redis_store"
+_REDIS_MODULE: Final = "mcp_tasks_compat._engine.stores.redis"
 
 
 def store_from_url(url: str) -> TaskStore:

@@ -8,9 +8,9 @@ wants it readable before the create answer) and readers never wait for the one w
 
 A row holds the columns the store queries (owner and creation order for listing, the expiry
 deadline, the runner's lease, the terminal flag, the compare-and-set version) and the exact
-state as JSON text (:func:`~.persisted.dumps`). Times are ISO 8601 text in UTC, fixed width with
-microseconds, so text order is time order. The table layout is versioned in a ``meta`` table and
-migrated on open: a later layout is one more function in :data:`_MIGRATIONS`.
+state as JSON text (:func:`~.task_state.dumps`). Times are ISO 8601 text in UTC, fixed width with
+microseconds, so text order is time order. The table layout, its migrations and the refusal of a
+bad file at open are in :mod:`.sqlite_file`.
 
 SQLite serves one node (processes on one host may share the file; a network filesystem is not
 safe for it), so there is no one to notify: :attr:`SqliteTaskStore.notifier` is silent. Several
@@ -28,55 +28,16 @@ from typing import Final, TypeVar
 import anyio
 import anyio.to_thread
 
-from ..core.model import parse_timestamp
-from ..errors import TaskStoreError
-from .persisted import TaskState, dumps, loads
-from .store import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, decode_cursor, encode_cursor
+from ...core.model import parse_timestamp
+from ...errors import TaskStoreError
+from .contract import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, decode_cursor, encode_cursor
+from .sqlite_file import SqliteFile
+from .task_state import TaskState, dumps, loads
 
-__all__ = ["STORE_SCHEMA_VERSION", "SqliteTaskStore"]
+__all__ = ["SqliteTaskStore"]
 
 _T = TypeVar("_T")
 
-APPLICATION: Final = "mcp-tasks-compat"
-"""``meta.application``: how a file says it is ours (a SQLite file without it belongs to someone else)."""
-
-
-def _schema_1(connection: sqlite3.Connection) -> None:
-    connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
-    connection.execute(
-        """CREATE TABLE tasks (
-            task_id TEXT PRIMARY KEY,
-            owner TEXT,
-            created_at TEXT NOT NULL,
-            expires_at TEXT,
-            lease_until TEXT,
-            runner TEXT,
-            terminal INTEGER NOT NULL,
-            version INTEGER NOT NULL,
-            state TEXT NOT NULL
-        )"""
-    )
-    connection.execute("CREATE INDEX tasks_by_creation ON tasks (created_at, task_id)")
-    connection.execute("CREATE INDEX tasks_by_owner ON tasks (owner, created_at, task_id)")
-    connection.execute(
-        "CREATE INDEX tasks_by_expiry ON tasks (expires_at, task_id) WHERE expires_at IS NOT NULL"
-    )
-    connection.execute(
-        "CREATE INDEX tasks_by_lease ON tasks (lease_until, task_id)"
-        " WHERE terminal = 0 AND runner IS NOT NULL AND lease_until IS NOT NULL"
-    )
-
-
-_MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _schema_1}
-"""``_MIGRATIONS[n]`` brings a file from layout ``n - 1`` (0: empty) to ``n``, inside the open transaction."""
-
-STORE_SCHEMA_VERSION: Final = max(_MIGRATIONS)
-"""The table layout this release writes; a file of a newer one is refused, an older one migrated."""
-
-_UPSERT_META: Final = (
-    "INSERT INTO meta (key, value) VALUES ('application', ?), ('schema', ?)"
-    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-)
 _COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, state"
 
 
@@ -116,18 +77,18 @@ class SqliteTaskStore:
     stays closed; a store that did not open refuses every call.
     """
 
+    shared: Final = True
+    """Other processes of this host may open the same file."""
+
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
-        self._target = os.fspath(path)
-        self._uri = self._target.startswith("file:")
-        self._path = self._target[len("file:") :].partition("?")[0] if self._uri else self._target
-        self._busy_timeout = busy_timeout
+        self._file = SqliteFile(path, busy_timeout=busy_timeout)
         self._connection: sqlite3.Connection | None = None
         self._lock: anyio.Lock | None = None  # one call on the connection at a time; exists while open
         self._notifier = SilentNotifier()
 
     @property
     def path(self) -> str:
-        return self._path
+        return self._file.path
 
     @property
     def notifier(self) -> Notifier:
@@ -135,7 +96,7 @@ class SqliteTaskStore:
 
     @property
     def describe(self) -> str:
-        return f"sqlite:///{self._path}"
+        return self._file.describe
 
     # -- opening ---------------------------------------------------------------------------------
 
@@ -148,9 +109,9 @@ class SqliteTaskStore:
             try:
                 # Shielded: a cancelled open must not drop a connection its thread has just made.
                 with anyio.CancelScope(shield=True):
-                    self._connection = await anyio.to_thread.run_sync(self._connect)
+                    self._connection = await anyio.to_thread.run_sync(self._file.connect)
             except sqlite3.Error as exc:
-                raise self._error(exc) from exc
+                raise self._file.error(exc) from exc
             finally:
                 if self._connection is None:
                     self._lock = None  # closed, as before the call
@@ -166,99 +127,6 @@ class SqliteTaskStore:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(connection.close)
 
-    def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            self._target,
-            timeout=self._busy_timeout,
-            isolation_level=None,  # autocommit: one statement is one transaction, BEGIN when more
-            check_same_thread=False,  # worker threads vary; the lock keeps it one at a time
-            uri=self._uri,
-        )
-        try:
-            journal = str(connection.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-            connection.execute("PRAGMA synchronous = FULL")
-            self._migrate(connection)
-            if journal.lower() != "wal":
-                raise TaskStoreError(
-                    f"{self.describe}: SQLite cannot use write-ahead logging on {self._path} (journal mode"
-                    f" {journal!r}); put the file on a local disk (not a network filesystem)"
-                )
-        except BaseException:
-            connection.close()
-            raise
-        return connection
-
-    def _migrate(self, connection: sqlite3.Connection) -> None:
-        connection.execute("BEGIN IMMEDIATE")  # two processes opening a new file: one creates it
-        try:
-            found = self._layout(connection)
-            for version in range(found + 1, STORE_SCHEMA_VERSION + 1):
-                _MIGRATIONS[version](connection)
-            # Always written: the write that shows a read-only file at open, not at the first task.
-            connection.execute(_UPSERT_META, (APPLICATION, str(STORE_SCHEMA_VERSION)))
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
-                connection.execute("ROLLBACK")
-            raise
-
-    def _layout(self, connection: sqlite3.Connection) -> int:
-        """The layout version the file holds (0: an empty file); refuses files that are not ours."""
-        tables = sorted(
-            str(row[0])
-            for row in connection.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            )
-        )
-        if not tables:
-            return 0
-        not_ours = (
-            f"{self.describe}: {self._path} is a SQLite database of another application (tables:"
-            f" {', '.join(tables)}); point the task store at a file of its own"
-        )
-        if "meta" not in tables:
-            raise TaskStoreError(not_ours)
-        try:
-            meta = {str(key): str(value) for key, value in connection.execute("SELECT key, value FROM meta")}
-            found = int(meta["schema"])
-        except (sqlite3.OperationalError, KeyError, ValueError):
-            raise TaskStoreError(not_ours) from None
-        if meta.get("application") != APPLICATION:
-            raise TaskStoreError(not_ours)
-        if found > STORE_SCHEMA_VERSION:
-            raise TaskStoreError(
-                f"{self.describe}: {self._path} holds task-store schema {found}, written by a newer"
-                f" mcp-tasks-compat; this one reads up to {STORE_SCHEMA_VERSION}: upgrade mcp-tasks-compat"
-                " (pip install -U mcp-tasks-compat) or use another file"
-            )
-        return found
-
-    def _error(self, exc: sqlite3.Error) -> TaskStoreError:
-        """What a SQLite failure means for the operator, and what to do about it."""
-        name = str(getattr(exc, "sqlite_errorname", ""))  # Python 3.11+; the message text before
-        text = str(exc)
-        where = f"{self.describe}: {self._path}"
-        if name.startswith("SQLITE_NOTADB") or "not a database" in text:
-            fix = "is not a SQLite database; point the task store at a new file or at one it created"
-        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
-            fix = (
-                "is read-only; the store writes the file and its -wal/-shm files beside it: make the file"
-                " and its folder writable for this user, or use another path"
-            )
-        elif name.startswith("SQLITE_BUSY") or "database is locked" in text:
-            fix = (
-                f"is locked by another process (waited {self._busy_timeout:g} s); stop the process that"
-                " holds it (or a long transaction in a sqlite3 shell), or raise busy_timeout"
-            )
-        elif name.startswith("SQLITE_FULL") or "disk is full" in text:
-            fix = "cannot grow: the disk is full; free space on the volume that holds it"
-        elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
-            folder = os.path.dirname(os.path.abspath(self._path))
-            fix = f"cannot be opened; check that the folder {folder} exists and is writable for this user"
-        else:
-            fix = "failed; check the file and the disk"
-        return TaskStoreError(f"{where} {fix} (sqlite: {text})")
-
     # -- running a call on the worker --------------------------------------------------------------
 
     async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -272,7 +140,7 @@ class SqliteTaskStore:
             try:
                 return await anyio.to_thread.run_sync(operation, connection)
             except sqlite3.Error as exc:
-                raise self._error(exc) from exc
+                raise self._file.error(exc) from exc
 
     def _load(self, text: str) -> TaskState:
         try:
@@ -366,7 +234,7 @@ class SqliteTaskStore:
     async def list_tasks(
         self, *, owner: object = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]:
-        """``owner``: a name, ``None`` (unowned tasks) or :data:`~.store.EVERY_OWNER`."""
+        """``owner``: a name, ``None`` (unowned tasks) or :data:`~.contract.EVERY_OWNER`."""
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
         clauses: list[str] = []

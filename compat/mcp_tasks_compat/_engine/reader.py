@@ -1,0 +1,131 @@
+"""Reading tasks: from the store into this process's records, and as the wire answers them.
+
+Getting a task, four ways that differ in meaning:
+
+* :meth:`TaskReader.lookup` ``(task_id, owner)``: the record of the owner's task, read from the
+  store now; -32602 when unknown, expired or another owner's.
+* :meth:`TaskReader.get` ``(task_id, owner)``: the task as a read answers it (:meth:`~TaskReader.lookup`,
+  then :meth:`~TaskReader.shown`: its poll hint computed for its age now).
+* :meth:`TaskReader.refresh` ``(record)``: re-read a record this process already holds.
+* :meth:`TaskReader.record_of` ``(state)``: this process's record for a state already read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from ..core.model import Task
+from ..errors import INVALID_PARAMS, PeerProtocolError
+from .limits import LIST_PAGE_SIZE, TaskLimits, echoed_id, list_page
+from .polling import PollPolicy
+from .records import LiveRecords, TaskRecord, adopt
+from .stores import TaskState, TaskStore
+
+__all__ = ["TaskReader"]
+
+
+class TaskReader:
+    """Reads one store's tasks for this process: its records of them, and what a read answers."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        poll_policy: PollPolicy,
+        limits: TaskLimits,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.poll_policy = poll_policy
+        self.limits = limits
+        self._clock = clock
+        self._records = LiveRecords()
+
+    def now(self) -> datetime:
+        """The engine's wall clock (deadlines and leases are on it)."""
+        return datetime.fromtimestamp(self._clock(), timezone.utc)
+
+    async def lookup(self, task_id: str, owner: str | None) -> TaskRecord:
+        """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's).
+
+        The state is read from the store, so a task created or changed on another replica is
+        seen as it is now.
+        """
+        self.limits.check_task_id(task_id)
+        state = await self.store.get(task_id)
+        if state is None:
+            self._records.drop(task_id)
+            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
+        if state.owner is not None and state.owner != owner:
+            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
+        return self._records.record_of(state)
+
+    async def refresh(self, record: TaskRecord) -> None:
+        """Re-read the record's state from the store (another process may have changed it)."""
+        state = await self.store.get(record.task.task_id)
+        if state is None:
+            self._records.drop(record.task.task_id)
+            record.wake_waiters()
+            return
+        adopt(record, state)
+
+    def record_of(self, state: TaskState) -> TaskRecord:
+        """This process's record for ``state`` (a fresh one if nothing of it lives here)."""
+        return self._records.record_of(state)
+
+    def watch(self, record: TaskRecord) -> TaskRecord:
+        """Register interest in a task's changes; returns the canonical record of this process."""
+        return self._records.watch(record)
+
+    def unwatch(self, record: TaskRecord) -> None:
+        self._records.unwatch(record)
+
+    # --- as the wire answers -------------------------------------------------------------------
+
+    def shown(self, task: Task) -> Task:
+        """``task`` as a read answers it: its poll hint computed for its age now.
+
+        The one poll-hint rule for reads, on every dialect and major: a quiet task's hint grows
+        with its age (:class:`PollPolicy`); a terminal task keeps the hint it ended with.
+        """
+        if task.is_terminal:
+            return task
+        age_ms = (self.now() - task.created_at) / timedelta(milliseconds=1)
+        hint = self.poll_policy.hint_ms(age_ms)
+        return task if hint == task.poll_interval_ms else task.evolve(poll_interval_ms=hint)
+
+    async def get(self, task_id: str, owner: str | None) -> Task:
+        """The owner's task as a read answers it (:meth:`shown`), else -32602."""
+        return self.shown((await self.lookup(task_id, owner)).task)
+
+    async def list_page(
+        self, owner: str | None, cursor: object, *, size: int = LIST_PAGE_SIZE
+    ) -> tuple[list[Task], str | None]:
+        """One ``tasks/list`` page of ``owner``'s tasks after ``cursor``, as reads answer them.
+
+        A cursor this server never issued (or not a string) is -32602 (:func:`.limits.list_page`).
+        """
+        page, next_cursor = list_page(await self.owned_by(owner), cursor, size=size)
+        return [self.shown(task) for task in page], next_cursor
+
+    async def owned_by(self, owner: str | None) -> list[Task]:
+        """Every task of ``owner``, in creation order (all pages of the store), as stored."""
+        tasks: list[Task] = []
+        cursor: str | None = None
+        while True:
+            page, cursor = await self.store.list_tasks(owner=owner, cursor=cursor)
+            tasks.extend(state.task for state in page)
+            if cursor is None:
+                return tasks
+
+    async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
+        """Wait until the task is terminal (any number of concurrent waiters, on any replica)."""
+        record = self.watch(await self.lookup(task_id, owner))
+        try:
+            while not record.task.is_terminal:
+                await record.changed.wait()
+            return record.task
+        finally:
+            self.unwatch(record)

@@ -1,0 +1,48 @@
+"""Where task states live: the store contract, the three stores, and a store from a URL.
+
+Storage only: nothing here runs work, knows of records, waiters or sessions, or imports the rest
+of ``_engine`` (the engine uses the stores, never the other way round).
+
+* ``task_state``: :class:`TaskState`, what a store keeps of a task, and its JSON form;
+* ``contract``: the :class:`TaskStore` and :class:`Notifier` protocols every store keeps, the
+  :class:`StoreEvent` processes sharing a store send each other, :class:`StoreConflict` (a lost
+  compare-and-set), :data:`EVERY_OWNER` and the list cursor;
+* ``memory``: :class:`InMemoryTaskStore` (one process);
+* ``sqlite`` and ``sqlite_file``: :class:`SqliteTaskStore` (one host), and its file's layout,
+  migrations and refusals;
+* ``redis``, ``redis_link`` and ``redis_scripts``: ``RedisTaskStore`` (several replicas), its
+  connection and pub/sub notifier, and its Lua scripts; imported only when asked for (redis-py
+  is an optional extra), so not re-exported here;
+* ``urls``: :func:`store_from_url` (``memory:``, ``sqlite:///...``, ``redis://...``).
+"""
+
+from __future__ import annotations
+
+from .contract import (
+    EVERY_OWNER,
+    EveryOwner,
+    Notifier,
+    SilentNotifier,
+    StoreConflict,
+    StoreEvent,
+    TaskStore,
+)
+from .memory import InMemoryTaskStore
+from .sqlite import SqliteTaskStore
+from .task_state import TaskState
+from .urls import ACCEPTED_FORMS, store_from_url
+
+__all__ = [
+    "ACCEPTED_FORMS",
+    "EVERY_OWNER",
+    "EveryOwner",
+    "InMemoryTaskStore",
+    "Notifier",
+    "SilentNotifier",
+    "SqliteTaskStore",
+    "StoreConflict",
+    "StoreEvent",
+    "TaskState",
+    "TaskStore",
+    "store_from_url",
+]

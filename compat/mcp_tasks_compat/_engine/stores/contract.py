@@ -1,0 +1,193 @@
+"""What every task store keeps: the :class:`TaskStore` and :class:`Notifier` contracts.
+
+Storage only, like the python-sdk's own task store: a store keeps :class:`~.task_state.TaskState`
+values and never runs work. Every write is a compare-and-set on ``version``, so two processes
+sharing a store (a restarted server, replicas behind a load balancer) never overwrite each
+other's transitions silently: the loser re-reads and asks the lifecycle table again, which keeps
+a cancelled task cancelled when another replica finishes its work.
+
+The notifier tells the other processes sharing a store that a task changed, and nothing more:
+a :class:`StoreEvent` names the task and who changed it. A process holding that task re-reads it
+from the store (the state is the truth, the event only a hint to look now); what it then does
+follows from the state it read: waiters wake, a run whose task ended elsewhere is stopped
+(``records.adopt``), an answered input reaches the work. In one process the
+engine wakes its own waiters, so the in-memory notifier is a no-op.
+
+Contract (checked for every store by ``tests/contracts/test_task_store.py``):
+
+* ``shared`` says whether other processes may use the store: the engine then claims and renews
+  leases, follows the notifier and re-reads; ``False`` only for a store no one else can open.
+* ``create`` is durable when it returns (the spec wants a task readable before the create answer
+  is sent); an id that exists raises :class:`StoreConflict`.
+* ``get`` returns ``None`` for an unknown (or deleted) id.
+* ``save(state)`` writes ``state`` with ``version + 1`` and returns it, if the stored version is
+  ``state.version``; otherwise it raises :class:`StoreConflict` carrying the stored state (or
+  ``None`` if the task is gone).
+* ``due_for_expiry(now)`` returns states whose ``expires_at`` is at or before ``now``, soonest
+  first, without scanning tasks that are not due; ``next_expiry()`` the soonest deadline.
+* ``lease_expired(now)`` returns non-terminal states with a ``runner`` whose ``lease_until`` is
+  at or before ``now``.
+* ``list_tasks(owner=..., cursor=..., limit=...)`` pages through an owner's tasks (or every
+  owner's, :data:`EVERY_OWNER`) in creation order; the cursor (:func:`encode_cursor`) is opaque
+  and ``None`` at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Protocol
+
+import anyio
+
+from ...core.model import format_timestamp, parse_timestamp
+from ...errors import TaskStoreError
+from .task_state import TaskState
+
+__all__ = [
+    "EVERY_OWNER",
+    "EveryOwner",
+    "Notifier",
+    "SilentNotifier",
+    "StoreConflict",
+    "StoreEvent",
+    "TaskStore",
+    "TaskStoreError",
+    "decode_cursor",
+    "encode_cursor",
+]
+
+
+class EveryOwner:
+    """The type of :data:`EVERY_OWNER` (a store's ``list_tasks`` may test ``owner is EVERY_OWNER``)."""
+
+    def __repr__(self) -> str:
+        return "EVERY_OWNER"
+
+
+EVERY_OWNER: Final = EveryOwner()
+"""``list_tasks(owner=EVERY_OWNER)``: every task, for operators (``owner=None`` means unowned)."""
+
+
+@dataclass(frozen=True)
+class StoreEvent:
+    """One message between processes sharing a store: task ``task_id`` changed, ``origin`` changed it.
+
+    It says *that* the task changed, not how: the receiver re-reads the task and acts on the state
+    it finds (which is the truth even when events are lost, reordered or merged).
+    """
+
+    task_id: str
+    origin: str
+
+
+class StoreConflict(Exception):
+    """A compare-and-set lost: ``current`` is what the store holds now (``None``: the task is gone)."""
+
+    def __init__(self, task_id: str, current: TaskState | None) -> None:
+        self.task_id = task_id
+        self.current = current
+        super().__init__(f"task {task_id} changed in the store meanwhile")
+
+
+class Notifier(Protocol):
+    """Carries :class:`StoreEvent` between the processes sharing a store."""
+
+    async def publish(self, event: StoreEvent) -> None: ...
+
+    def subscribe(self) -> AbstractAsyncContextManager[AsyncIterator[StoreEvent]]:
+        """``async with notifier.subscribe() as events: async for event in events: ...``.
+
+        Events published while subscribed are delivered; a notifier that cannot deliver (the
+        connection dropped) raises :class:`TaskStoreError` from the iterator.
+        """
+        ...
+
+
+class TaskStore(Protocol):
+    """Where task states live (see the module docstring for the contract every store keeps)."""
+
+    @property
+    def shared(self) -> bool:
+        """Other processes may use this store (leases, the notifier and re-reads matter)."""
+        ...
+
+    @property
+    def notifier(self) -> Notifier: ...
+
+    @property
+    def describe(self) -> str:
+        """What and where the store is, for messages (``memory:``, ``sqlite:///tasks.db``)."""
+        ...
+
+    async def open(self) -> None:
+        """Connect, create or migrate; idempotent. A bad store raises :class:`TaskStoreError`."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def create(self, state: TaskState) -> None: ...
+
+    async def get(self, task_id: str) -> TaskState | None: ...
+
+    async def save(self, state: TaskState) -> TaskState: ...
+
+    async def delete(self, task_id: str) -> None: ...
+
+    async def count_active(self, owner: str | None, *, at_most: int) -> int:
+        """How many of ``owner``'s tasks are not terminal, counting no further than ``at_most``.
+
+        The engine asks it before every create (the per-owner limit), so it must not read every
+        task the owner ever had: terminal ones are skipped by an index or a counter.
+        """
+        ...
+
+    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
+
+    async def next_expiry(self) -> datetime | None: ...
+
+    async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]: ...
+
+    async def list_tasks(
+        self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
+    ) -> tuple[list[TaskState], str | None]: ...
+
+
+class SilentNotifier:
+    """One process: nothing to tell anyone (the engine wakes its own waiters)."""
+
+    async def publish(self, event: StoreEvent) -> None:
+        del event
+
+    @asynccontextmanager
+    async def subscribe(self) -> AsyncGenerator[AsyncIterator[StoreEvent], None]:
+        yield _Never()
+
+
+class _Never:
+    """An event stream on which nothing ever arrives."""
+
+    def __aiter__(self) -> _Never:
+        return self
+
+    async def __anext__(self) -> StoreEvent:
+        await anyio.sleep_forever()
+        raise StopAsyncIteration  # pragma: no cover - sleep_forever only ends by cancellation
+
+
+def encode_cursor(last: TaskState) -> str:
+    """A page cursor: where the page ended in creation order (valid even if that task is deleted)."""
+    return f"{format_timestamp(last.task.created_at)}|{last.task_id}"
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """(created_at, task id) of a cursor from :func:`encode_cursor`; :class:`TaskStoreError` otherwise."""
+    created, sep, task_id = cursor.partition("|")
+    try:
+        if not sep or not task_id:
+            raise ValueError(cursor)
+        return parse_timestamp(created), task_id
+    except ValueError:
+        raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None

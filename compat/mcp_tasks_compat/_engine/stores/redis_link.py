@@ -1,0 +1,247 @@
+"""How the Redis store talks to redis-server: one client, its errors, and pub/sub between replicas.
+
+redis-py rather than valkey-py: valkey-py is a fork of it with the same API, and both talk to Redis
+and Valkey servers alike; redis-py is the maintained upstream with the longer record (5.0.1, our
+floor, is from 2023). Both are asyncio-only, so :meth:`RedisLink.open` refuses trio with a
+:class:`TaskStoreError` (use ``sqlite:`` or ``memory:`` there). The loop is found with
+``asyncio.get_running_loop()`` rather than sniffio, which anyio no longer depends on.
+
+redis-py's own retries are off: a write whose answer was lost must not run twice (a retried create
+would conflict with itself); after a connection error the pool's idle connections are dropped, so
+the calls after Redis is back get fresh ones. No redis-py error leaves this module: each becomes a
+:class:`TaskStoreError` that names the URL (without its password) and the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any, Final, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+
+from ...errors import TaskStoreError
+from .contract import StoreEvent
+from .redis_scripts import SCRIPTS
+
+try:
+    from redis import asyncio as aioredis
+    from redis.asyncio.client import PubSub
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError as missing:  # pragma: no cover - the test group installs redis
+    raise TaskStoreError(
+        "the Redis task store needs redis-py: pip install 'mcp-tasks-compat[redis]'"
+    ) from missing
+
+__all__ = [
+    "COMMAND_TIMEOUT_S",
+    "CONNECT_TIMEOUT_S",
+    "EVENT_POLL_S",
+    "RedisLink",
+    "RedisNotifier",
+    "decode_event",
+    "encode_event",
+    "redacted",
+]
+
+CONNECT_TIMEOUT_S: Final = 5.0
+COMMAND_TIMEOUT_S: Final = 10.0
+EVENT_POLL_S: Final = 1.0  # one pub/sub read; a message arriving meanwhile returns at once
+
+_WIRE_KIND: Final = "changed"
+"""The ``kind`` every published event carries, for replicas of an earlier release.
+
+Those read only messages whose ``kind`` is ``changed``, ``cancel`` or ``input``, and re-read the
+task whatever the kind, as this release does; so during a rolling upgrade both read each other's
+events. This release ignores ``kind`` when it reads one."""
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port is not None else ""
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
+def encode_event(event: StoreEvent) -> str:
+    """The pub/sub message of ``event`` (JSON, with the ``kind`` an older replica wants)."""
+    return json.dumps({"kind": _WIRE_KIND, "task": event.task_id, "origin": event.origin})
+
+
+def decode_event(data: object) -> StoreEvent | None:
+    """A published event, or ``None`` for a message that is not one (skipped); ``kind`` is not read."""
+    try:
+        fields: object = json.loads(data) if isinstance(data, (str, bytes)) else None
+    except ValueError:
+        return None
+    if not isinstance(fields, dict):
+        return None
+    event = cast("dict[str, object]", fields)
+    task_id, origin = event.get("task"), event.get("origin")
+    if not isinstance(task_id, str) or not isinstance(origin, str):
+        return None
+    return StoreEvent(task_id=task_id, origin=origin)
+
+
+class RedisLink:
+    """The client of one Redis URL, shared by a store and its notifier; opened once, closed once."""
+
+    def __init__(self, url: str) -> None:
+        if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+            raise TaskStoreError(f"not a Redis URL: {redacted(url)!r} (use redis://host:port/db)")
+        self._url = url
+        self._client: aioredis.Redis | None = None
+        self._scripts: dict[str, Any] = {}
+
+    @property
+    def describe(self) -> str:
+        return redacted(self._url)
+
+    async def open(self) -> None:
+        """Connect, check that Redis answers, and register :data:`~.redis_scripts.SCRIPTS` (idempotent)."""
+        if self._client is not None:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise TaskStoreError(
+                f"the Redis task store ({self.describe}) needs an asyncio event loop: redis-py is "
+                "asyncio-only; run the server on asyncio, or use a sqlite: or memory: store under trio"
+            ) from None
+        try:
+            client = aioredis.from_url(  # pyright: ignore[reportUnknownMemberType]
+                self._url,
+                decode_responses=True,
+                socket_connect_timeout=CONNECT_TIMEOUT_S,
+                socket_timeout=COMMAND_TIMEOUT_S,
+                retry=Retry(NoBackoff(), 0),
+            )
+        except ValueError as exc:
+            raise TaskStoreError(f"not a usable Redis URL: {self.describe!r} ({exc})") from None
+        try:
+            await client.ping()  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            await client.aclose()
+            raise self._unreachable(exc) from None
+        self._client = client
+        register = client.register_script  # pyright: ignore[reportUnknownMemberType]
+        self._scripts = {name: register(script) for name, script in SCRIPTS.items()}
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with suppress(RedisError, OSError):  # closing a broken pool
+                await client.aclose()
+
+    def client(self) -> aioredis.Redis:
+        """The open client; :class:`TaskStoreError` when the link is not open."""
+        if self._client is None:
+            raise TaskStoreError(f"the Redis task store {self.describe} is not open: call open() first")
+        return self._client
+
+    @asynccontextmanager
+    async def talking(self) -> AsyncGenerator[aioredis.Redis]:
+        """``async with link.talking() as client:`` commands whose redis-py errors become a
+        :class:`TaskStoreError` (see :meth:`failed`)."""
+        client = self.client()
+        try:
+            yield client
+        except (RedisError, OSError) as exc:
+            raise await self.failed(exc) from None
+
+    async def run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+        """Run the registered script ``script`` (a name in :data:`~.redis_scripts.SCRIPTS`)."""
+        async with self.talking():
+            return await self._scripts[script](keys=list(keys), args=list(args))
+
+    async def failed(self, exc: BaseException) -> TaskStoreError:
+        """:meth:`store_error`, after dropping the pool's idle connections when Redis went away.
+
+        They were opened to the Redis that went away: kept, each would fail its next command once
+        Redis is back (redis-py notices a closed socket only when it reads from it).
+        """
+        client = self._client
+        if client is not None and isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+            with suppress(RedisError, OSError):
+                await client.connection_pool.disconnect(inuse_connections=False)
+        return self.store_error(exc)
+
+    def store_error(self, exc: BaseException) -> TaskStoreError:
+        """The :class:`TaskStoreError` for a redis-py error (never let one escape the store)."""
+        if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+            return self._unreachable(exc)
+        return TaskStoreError(f"the Redis task store {self.describe} refused a command: {exc}")
+
+    def _unreachable(self, exc: BaseException) -> TaskStoreError:
+        reason = str(exc) or type(exc).__name__
+        return TaskStoreError(
+            f"the Redis task store {self.describe} does not answer ({reason}): "
+            "start redis-server, or check the URL"
+        )
+
+
+async def _next_message(pubsub: PubSub) -> dict[str, object] | None:
+    """The next pub/sub reply, or ``None`` when none came within :data:`EVENT_POLL_S`."""
+    reply = await pubsub.get_message(timeout=EVENT_POLL_S)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return cast("dict[str, object] | None", reply)
+
+
+class RedisNotifier:
+    """:class:`~.contract.Notifier` on Redis pub/sub, one channel per store prefix.
+
+    Pub/sub is enough because an event is only a hint ("re-read this task now"): the state in the
+    store is the truth, and it is written before the event is published. Redis delivers to a
+    connected subscriber in order and drops messages only for one that is not connected; then the
+    iterator raises :class:`TaskStoreError`, and the subscriber subscribes again and re-reads what
+    it watches, after :meth:`subscribe` has returned (the subscription is confirmed by then). So a
+    lost message costs latency, never a task or an answer.
+    """
+
+    def __init__(self, link: RedisLink, channel: str) -> None:
+        self._link = link
+        self.channel = channel
+
+    async def publish(self, event: StoreEvent) -> None:
+        async with self._link.talking() as client:
+            await client.publish(self.channel, encode_event(event))  # pyright: ignore[reportUnknownMemberType]
+
+    @asynccontextmanager
+    async def subscribe(self) -> AsyncGenerator[AsyncIterator[StoreEvent]]:
+        link = self._link
+        pubsub: PubSub = link.client().pubsub()  # pyright: ignore[reportUnknownMemberType]
+        try:
+            try:
+                await pubsub.subscribe(self.channel)  # pyright: ignore[reportUnknownMemberType]
+                with anyio.fail_after(COMMAND_TIMEOUT_S):
+                    while True:  # events published once this returns are delivered
+                        reply = await _next_message(pubsub)
+                        if reply is not None and reply.get("type") == "subscribe":
+                            break
+            except (RedisError, OSError, TimeoutError) as exc:
+                raise await link.failed(exc) from None
+            yield self._events(pubsub)
+        finally:
+            with suppress(RedisError, OSError):  # the connection may be gone already
+                await pubsub.aclose()
+
+    async def _events(self, pubsub: PubSub) -> AsyncIterator[StoreEvent]:
+        while True:
+            try:
+                message = await _next_message(pubsub)
+            except (RedisError, OSError) as exc:
+                raise await self._link.failed(exc) from None
+            if message is not None and message.get("type") == "message":
+                event = decode_event(message.get("data"))
+                if event is not None:
+                    yield event

@@ -1,0 +1,113 @@
+"""The Lua scripts of :class:`~.redis.RedisTaskStore`: each write to Redis is one of them.
+
+A script runs atomically on the redis-server, so a task's hash and its index entries (the expiry
+and lease sorted sets, the list order, the owner's set of unfinished tasks) always change
+together; the key layout is described in :mod:`.redis`. Each script says which ``KEYS`` and
+``ARGV`` it takes; :data:`SCRIPTS` is what the store registers when it opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+__all__ = ["COUNT_ACTIVE", "CREATE", "DELETE", "FORGET", "SAVE", "SCRIPTS"]
+
+# KEYS: task, expiry, leases, every owner's order, this owner's order, this owner's active set.
+# ARGV: data, version, order member, expiry score, lease score, key TTL ms ("": none), task id,
+# terminal ("1"/"0").
+CREATE: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, redis.call('HGET', KEYS[1], 'data')}
+end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'version', ARGV[2], 'order', ARGV[3], 'owner', KEYS[5],
+  'active', KEYS[6])
+if ARGV[8] == '0' then redis.call('SADD', KEYS[6], ARGV[7]) end
+if ARGV[6] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[6]) end
+redis.call('ZADD', KEYS[4], 0, ARGV[3])
+redis.call('ZADD', KEYS[5], 0, ARGV[3])
+if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7]) end
+if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[5], ARGV[7]) end
+return {1}
+"""
+
+# KEYS: as CREATE. ARGV: expected version, then as CREATE (data, new version, ...).
+SAVE: Final = """
+local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active')
+if not held[1] then return {0} end
+if held[1] ~= ARGV[1] then return {0, redis.call('HGET', KEYS[1], 'data')} end
+if held[2] ~= ARGV[4] or held[3] ~= KEYS[5] then
+  if held[2] then
+    redis.call('ZREM', KEYS[4], held[2])
+    if held[3] then redis.call('ZREM', held[3], held[2]) end
+  end
+  redis.call('ZADD', KEYS[4], 0, ARGV[4])
+  redis.call('ZADD', KEYS[5], 0, ARGV[4])
+end
+redis.call('HSET', KEYS[1], 'data', ARGV[2], 'version', ARGV[3], 'order', ARGV[4], 'owner', KEYS[5],
+  'active', KEYS[6])
+if ARGV[7] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[7]) else redis.call('PERSIST', KEYS[1]) end
+if held[4] and held[4] ~= KEYS[6] then redis.call('SREM', held[4], ARGV[8]) end
+if ARGV[9] == '1' then redis.call('SREM', KEYS[6], ARGV[8]) else redis.call('SADD', KEYS[6], ARGV[8]) end
+for i = 2, 3 do
+  if ARGV[i + 3] ~= '' then
+    redis.call('ZADD', KEYS[i], ARGV[i + 3], ARGV[8])
+  else
+    redis.call('ZREM', KEYS[i], ARGV[8])
+  end
+end
+return {1}
+"""
+
+# KEYS: task, expiry, leases, every owner's order. ARGV: task id.
+DELETE: Final = """
+local held = redis.call('HMGET', KEYS[1], 'order', 'owner', 'active')
+if held[1] then
+  redis.call('ZREM', KEYS[4], held[1])
+  if held[2] then redis.call('ZREM', held[2], held[1]) end
+end
+if held[3] then redis.call('SREM', held[3], ARGV[1]) end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 1
+"""
+
+# The owner's tasks that are not terminal, up to a limit. KEYS: the active set. ARGV: the task
+# key prefix, the limit. A member whose hash Redis expired is dropped here (its key is built in
+# the script: one redis-server, as every script of this store assumes).
+COUNT_ACTIVE: Final = """
+local count = 0
+local limit = tonumber(ARGV[2])
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
+    count = count + 1
+    if count >= limit then return count end
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return count
+"""
+
+# Index entries whose task hash is gone (Redis expired it). KEYS: two sorted sets, then one task
+# key per member. ARGV: the members. Checked again here, so a concurrent write is never undone.
+FORGET: Final = """
+for i = 3, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 0 then
+    redis.call('ZREM', KEYS[1], ARGV[i - 2])
+    redis.call('ZREM', KEYS[2], ARGV[i - 2])
+  end
+end
+return 1
+"""
+
+
+SCRIPTS: Final[Mapping[str, str]] = {
+    "create": CREATE,
+    "save": SAVE,
+    "delete": DELETE,
+    "forget": FORGET,
+    "count_active": COUNT_ACTIVE,
+}
+"""The scripts by the name the store runs them under."""

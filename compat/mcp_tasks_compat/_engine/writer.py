@@ -1,0 +1,217 @@
+"""The one writer of task states: every change judged, saved, stamped, then heard of.
+
+:class:`~.engine.TaskEngine` is a :class:`TaskWriter`; the collaborators that change tasks (the
+input relay, the sweeper, the runs, the replica link) hold it as one and never change a record's
+state themselves. So every change passes here: judged against the latest state (again when
+another process wrote first: compare-and-set), saved, time-stamped, and only then announced to
+the waiters, the status listeners and the other processes sharing the store. A writer reads
+as a :class:`~.reader.TaskReader` does (a change starts from the latest state).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..core.lifecycle import TaskEvent, next_status
+from ..core.model import JsonRpcError, TaskStatus, utc_now
+from ..errors import TaskStoreError
+from .limits import TaskLimits
+from .polling import PollPolicy
+from .reader import TaskReader
+from .records import RunStop, TaskRecord, adopt
+from .stores import StoreConflict, StoreEvent, TaskState, TaskStore
+
+__all__ = ["StateChange", "TaskWriter"]
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
+
+StateChange = Callable[[TaskState], "TaskState | None"]
+"""A change to a task as a function of its current state (``None``: nothing to do).
+
+Applied by :meth:`TaskWriter.mutate`, which runs it again on the state another process wrote
+meanwhile, so a transition is always judged against the latest status."""
+
+
+def _ending_changes(
+    status: TaskStatus,
+    *,
+    result: Mapping[str, Any] | None,
+    error: JsonRpcError | None,
+    message: str | None,
+) -> dict[str, Any]:
+    """What a terminal transition changes: the status, the outcome, and no input outstanding."""
+    changes: dict[str, Any] = {"status": status, "input_requests": {}}
+    if result is not None:
+        changes["result"] = dict(result)
+    if error is not None:
+        changes["error"] = error
+        changes["status_message"] = message or error.message
+    elif message is not None:
+        changes["status_message"] = message
+    return changes
+
+
+async def _tell_listeners(record: TaskRecord) -> None:
+    """Give every status listener the task as it is now; a dead peer must not break the task."""
+    snapshot = record.task
+    for listener in list(record.listeners):
+        try:
+            await listener(snapshot)
+        except Exception:
+            logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
+
+
+class TaskWriter(TaskReader):
+    """Writes every change to a task back to the store, then tells whoever follows the task.
+
+    ``shared`` (the store's own word): other processes may use the store, so a change is also
+    published on its notifier, for them to re-read the task.
+    """
+
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        poll_policy: PollPolicy,
+        limits: TaskLimits,
+        status_interval_s: float,
+        replica_id: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(store, poll_policy=poll_policy, limits=limits, clock=clock)
+        self.shared = store.shared
+        """Other processes may use the store: leases, the notifier and re-reads matter."""
+        self.status_interval_s = status_interval_s
+        self.replica_id = replica_id
+        """Who this process is in a task's ``runner`` and a :class:`StoreEvent`'s ``origin``."""
+
+    def deadline(self, ttl_ms: int | None) -> datetime | None:
+        """When a task created (or ended) now with ``ttl_ms`` may be dropped; ``None``: never."""
+        return None if ttl_ms is None else self.now() + timedelta(milliseconds=ttl_ms)
+
+    # --- changing a task ---------------------------------------------------------------------
+
+    async def mutate(
+        self,
+        record: TaskRecord,
+        change: StateChange,
+        *,
+        force_notify: bool,
+        stop: RunStop | None = None,
+        announce: bool = True,
+    ) -> bool:
+        """Apply ``change`` to the latest state and save it (compare-and-set, retried on conflict).
+
+        Then ``stop`` the run if asked, and (with ``announce``) wake the waiters, tell the listeners
+        (rate-bounded unless ``force_notify``) and the other processes. ``False``: nothing to do,
+        or the task is gone.
+        """
+        while True:
+            proposed = change(record.state)
+            if proposed is None:
+                return False
+            proposed = self._stamp(record.state, proposed)
+            try:
+                saved = await self.store.save(proposed)
+            except StoreConflict as conflict:
+                if conflict.current is None:
+                    self._records.drop(record.task.task_id)
+                    return False
+                # Another process wrote first: take its state (and stop the run here if it ended
+                # the task there), then judge the change again against it.
+                adopt(record, conflict.current)
+                continue
+            break
+        record.state = saved
+        if stop is not None:
+            stop.cancel()
+        if announce:
+            await self._announce(record, force_notify=force_notify)
+        return True
+
+    async def finish(
+        self,
+        record: TaskRecord,
+        event: TaskEvent,
+        *,
+        result: Mapping[str, Any] | None = None,
+        error: JsonRpcError | None = None,
+        message: str | None = None,
+        stop_work: bool = False,
+    ) -> None:
+        """Apply a terminal event; a task that is already terminal keeps its status (sticky).
+
+        ``stop_work`` stops the run here once the status is saved and before anyone hears of it,
+        so work waiting on the task (for input, say) is cancelled rather than woken to find its
+        task ended. A run on another replica stops when that replica reads the ended task (it
+        re-reads on the notifier's event, or at its next lease renewal: ``records.adopt``).
+        """
+
+        def end(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            status = next_status(state.task.status, event)
+            changes = _ending_changes(status, result=result, error=error, message=message)
+            return state.evolve(task=state.task.evolve(**changes), runner=None, lease_until=None)
+
+        await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
+
+    async def set_status_message(self, task: TaskRecord | str, message: str) -> None:
+        """Record a progress message (listeners hear it at most every ``status_interval_s``).
+
+        ``task`` is the record (a run reporting on itself) or a task id, whose record is the one
+        held here or else one for its stored state; an unknown id is ignored.
+        """
+        if isinstance(task, TaskRecord):
+            record = task
+        else:
+            record = self._records.get(task)
+            if record is None:
+                state = await self.store.get(task)
+                if state is None:
+                    return
+                record = self.record_of(state)
+
+        def say(state: TaskState) -> TaskState | None:
+            if state.is_terminal:
+                return None
+            return state.evolve(task=state.task.evolve(status_message=message))
+
+        await self.mutate(record, say, force_notify=False)
+
+    async def forget(self, task_id: str) -> None:
+        """Delete the task from the store and this process."""
+        await self.store.delete(task_id)
+        self._records.drop(task_id)
+
+    def _stamp(self, old: TaskState, new: TaskState) -> TaskState:
+        """Time-stamp a changed task; restart retention at its terminal transition, so a result is
+        never lost to a run that used up most of its TTL."""
+        if new.task is old.task:
+            return new
+        now = utc_now()
+        task = new.task
+        if task.poll_interval_ms == old.task.poll_interval_ms:
+            age_ms = (now - task.created_at) / timedelta(milliseconds=1)
+            task = task.evolve(poll_interval_ms=self.poll_policy.hint_ms(age_ms))
+        new = new.evolve(task=task.evolve(last_updated_at=now))
+        if new.is_terminal and not old.is_terminal:
+            new = new.evolve(expires_at=self.deadline(task.ttl_ms))
+        return new
+
+    async def _announce(self, record: TaskRecord, *, force_notify: bool) -> None:
+        """Wake the waiters here, tell the other processes the task changed, tell the listeners."""
+        record.wake_waiters()
+        if self.shared:
+            try:
+                await self.store.notifier.publish(StoreEvent(record.task.task_id, self.replica_id))
+            except TaskStoreError:
+                logger.warning("could not tell other replicas of task %s", record.task.task_id, exc_info=True)
+        mono = self._clock()
+        if force_notify or mono - record.last_notified >= self.status_interval_s:
+            record.last_notified = mono
+            await _tell_listeners(record)
