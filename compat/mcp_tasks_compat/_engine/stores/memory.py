@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 from datetime import datetime
-from typing import Final
 
 from .contract import (
     EVERY_OWNER,
@@ -23,9 +22,6 @@ __all__ = ["InMemoryTaskStore"]
 class InMemoryTaskStore:
     """One process: a dict plus two sorted indexes (deadlines, creation order), never scanned whole."""
 
-    shared: Final = False
-    """No other process reads it: the engine needs no leases, notifier or re-reads."""
-
     def __init__(self) -> None:
         self._states: dict[str, TaskState] = {}
         self._deadlines: list[tuple[datetime, str]] = []  # sorted: what is due comes first
@@ -35,6 +31,11 @@ class InMemoryTaskStore:
 
     def __len__(self) -> int:
         return len(self._states)
+
+    @property
+    def shared(self) -> bool:
+        """No other process reads it: the engine needs no leases, notifier or re-reads."""
+        return False
 
     @property
     def notifier(self) -> Notifier:

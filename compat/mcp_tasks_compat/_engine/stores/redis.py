@@ -116,9 +116,6 @@ class RedisKeys:
 class RedisTaskStore:
     """Task states in Redis, shared by every replica that opens the same URL and prefix."""
 
-    shared: Final = True
-    """Every replica that opens the same URL and prefix uses it."""
-
     def __init__(self, url: str, *, prefix: str = "mcp-tasks:") -> None:
         self._link = RedisLink(url)
         self._keys = RedisKeys(prefix)
@@ -128,6 +125,11 @@ class RedisTaskStore:
     def channel(self) -> str:
         """The pub/sub channel of this store's prefix."""
         return self._keys.channel
+
+    @property
+    def shared(self) -> bool:
+        """Every replica that opens the same URL and prefix uses it."""
+        return True
 
     @property
     def notifier(self) -> RedisNotifier:

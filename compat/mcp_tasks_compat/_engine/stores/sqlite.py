@@ -77,9 +77,6 @@ class SqliteTaskStore:
     stays closed; a store that did not open refuses every call.
     """
 
-    shared: Final = True
-    """Other processes of this host may open the same file."""
-
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         self._file = SqliteFile(path, busy_timeout=busy_timeout)
         self._connection: sqlite3.Connection | None = None
@@ -89,6 +86,11 @@ class SqliteTaskStore:
     @property
     def path(self) -> str:
         return self._file.path
+
+    @property
+    def shared(self) -> bool:
+        """Other processes of this host may open the same file."""
+        return True
 
     @property
     def notifier(self) -> Notifier:
