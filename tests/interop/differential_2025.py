@@ -23,8 +23,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, cast
@@ -599,22 +598,12 @@ def wrong_answers(normalised: Sequence[tuple[str, Any]]) -> list[str]:
     return wrong
 
 
-@contextmanager
-def _printing_errors() -> Iterator[None]:
-    try:
-        yield
-    except AssertionError as error:
-        print(f"error: {error}", file=sys.stderr)
-        raise SystemExit(1) from None
-
-
 def main(argv: Sequence[str]) -> int:
     if not 1 <= len(argv) <= 2:
         print("usage: python -m tests.interop.differential_2025 PYTHON [PYTHON]", file=sys.stderr)
         return 2
     sdks = [server_sdk(python) for python in argv]
-    with _printing_errors():
-        transcripts = [normalise(run_conversation(sdk.python), sdk) for sdk in sdks]
+    transcripts = [normalise(run_conversation(sdk.python), sdk) for sdk in sdks]
     for sdk, transcript in zip(sdks, transcripts, strict=True):
         print(f"=== {sdk.label}\n{render_transcript(transcript)}")
         print("\n".join(f"WRONG {line}" for line in wrong_answers(transcript)))
