@@ -19,7 +19,7 @@ Rules of this layer:
 
 from __future__ import annotations
 
-from .connections import ConnectionCache, Handshake, decide, negotiate
+from .connections import ConnectionCache, Handshake, NegotiatedConnection, decide, negotiate
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
 from .protocols import (
@@ -40,6 +40,7 @@ from .protocols import (
     TaskWire,
     TaskWire2025,
     TaskWire2026,
+    ToolCall,
 )
 from .push import PushLink
 from .rounds import MAX_INPUT_ROUNDS, InputReply, InputRound, answer_rounds
@@ -72,6 +73,7 @@ __all__ = [
     "InputRound",
     "Mode",
     "Negotiated",
+    "NegotiatedConnection",
     "OnProgress",
     "OnStatus",
     "ProgressSink",
@@ -84,6 +86,7 @@ __all__ = [
     "TaskWire",
     "TaskWire2025",
     "TaskWire2026",
+    "ToolCall",
     "answer_rounds",
     "call_tool",
     "call_with_defaults",

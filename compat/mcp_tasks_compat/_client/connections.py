@@ -5,7 +5,7 @@ report what they learnt as a :class:`Handshake`; :func:`decide` turns it into th
 :class:`~.protocols.Negotiated` answer (the same rules and the same reasons on both majors), and
 :class:`ConnectionCache` keeps one connection per session, negotiated by the first call that
 needs it. After that a connection never asks which dialect it is on: the adapter built the
-connection class of that dialect (the httpcore shape).
+connection class of that dialect (the httpcore shape), over :class:`NegotiatedConnection`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
+from .._detect import sdk_info
 from ..core import codec_2025, codec_2026
-from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
-from .plan import declared_support
+from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect, TaskSupport
+from ..errors import UnsupportedOptIn
+from .plan import DeclaredSupport, declared_support
 from .protocols import Negotiated
 
-__all__ = ["ConnectionCache", "Handshake", "decide", "negotiate"]
+__all__ = ["ConnectionCache", "Handshake", "NegotiatedConnection", "decide", "negotiate"]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -94,6 +96,39 @@ async def negotiate(
 def _inactive(version: str | None, reason: str, *, offers: bool = False) -> Negotiated:
     logger.info("tasks are inactive on this connection: %s", reason)
     return Negotiated(version, None, None, server_offers_tasks=offers, reason=reason)
+
+
+class NegotiatedConnection(Generic[SessionT]):
+    """What every connection class of either adapter answers alike: what was negotiated, the
+    installed SDK, and the tools' declared task support (listed again only for a tool not seen yet).
+
+    A subclass per dialect (and a plain one) adds ``wire()`` and ``call()``; one that cannot run
+    tasks although a dialect was negotiated says why in :meth:`task_readiness`.
+    """
+
+    def __init__(
+        self,
+        session: SessionT,
+        negotiated: Negotiated,
+        list_tools: Callable[[], Awaitable[list[dict[str, Any]]]],
+    ) -> None:
+        self._session = session
+        self._negotiated = negotiated
+        self._tools = DeclaredSupport(negotiated.tool_task_support, list_tools)
+
+    @property
+    def negotiated(self) -> Negotiated:
+        return self._negotiated
+
+    @property
+    def installed(self) -> str:
+        return f"mcp {sdk_info().mcp_version}"
+
+    def task_readiness(self) -> UnsupportedOptIn | None:
+        return None
+
+    async def tool_support(self, name: str) -> TaskSupport:
+        return await self._tools.of(name)
 
 
 class ConnectionCache(Generic[SessionT, ConnectionT]):

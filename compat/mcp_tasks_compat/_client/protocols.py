@@ -38,6 +38,7 @@ __all__ = [
     "TaskWire",
     "TaskWire2025",
     "TaskWire2026",
+    "ToolCall",
 ]
 
 MIN_POLL_SECONDS: Final = 0.005
@@ -94,6 +95,26 @@ class Negotiated:
     tool_task_support: dict[str, TaskSupport] | None = None
     server_offers_tasks: bool = False
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One ``tools/call`` as planned, before anything is sent: what a connection's ``call`` sends.
+
+    ``as_task`` adds the 2025-11-25 ``params.task`` (with ``ttl_ms``); on 2026-07-28 the server
+    decides, and ``as_task=False`` (``mode="plain"``) leaves the Tasks extension out of this
+    request's per-request client capabilities, so the server answers plainly. ``progress`` becomes
+    the SDK's ``progress_callback`` (it sets the progress token) and ``read_timeout`` its
+    ``read_timeout_seconds``.
+    """
+
+    name: str
+    arguments: dict[str, Any] | None
+    as_task: bool
+    ttl_ms: int | None = None
+    meta: dict[str, Any] | None = None
+    progress: ProgressSink | None = None
+    read_timeout: float | None = None
 
 
 class TaskPush(Protocol):
@@ -199,25 +220,10 @@ class ClientConnection(Protocol[ResultT_co]):
         """2025-11-25 ``execution.taskSupport`` of ``name`` (tools listed once and cached)."""
         ...
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        as_task: bool,
-        ttl_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: ProgressSink | None = None,
-        read_timeout: float | None = None,
-    ) -> Task | ResultT_co:
+    async def call(self, call: ToolCall) -> Task | ResultT_co:
         """Send ``tools/call``: a :class:`Task` when the server created one, else its ``CallToolResult``.
 
-        ``as_task`` adds the 2025-11-25 ``params.task``; on 2026-07-28 the server decides, and
-        ``as_task=False`` (``mode="plain"``) leaves the Tasks extension out of this request's
-        per-request client capabilities, so the server answers plainly. ``progress`` becomes the
-        SDK's ``progress_callback`` (it sets the progress token) and ``read_timeout`` its
-        ``read_timeout_seconds``. A 2026-07-28 ``input_required`` answer (multi-round trip) is
-        answered and the call sent again inside (:func:`.rounds.answer_rounds`), so what comes
-        back is the final round's answer.
+        A 2026-07-28 ``input_required`` answer (multi-round trip) is answered and the call sent
+        again inside (:func:`.rounds.answer_rounds`), so what comes back is the final round's answer.
         """
         ...

@@ -36,6 +36,7 @@ from .protocols import (
     RemoteError,
     ResultT,
     TaskWire,
+    ToolCall,
 )
 
 __all__ = [
@@ -231,13 +232,7 @@ async def call_tool(
 
     async def operation() -> ResultT:
         started = await connection.call(
-            name,
-            arguments,
-            as_task=as_task,
-            ttl_ms=ttl_ms,
-            meta=meta,
-            progress=progress,
-            read_timeout=read_timeout,
+            ToolCall(name, arguments, as_task, ttl_ms, meta, progress=progress, read_timeout=read_timeout)
         )
         if not isinstance(started, Task):
             return started
@@ -431,7 +426,7 @@ async def start_tool(
     await plan_call(connection, name, "task")
     dialect = connection.negotiated.dialect
     assert dialect is not None
-    started = await connection.call(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta)
+    started = await connection.call(ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta))
     if not isinstance(started, Task):
         return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
     run = TaskRun(

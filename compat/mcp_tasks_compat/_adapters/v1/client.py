@@ -36,8 +36,8 @@ from ... import _client as client_logic
 from ..._detect import sdk_info
 from ...core import codec_2025
 from ...core.model import Task
-from ...dialects import DIALECT_2025_11_25, Dialect, TaskSupport
-from ...errors import INTERNAL_ERROR, UnsupportedOptIn
+from ...dialects import DIALECT_2025_11_25, Dialect
+from ...errors import INTERNAL_ERROR
 from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
@@ -303,36 +303,13 @@ class Wire2025:
         return self._config.listen(task_id, listener)
 
 
-class _Negotiated:
-    """What both connections of one session answer the same way, and the plain ``tools/call``."""
+class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
+    """What both connections of one session share, and the plain ``tools/call``."""
 
     def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
-        self._session = session
-        self._negotiated = negotiated
-        self._tools = client_logic.DeclaredSupport(negotiated.tool_task_support, lambda: list_tools(session))
+        super().__init__(session, negotiated, lambda: list_tools(session))
 
-    @property
-    def negotiated(self) -> client_logic.Negotiated:
-        return self._negotiated
-
-    @property
-    def installed(self) -> str:
-        return f"mcp {sdk_info().mcp_version}"
-
-    def task_readiness(self) -> UnsupportedOptIn | None:
-        return None  # any 1.x session can run tasks; session_kwargs() only adds pushed statuses
-
-    async def tool_support(self, name: str) -> TaskSupport:
-        return await self._tools.of(name)
-
-    async def _call_plainly(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None,
-        read_timeout: timedelta | None,
-    ) -> types.CallToolResult:
+    async def _call_plainly(self, call: client_logic.ToolCall) -> types.CallToolResult:
         """The base class's ``call_tool`` (which checks the output schema itself); a session
         subclass that overrides it is not re-entered."""
         session = self._session
@@ -340,13 +317,17 @@ class _Negotiated:
             session,
             lambda: ClientSession.call_tool(
                 session,
-                name,
-                arguments,
-                read_timeout_seconds=read_timeout,
-                progress_callback=cast("ProgressFnT | None", progress),
-                meta=dict(meta) if meta else None,
+                call.name,
+                call.arguments,
+                read_timeout_seconds=_timeout(call),
+                progress_callback=cast("ProgressFnT | None", call.progress),
+                meta=dict(call.meta) if call.meta else None,
             ),
         )
+
+
+def _timeout(call: client_logic.ToolCall) -> timedelta | None:
+    return timedelta(seconds=call.read_timeout) if call.read_timeout is not None else None
 
 
 class Connection2025(_Negotiated):
@@ -359,29 +340,19 @@ class Connection2025(_Negotiated):
     def wire(self) -> Wire2025:
         return self._wire
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        as_task: bool,
-        ttl_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None = None,
-        read_timeout: float | None = None,
-    ) -> Task | types.CallToolResult:
+    async def call(self, call: client_logic.ToolCall) -> Task | types.CallToolResult:
         """``as_task``: ``tools/call`` with ``params.task``; else the SDK's own ``call_tool``."""
+        if not call.as_task:
+            return await self._call_plainly(call)
         session = self._session
-        timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
-        if not as_task:
-            return await self._call_plainly(name, arguments, meta, progress, timeout)
         params = types.CallToolRequestParams(
-            name=name,
-            arguments=arguments,
-            task=types.TaskMetadata(ttl=ttl_ms),
-            _meta=types.RequestParams.Meta(**meta) if meta else None,
+            name=call.name,
+            arguments=call.arguments,
+            task=types.TaskMetadata(ttl=call.ttl_ms),
+            _meta=types.RequestParams.Meta(**call.meta) if call.meta else None,
         )
         request = types.ClientRequest(types.CallToolRequest(params=params))
+        timeout = _timeout(call)
         raw = _raw(
             await _cancel_safe_request(
                 session,
@@ -391,7 +362,7 @@ class Connection2025(_Negotiated):
         if "task" in raw:
             return codec_2025.decode_create_task_result(raw)
         # The server ran it as a plain call after all (e.g. it ignores params.task).
-        return await to_result(session, raw, tool=name)
+        return await to_result(session, raw, tool=call.name)
 
 
 class PlainConnection(_Negotiated):
@@ -400,19 +371,8 @@ class PlainConnection(_Negotiated):
     def wire(self) -> NoReturn:
         raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason})")
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        as_task: bool,
-        ttl_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None = None,
-        read_timeout: float | None = None,
-    ) -> types.CallToolResult:
-        timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
-        return await self._call_plainly(name, arguments, meta, progress, timeout)
+    async def call(self, call: client_logic.ToolCall) -> types.CallToolResult:
+        return await self._call_plainly(call)
 
 
 Connection = Connection2025 | PlainConnection

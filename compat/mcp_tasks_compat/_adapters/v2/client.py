@@ -56,7 +56,6 @@ from ...dialects import (
     DIALECT_2026_07_28,
     TASKS_EXTENSION_ID,
     Dialect,
-    TaskSupport,
 )
 from ...errors import INTERNAL_ERROR, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from ..session import task_session_class as task_session_class  # the same on both majors
@@ -244,27 +243,11 @@ _ADVERTISE_ONLY = UnsupportedOptIn(
 # --- one negotiated session: a connection class per dialect, and a plain one --------------------
 
 
-class _Negotiated:
-    """What every connection of one session answers the same way, whatever it runs."""
+class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
+    """What every connection of one session shares, and the ``input_required`` rounds of a call."""
 
     def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
-        self._session = session
-        self._negotiated = negotiated
-        self._tools = client_logic.DeclaredSupport(negotiated.tool_task_support, lambda: list_tools(session))
-
-    @property
-    def negotiated(self) -> client_logic.Negotiated:
-        return self._negotiated
-
-    @property
-    def installed(self) -> str:
-        return f"mcp {sdk_info().mcp_version}"
-
-    def task_readiness(self) -> UnsupportedOptIn | None:
-        return None
-
-    async def tool_support(self, name: str) -> TaskSupport:
-        return await self._tools.of(name)
+        super().__init__(session, negotiated, lambda: list_tools(session))
 
     async def _answering_rounds(
         self, name: str, send: Callable[[client_logic.InputReply | None], Awaitable[Answer]]
@@ -280,6 +263,40 @@ class _Negotiated:
 
         return await client_logic.answer_rounds(first, answer=answer, retry=send, what=f"tools/call {name!r}")
 
+    async def _publicly(
+        self, call: client_logic.ToolCall, reply: client_logic.InputReply | None, *, allow_claimed: bool
+    ) -> Answer:
+        progress = cast("ProgressFnT | None", call.progress)
+        return await call_publicly(
+            self._session,
+            call.name,
+            call.arguments,
+            call.meta,
+            progress=progress,
+            read_timeout=call.read_timeout,
+            reply=reply,
+            allow_claimed=allow_claimed,
+        )
+
+    async def _declining(self, call: client_logic.ToolCall, reply: client_logic.InputReply | None) -> Answer:
+        progress = cast("ProgressFnT | None", call.progress)
+        return await call_declining_task(
+            self._session,
+            call.name,
+            call.arguments,
+            call.meta,
+            progress=progress,
+            read_timeout=call.read_timeout,
+            reply=reply,
+        )
+
+    async def _handshake_era(self, call: client_logic.ToolCall) -> mcp_types.CallToolResult:
+        """The base class's ``call_tool`` (a session subclass that overrides it is not re-entered)."""
+        progress = cast("ProgressFnT | None", call.progress)
+        return await ClientSession.call_tool(
+            self._session, call.name, call.arguments, call.read_timeout, progress, meta=meta_arg(call.meta)
+        )
+
 
 class Connection2026(_Negotiated):
     """A 2026-07-28 connection whose session claims ``resultType: "task"``: the server decides per call."""
@@ -293,39 +310,16 @@ class Connection2026(_Negotiated):
     def wire(self) -> Wire2026:
         return self._wire
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        as_task: bool,
-        ttl_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None = None,
-        read_timeout: float | None = None,
-    ) -> Task | mcp_types.CallToolResult:
+    async def call(self, call: client_logic.ToolCall) -> Task | mcp_types.CallToolResult:
         """``as_task`` (``auto``, ``task``): the public call, receiving a task handle when the server
         makes one; else (``plain``) the Tasks extension left out of this request's capabilities."""
-        session = self._session
-        callback = cast("ProgressFnT | None", progress)
 
         async def send(reply: client_logic.InputReply | None) -> Answer:
-            if as_task:
-                return await call_publicly(
-                    session,
-                    name,
-                    arguments,
-                    meta,
-                    progress=callback,
-                    read_timeout=read_timeout,
-                    reply=reply,
-                    allow_claimed=True,
-                )
-            return await call_declining_task(
-                session, name, arguments, meta, progress=callback, read_timeout=read_timeout, reply=reply
-            )
+            if call.as_task:
+                return await self._publicly(call, reply, allow_claimed=True)
+            return await self._declining(call, reply)
 
-        return await self._answering_rounds(name, send)
+        return await self._answering_rounds(call.name, send)
 
 
 class Connection2025(_Negotiated):
@@ -340,24 +334,12 @@ class Connection2025(_Negotiated):
     def wire(self) -> Wire2025:
         return self._wire
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        as_task: bool,
-        ttl_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None = None,
-        read_timeout: float | None = None,
-    ) -> Task | mcp_types.CallToolResult:
+    async def call(self, call: client_logic.ToolCall) -> Task | mcp_types.CallToolResult:
         """``as_task``: ``params.task`` through the raw-request seam; else the public ``call_tool``."""
-        session = self._session
-        if as_task:
-            return await call_as_2025_task(session, name, arguments, ttl_ms=ttl_ms, meta=meta)
-        callback = cast("ProgressFnT | None", progress)
-        return await ClientSession.call_tool(
-            session, name, arguments, read_timeout, callback, meta=meta_arg(meta)
+        if not call.as_task:
+            return await self._handshake_era(call)
+        return await call_as_2025_task(
+            self._session, call.name, call.arguments, ttl_ms=call.ttl_ms, meta=call.meta
         )
 
 
@@ -387,47 +369,22 @@ class PlainConnection(_Negotiated):
     def wire(self) -> NoReturn:
         raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason or 'not ready'})")
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        as_task: bool,
-        ttl_ms: int | None,
-        meta: dict[str, Any] | None,
-        progress: client_logic.ProgressSink | None = None,
-        read_timeout: float | None = None,
-    ) -> mcp_types.CallToolResult:
-        """A plain ``tools/call`` (``as_task`` and ``ttl_ms`` are moot here), answering its input rounds."""
+    async def call(self, call: client_logic.ToolCall) -> mcp_types.CallToolResult:
+        """A plain ``tools/call`` (``as_task`` is moot here), answering its ``input_required`` rounds."""
         if self._refusal is not None:
             raise UnsupportedOptInError([self._refusal], installed=self.installed)
-        session = self._session
-        callback = cast("ProgressFnT | None", progress)
         if not self._modern:
-            return await ClientSession.call_tool(
-                session, name, arguments, read_timeout, callback, meta=meta_arg(meta)
-            )
+            return await self._handshake_era(call)
 
         async def send(reply: client_logic.InputReply | None) -> Answer:
             if self._declines:
-                return await call_declining_task(
-                    session, name, arguments, meta, progress=callback, read_timeout=read_timeout, reply=reply
-                )
-            return await call_publicly(
-                session,
-                name,
-                arguments,
-                meta,
-                progress=callback,
-                read_timeout=read_timeout,
-                reply=reply,
-                allow_claimed=False,
-            )
+                return await self._declining(call, reply)
+            return await self._publicly(call, reply, allow_claimed=False)
 
-        answer = await self._answering_rounds(name, send)
+        answer = await self._answering_rounds(call.name, send)
         if isinstance(answer, Task):
             raise PeerProtocolError(
-                f"tools/call {name!r} declined a task, yet the server created task {answer.task_id}",
+                f"tools/call {call.name!r} declined a task, yet the server created task {answer.task_id}",
                 jsonrpc_code=INTERNAL_ERROR,
             )
         return answer
