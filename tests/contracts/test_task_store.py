@@ -100,6 +100,15 @@ async def all_pages(store: TaskStore, owner: Any = EVERY_OWNER, limit: int = 2) 
 
 
 @pytest.mark.anyio
+async def test_a_store_says_whether_other_processes_share_it(
+    store: TaskStore, store_has_leases: bool
+) -> None:
+    """``shared`` is what the engine reads to claim leases and follow the notifier: a store other
+    processes can open says so, and it is exactly the one whose runs' leases can run out."""
+    assert store.shared is store_has_leases
+
+
+@pytest.mark.anyio
 async def test_a_created_state_reads_back_with_every_field(store: TaskStore) -> None:
     state = rich_state()
     await store.create(state)
