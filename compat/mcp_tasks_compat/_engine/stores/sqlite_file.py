@@ -86,6 +86,9 @@ class SqliteFile:
             uri=self._uri,
         )
         try:
+            # Refuse a file that is not ours (or is newer) before anything writes to it: switching
+            # the journal to WAL is a write that outlives the refusal.
+            self._layout(connection)
             journal = str(connection.execute("PRAGMA journal_mode = WAL").fetchone()[0])
             connection.execute("PRAGMA synchronous = FULL")
             self._migrate(connection)
