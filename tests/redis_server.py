@@ -20,12 +20,15 @@ MISSING_REASON = "redis-server not installed (apt-get install redis-server)"
 
 
 @contextmanager
-def redis_server() -> Iterator[RedisServer]:
-    """A started server, stopped on exit; skips the test when redis-server is not on PATH."""
+def redis_server(data_dir: str | None = None) -> Iterator[RedisServer]:
+    """A started server, stopped on exit; skips the test when redis-server is not on PATH.
+
+    ``data_dir``: keep the data there across a stop and a start (an append-only file).
+    """
     executable = shutil.which("redis-server")
     if executable is None:
         pytest.skip(MISSING_REASON)
-    server = RedisServer(executable)
+    server = RedisServer(executable, data_dir=data_dir)
     server.start()
     try:
         yield server

@@ -1,5 +1,6 @@
-"""A real ``redis-server`` process on a free loopback port, nothing on disk: for the tests and the
-benchmarks (``tests/redis_server.py`` adds the pytest skip, ``benchmarks/sections/stores.py`` the version).
+"""A real ``redis-server`` process on a free loopback port, nothing on disk unless asked: for the
+tests and the benchmarks (``tests/redis_server.py`` adds the pytest skip,
+``benchmarks/sections/stores.py`` the version).
 
 Debian's package (``apt-get install redis-server``); nox and ``.ci/run`` install it when missing.
 """
@@ -39,6 +40,9 @@ class RedisServer:
     executable: str
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    data_dir: str | None = None
+    """Where an append-only file keeps the data across :meth:`stop` and :meth:`start` (every write
+    synced), as a production Redis with persistence would; ``None``: nothing on disk."""
 
     @property
     def url(self) -> str:
@@ -46,7 +50,11 @@ class RedisServer:
 
     def start(self) -> None:
         args = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
-        args += ["--save", "", "--appendonly", "no", "--daemonize", "no"]
+        if self.data_dir is None:
+            args += ["--save", "", "--appendonly", "no", "--daemonize", "no"]
+        else:
+            args += ["--dir", self.data_dir, "--save", "", "--daemonize", "no"]
+            args += ["--appendonly", "yes", "--appendfsync", "always"]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + START_BOUND_S
         while not answers_ping(self.port):

@@ -93,7 +93,7 @@ class TaskEngine(TaskWriter):
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.lease_s = lease_s
         self._opened = False
-        self.runs = TaskRuns(self, self._records)
+        self.runs = TaskRuns(self, self._records, give_up_after_s=lease_s)
         self.inputs = InputRelay(self)
         self.expiry = Sweeper(self, self.store)
         self.replicas = ReplicaLink(self, self.store, self._records, self.expiry, lease_s=lease_s)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import random
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -152,12 +153,23 @@ async def _outcome_of(work: Work) -> Outcome:
         return Outcome(error=exc)
 
 
-class TaskRuns:
-    """Starts the runs of one engine's tasks and ends each task with its run's outcome."""
+END_RETRY_FIRST_S = 0.05
+END_RETRY_MAX_S = 2.0
+"""Between tries of a run's terminal write while the store is down: doubling, jittered, capped."""
 
-    def __init__(self, writer: TaskWriter, records: LiveRecords) -> None:
+
+class TaskRuns:
+    """Starts the runs of one engine's tasks and ends each task with its run's outcome.
+
+    A run never raises into its task group (the server's lifespan or a session's): an outcome the
+    store cannot take now is written again until it lands, or until the run's lease would have run
+    out (then another replica fails the task anyway), and only then given up, with a log line.
+    """
+
+    def __init__(self, writer: TaskWriter, records: LiveRecords, *, give_up_after_s: float) -> None:
         self._writer = writer
         self._records = records
+        self._give_up_after_s = give_up_after_s
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
@@ -169,10 +181,38 @@ class TaskRuns:
         token = _current.set(run)
         try:
             with _entered(own_scope):
-                await self._apply(record, await _outcome_of(work))
+                await self._end_durably(record, await _outcome_of(work))
         finally:
             await self._run_ended(record)
             _current.reset(token)
+
+    async def _end_durably(self, record: TaskRecord, outcome: Outcome) -> None:
+        """Write the outcome, through a store outage: retried (doubling, jittered) until it lands or
+        the lease would have run out; never raised into the task group."""
+        give_up_at = anyio.current_time() + self._give_up_after_s
+        delay = END_RETRY_FIRST_S
+        while True:
+            try:
+                await self._apply(record, outcome)
+                return
+            except TaskStoreError as exc:
+                if anyio.current_time() + delay > give_up_at:
+                    logger.error(
+                        "task %s: its outcome could not be saved for %.1f s (%s); given up: the task "
+                        "reads as it was last saved until its lease runs out",
+                        record.task.task_id,
+                        self._give_up_after_s,
+                        exc.message,
+                    )
+                    return
+                logger.warning(
+                    "task %s: the store did not take its outcome (%s); trying again in %.2f s",
+                    record.task.task_id,
+                    exc.message,
+                    delay,
+                )
+            await anyio.sleep(delay * random.uniform(0.5, 1.0))  # a back-off, not a synchronisation
+            delay = min(delay * 2, END_RETRY_MAX_S)
 
     async def begin(
         self,
@@ -224,7 +264,7 @@ class TaskRuns:
                 outcome = await _outcome_of(work)
                 if call.answer(outcome):
                     return  # the caller answers it plainly, or makes it a task itself
-                await self._apply(await call.task(), outcome)
+                await self._end_durably(await call.task(), outcome)
         finally:
             if call.record is not None:
                 await self._run_ended(call.record)

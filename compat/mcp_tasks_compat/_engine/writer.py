@@ -181,7 +181,12 @@ class TaskWriter(TaskReader):
                 return None
             return state.evolve(task=state.task.evolve(status_message=message))
 
-        await self.mutate(record, say, force_notify=False)
+        try:
+            await self.mutate(record, say, force_notify=False)
+        except TaskStoreError as exc:
+            # Bookkeeping must never fail the work: a status the store cannot take now is dropped
+            # (the next one, or the outcome, says more anyway).
+            logger.warning("task %s: status not saved (%s); dropped", record.task.task_id, exc.message)
 
     async def forget(self, task_id: str) -> None:
         """Delete the task from the store and this process."""
