@@ -87,6 +87,7 @@ def _cmd_example_server(args: argparse.Namespace) -> int:
         store=args.store,
         lease_s=args.lease_s,
         max_active_tasks=args.max_active_tasks,
+        unauthenticated_2025_scope=args.unauthenticated_2025_scope,
     )
     return run_example_server(options)
 
@@ -205,6 +206,13 @@ def _add_example_server(add_parser: AddParser) -> None:
         default=DEFAULT_LEASE_S,
         metavar="SECONDS",
         help=f"how long a run's claim on a shared store holds without renewal (default: {DEFAULT_LEASE_S:g})",
+    )
+    serve.add_argument(
+        "--unauthenticated-2025-scope",
+        choices=("session", "task_id"),
+        default="session",
+        help="who may read an unauthenticated 2025-11-25 task by its id: the session that made it "
+        "(default), or any session that knows the id (task_id: read back after a reconnect or a restart)",
     )
     serve.add_argument(
         "--max-active-tasks",

@@ -106,7 +106,10 @@ class ServerTasks(TaskPolicy):
     ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
     installed SDK can, and naming one it cannot is refused here, at construction. ``push``
     (default ``True``, mcp 2.x, 2026-07-28) sends ``notifications/tasks`` on a client's
-    ``subscriptions/listen`` stream, so it need not poll.
+    ``subscriptions/listen`` stream, so it need not poll. ``unauthenticated_2025_scope="task_id"``
+    lets any session that knows an unauthenticated 2025-11-25 task's id read it (after a
+    reconnect or a restart); the default ``"session"`` keeps it to the session that created it
+    (docs/deploy.md says what each means).
     """
 
     def install(self, server: Any) -> None:

@@ -49,7 +49,7 @@ class FakeCaller:
     """A request as an adapter presents it: who asks, on which session, and the client's answers."""
 
     principal: str | None = None
-    session_key: str | None = "session:one"
+    session_key: str | None = "one"
     answers: list[Mapping[str, Any] | JsonRpcError] = field(default_factory=lambda: [])
     relayed: list[Mapping[str, Any]] = field(default_factory=lambda: [])
 
@@ -194,8 +194,9 @@ def test_the_ttl_is_the_servers_default_unless_asked_for() -> None:
 
 
 def test_the_owner_is_the_principal_when_there_is_one_else_the_session() -> None:
-    assert owner_2025(FakeCaller(principal=ALICE, session_key="session:a")) == ALICE
-    assert owner_2025(FakeCaller(principal=None, session_key="session:a")) == "session:a"
+    assert owner_2025(FakeCaller(principal=ALICE, session_key="a")) == ALICE
+    assert owner_2025(FakeCaller(principal=None, session_key="a")) == "session:a"
+    assert owner_2025(FakeCaller(principal=None, session_key=None)) is None
     assert principal_id("c", None, "s") == 'auth:["c", null, "s"]'
 
 
@@ -203,15 +204,13 @@ async def test_an_authenticated_user_reads_its_task_from_another_session_and_nob
     svc = service()
     release = anyio.Event()
     async with anyio.create_task_group() as group:
-        task_id = await start(
-            svc, FakeCaller(principal=ALICE, session_key="session:a"), group, blocked(release)
-        )
-        again = FakeCaller(principal=ALICE, session_key="session:b")  # a new session (after a restart, say)
+        task_id = await start(svc, FakeCaller(principal=ALICE, session_key="a"), group, blocked(release))
+        again = FakeCaller(principal=ALICE, session_key="b")  # a new session (after a restart, say)
         assert (await svc.get({"taskId": task_id}, again))["taskId"] == task_id
         assert [task["taskId"] for task in (await svc.list({}, again))["tasks"]] == [task_id]
         for stranger in (
-            FakeCaller(principal=principal_id("client-a", "https://issuer", "bob"), session_key="session:a"),
-            FakeCaller(principal=None, session_key="session:a"),
+            FakeCaller(principal=principal_id("client-a", "https://issuer", "bob"), session_key="a"),
+            FakeCaller(principal=None, session_key="a"),
         ):
             error = await refused_async(lambda: svc.get({"taskId": task_id}, stranger))  # noqa: B023
             assert (error.jsonrpc_code, error.message) == (INVALID_PARAMS, f"Task not found: {task_id[:64]}")
@@ -219,15 +218,41 @@ async def test_an_authenticated_user_reads_its_task_from_another_session_and_nob
         release.set()
 
 
+async def test_opted_in_an_unauthenticated_task_is_read_by_whoever_knows_its_id() -> None:
+    svc = service(unauthenticated_2025_scope="task_id")
+    release = anyio.Event()
+    async with anyio.create_task_group() as group:
+        task_id = await start(svc, FakeCaller(session_key="a"), group, blocked(release))
+        other = FakeCaller(session_key="b")  # a new session: after a reconnect, or a restart
+        assert (await svc.get({"taskId": task_id}, other))["taskId"] == task_id
+        assert (await svc.list({}, other))["tasks"] == []  # listing stays the session's
+        authenticated = FakeCaller(principal=ALICE, session_key="b")
+        error = await refused_async(lambda: svc.get({"taskId": task_id}, authenticated))
+        assert error.jsonrpc_code == INVALID_PARAMS  # a principal reads its own tasks only
+        release.set()
+        assert (await svc.result({"taskId": task_id}, other))["content"] == OK["content"]
+    mine = service(unauthenticated_2025_scope="task_id")
+    async with anyio.create_task_group() as group:
+        alices = await start(
+            mine, FakeCaller(principal=ALICE, session_key="a"), group, blocked(anyio.Event())
+        )
+        error = await refused_async(lambda: mine.get({"taskId": alices}, FakeCaller(session_key="b")))
+        assert error.jsonrpc_code == INVALID_PARAMS  # a principal's task is never shared by id
+        group.cancel_scope.cancel()
+
+
+def test_the_scope_opt_in_is_checked() -> None:
+    with pytest.raises(ValueError, match="unauthenticated_2025_scope must be one of"):
+        service(unauthenticated_2025_scope="everyone")
+
+
 async def test_without_authentication_a_task_is_its_sessions_only() -> None:
     svc = service()
     release = anyio.Event()
     async with anyio.create_task_group() as group:
-        task_id = await start(svc, FakeCaller(session_key="session:a"), group, blocked(release))
-        assert (await svc.get({"taskId": task_id}, FakeCaller(session_key="session:a")))[
-            "status"
-        ] == "working"
-        error = await refused_async(lambda: svc.get({"taskId": task_id}, FakeCaller(session_key="session:b")))
+        task_id = await start(svc, FakeCaller(session_key="a"), group, blocked(release))
+        assert (await svc.get({"taskId": task_id}, FakeCaller(session_key="a")))["status"] == "working"
+        error = await refused_async(lambda: svc.get({"taskId": task_id}, FakeCaller(session_key="b")))
         assert error.jsonrpc_code == INVALID_PARAMS
         release.set()
 

@@ -29,6 +29,7 @@ def build_example_server(
     store: str = "memory:",
     lease_s: float = DEFAULT_LEASE_S,
     max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
+    unauthenticated_2025_scope: str = "session",
 ) -> Any:
     """The example tools on a :class:`~mcp_tasks_compat.server.TaskServer`: its SDK server.
 
@@ -36,15 +37,29 @@ def build_example_server(
     ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
     ``lease_s`` how long a run's claim on a shared store holds without renewal.
     """
-    return _example_app(host=host, store=store, lease_s=lease_s, max_active_tasks=max_active_tasks).sdk_server
+    return _example_app(
+        host=host,
+        store=store,
+        lease_s=lease_s,
+        max_active_tasks=max_active_tasks,
+        unauthenticated_2025_scope=unauthenticated_2025_scope,
+    ).sdk_server
 
 
-def _example_app(*, host: str, store: str, lease_s: float, max_active_tasks: int) -> TaskServer:
+def _example_app(
+    *,
+    host: str,
+    store: str,
+    lease_s: float,
+    max_active_tasks: int,
+    unauthenticated_2025_scope: str = "session",
+) -> TaskServer:
     app = TaskServer(
         EXAMPLE_SERVER_NAME,
         store=store,
         lease_s=lease_s,
         max_active_tasks_per_owner=max_active_tasks,  # --max-active-tasks
+        unauthenticated_2025_scope="task_id" if unauthenticated_2025_scope == "task_id" else "session",
         host=host,
         version=__version__,
     )
@@ -77,6 +92,7 @@ class ServeOptions:
     store: str = "memory:"
     lease_s: float = DEFAULT_LEASE_S
     max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+    unauthenticated_2025_scope: str = "session"
 
 
 def run_example_server(options: ServeOptions) -> int:
@@ -91,6 +107,7 @@ def run_example_server(options: ServeOptions) -> int:
             store=options.store,
             lease_s=options.lease_s,
             max_active_tasks=options.max_active_tasks,
+            unauthenticated_2025_scope=options.unauthenticated_2025_scope,
         )
     except (CompatError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)

@@ -8,9 +8,10 @@ above this layer and below ``server.py``, never beside it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Literal
 
 from .._detect import refuse_unsupported
-from ..dialects import ALL_DIALECTS, Dialect, TaskSupport
+from ..dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
 from .engine import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
 from .inline import DEFAULT_INLINE_GRACE_S
 from .limits import (
@@ -24,6 +25,9 @@ from .stores import TaskStore, store_from_url
 __all__ = ["SUPPORT_VALUES", "TaskPolicy"]
 
 SUPPORT_VALUES: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
+
+Scope2025 = Literal["session", "task_id"]
+SCOPES_2025: tuple[Scope2025, ...] = ("session", "task_id")
 
 
 class TaskPolicy:
@@ -44,6 +48,12 @@ class TaskPolicy:
     unauthenticated 2026-07-28), beyond which creating one is answered with a JSON-RPC error;
     ``max_ttl_ms`` caps every TTL (``None``: no cap, ``ttl: null`` stays unlimited), never above
     2**53 - 1; ``max_task_id_length`` bounds the ids looked up, and errors echo only a prefix.
+
+    ``unauthenticated_2025_scope``: who may read an unauthenticated 2025-11-25 task by its id:
+    ``"session"`` (default) only the session that created it; ``"task_id"`` any session that
+    knows the id (the 2026-07-28 rule: the unguessable id is the capability), so a client reads
+    its task back after a reconnect or a restart. ``tasks/list`` stays the session's either way,
+    and an authenticated task is always its principal's.
     """
 
     def __init__(
@@ -62,6 +72,7 @@ class TaskPolicy:
         max_active_tasks_per_owner: int | None = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
         max_ttl_ms: int | None = DEFAULT_MAX_TTL_MS,
         max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH,
+        unauthenticated_2025_scope: Scope2025 = "session",
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -77,6 +88,18 @@ class TaskPolicy:
                 raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
             refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
             self.dialects = asked
+        if unauthenticated_2025_scope not in SCOPES_2025:
+            raise ValueError(
+                f"unauthenticated_2025_scope must be one of {SCOPES_2025}; got {unauthenticated_2025_scope!r}"
+            )
+        if unauthenticated_2025_scope != "session":
+            if self.dialects is not None and DIALECT_2025_11_25 not in self.dialects:
+                raise ValueError(
+                    f"unauthenticated_2025_scope={unauthenticated_2025_scope!r} concerns 2025-11-25 tasks, "
+                    f"which this server does not serve (dialects={self.dialects})"
+                )
+            refuse_unsupported([f"dialect={DIALECT_2025_11_25!r}"], side="server")
+        self.unauthenticated_2025_scope: Scope2025 = unauthenticated_2025_scope
         if inline_grace_s < 0:
             raise ValueError(f"inline_grace_s must be >= 0; got {inline_grace_s}")
         self.inline_grace_s = inline_grace_s

@@ -47,18 +47,23 @@ class TaskReader:
         """The engine's wall clock (deadlines and leases are on it)."""
         return datetime.fromtimestamp(self._clock(), timezone.utc)
 
-    async def lookup(self, task_id: str, owner: str | None) -> TaskRecord:
+    async def lookup(
+        self, task_id: str, owner: str | None, *, also_of: Callable[[str], bool] | None = None
+    ) -> TaskRecord:
         """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's).
 
         The state is read from the store, so a task created or changed on another replica is
-        seen as it is now.
+        seen as it is now. ``also_of(stored_owner)``: other owners whose tasks this read may see.
         """
         self.limits.check_task_id(task_id)
         state = await self.store.get(task_id)
         if state is None:
             self._records.drop(task_id)
             raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
-        if state.owner is not None and state.owner != owner:
+        visible = (
+            state.owner is None or state.owner == owner or (also_of is not None and also_of(state.owner))
+        )
+        if not visible:
             raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
         return self._records.record_of(state)
 

@@ -23,7 +23,7 @@ from ..core import codec_2025 as codec
 from ..core.model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
-from .caller import Caller, owner_2025
+from .caller import Caller, owner_2025, session_owned
 
 __all__ = [
     "NOTIFY_TIMEOUT_S",
@@ -188,7 +188,10 @@ class Tasks2025Service:
     async def _record(self, params: object, caller: Caller) -> TaskRecord:
         """The caller's 2025-11-25 task named by ``params.taskId``, else -32602."""
         task_id = codec.decode_task_id_params(params)
-        record = await self.engine.lookup(task_id, owner_2025(caller))
+        by_id = self.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
+        record = await self.engine.lookup(
+            task_id, owner_2025(caller), also_of=session_owned if by_id else None
+        )
         if record.dialect != DIALECT_2025_11_25:
             raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
         return record

@@ -42,7 +42,7 @@ class SessionTasks:
 
     group: anyio.abc.TaskGroup
     stateless: bool
-    key: str = field(default_factory=lambda: f"session:{secrets.token_urlsafe(16)}")
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(16))
     closed: anyio.Event = field(default_factory=anyio.Event)
     runs: dict[str, TaskRecord] = field(default_factory=lambda: dict[str, TaskRecord]())
     waiters: set[anyio.CancelScope] = field(default_factory=lambda: set[anyio.CancelScope]())

@@ -209,7 +209,7 @@ class _SessionKeys:
         entry = self._keys.get(ident)
         if entry is not None and entry[0]() is anchor:
             return entry[1]
-        key = "session:" + secrets.token_urlsafe(16)
+        key = secrets.token_urlsafe(16)
 
         def forget(ref: weakref.ref[object]) -> None:
             current = self._keys.get(ident)
