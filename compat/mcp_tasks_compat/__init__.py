@@ -19,6 +19,7 @@ from .dialects import (
 from .errors import (
     CompatError,
     PeerProtocolError,
+    ServerConnectionLostError,
     TaskCancelledError,
     TaskError,
     TaskExpiredError,
@@ -40,6 +41,7 @@ __all__ = [
     "Dialect",
     "PeerProtocolError",
     "SdkInfo",
+    "ServerConnectionLostError",
     "TaskCancelledError",
     "TaskError",
     "TaskExpiredError",

@@ -109,10 +109,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_call(args: argparse.Namespace) -> int:
     from ._cli import CallOptions, Target, parse_answer, parse_arguments, run_call
+    from ._cli.common import CliError
 
+    if (args.tool is None) == (args.resume is None):
+        raise CliError("give a TOOL to call, or --resume TASK_ID to follow a task (one of them)")
     options = CallOptions(
         target=Target.of(args.url, args.server_command, env=args.env),
-        tool=args.tool,
+        tool=args.tool or "",
+        resume=args.resume,
         arguments=parse_arguments(args.args_json),
         mode=args.mode,
         timeout=args.timeout,
@@ -255,11 +259,11 @@ def _add_call(add_parser: AddParser) -> None:
         help="call a tool, as a task where the server offers one",
         usage=(
             "mcp-tasks-compat call TOOL [ARGS_JSON] [--answer JSON] [options] "
-            "(--url URL | -- COMMAND ARGS...)"
+            "(--url URL | -- COMMAND ARGS...), or call --resume TASK_ID (--url URL | -- COMMAND ARGS...)"
         ),
         epilog=_EPILOG,
     )
-    call.add_argument("tool", metavar="TOOL", help="the tool's name")
+    call.add_argument("tool", metavar="TOOL", nargs="?", help="the tool's name (not with --resume)")
     call.add_argument("args_json", metavar="ARGS_JSON", nargs="?", help="the arguments, a JSON object")
     call.add_argument(
         "--mode",
@@ -274,6 +278,11 @@ def _add_call(add_parser: AddParser) -> None:
         "--cancel-after", type=_positive_float, metavar="S", help="cancel the task after S seconds"
     )
     call.add_argument("--json", action="store_true", help="print one JSON object instead of status lines")
+    call.add_argument(
+        "--resume",
+        metavar="TASK_ID",
+        help="follow an existing task (e.g. after the connection was lost) instead of calling a tool",
+    )
     call.add_argument(
         "--answer",
         metavar="JSON",

@@ -32,6 +32,7 @@ from . import _client as client_logic
 from ._adapters import get_adapter
 from ._client import MAX_INPUT_ROUNDS, Mode, Negotiated, OnProgress, OnStatus, TaskRun
 from ._detect import refuse_unsupported
+from ._reconnect import Reconnect, ReconnectingClient
 from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "Negotiated",
     "OnProgress",
     "OnStatus",
+    "Reconnect",
+    "ReconnectingClient",
     "TaskClientSession",
     "TaskRun",
     "TaskSessionWrapper",

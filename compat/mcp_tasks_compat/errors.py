@@ -18,6 +18,7 @@ __all__ = [
     "DOCS_URL",
     "CompatError",
     "PeerProtocolError",
+    "ServerConnectionLostError",
     "TaskCancelledError",
     "TaskError",
     "TaskExpiredError",
@@ -165,3 +166,26 @@ class TaskTimeoutError(TaskError, TimeoutError):
     """The caller's overall timeout passed before the task ended (the task was cancelled)."""
 
     code = "task-timeout"
+
+
+class ServerConnectionLostError(TaskError, ConnectionError):
+    """The connection to the server was lost while a task was started or followed.
+
+    ``task_id`` is the task being followed (``None`` when the server had not acknowledged one yet,
+    so whether it exists is unknown), ``dialect`` the task dialect, ``cause`` what the transport
+    raised. The task itself may well go on: resume it on a new session
+    (``client.resume(session, task_id)``), or let :func:`mcp_tasks_compat.client.reconnecting` do it.
+    """
+
+    code = "server-connection-lost"
+
+    def __init__(self, *, task_id: str | None, dialect: str | None, cause: BaseException) -> None:
+        self.dialect = dialect
+        self.cause = cause
+        detail = cause.message if isinstance(cause, CompatError) else str(cause)
+        reason = f"{type(cause).__name__}: {detail}".strip().rstrip(":")
+        if task_id is None:
+            what = "before the server acknowledged a task (whether one was created is unknown)"
+        else:
+            what = f"while following task {task_id} (dialect {dialect}); resume it on a new session"
+        super().__init__(f"the connection to the server was lost {what} ({reason})", task_id=task_id)

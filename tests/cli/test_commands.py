@@ -293,7 +293,7 @@ def test_call_env_takes_k_v_for_a_server_command_only(runs: Batch) -> None:
 def test_call_unknown_tool_exits_2_naming_what_exists(runs: Batch) -> None:
     run = runs.result("http_unknown_tool")
     line = one_line_error(run, 2)
-    assert run.stdout == ""
+    assert run.stdout == "" or run.json()["error"]["message"] == line.removeprefix("mcp-tasks-compat: ")
     assert "unknown tool 'no_such_tool'" in line
     assert f"the server offers: {', '.join(EXAMPLE_TOOLS)}" in line
 
@@ -313,8 +313,11 @@ def test_call_takes_exactly_one_target(runs: Batch) -> None:
 def test_call_unreachable_url_exits_2_in_one_line(runs: Batch) -> None:
     run = runs.result("unreachable")
     line = one_line_error(run, 2)
-    assert run.stdout == ""
     assert "cannot reach the server" in line
+    report = run.json()  # --json prints its one document whatever happened
+    assert report["error"]["kind"] == "failed"
+    assert "cannot reach the server" in report["error"]["message"]
+    assert report["task_id"] is None
 
 
 def test_probe_command_that_does_not_exist_exits_2_in_one_line(runs: Batch) -> None:
@@ -326,8 +329,12 @@ def test_probe_command_that_does_not_exist_exits_2_in_one_line(runs: Batch) -> N
 def test_call_server_dying_mid_call_exits_2_in_one_line(runs: Batch) -> None:
     run = runs.result("dies")
     line = one_line_error(run, 2)
-    assert run.stdout == ""
     assert "connection" in line, line
+    report = run.json()  # --json prints its one document, with the task it followed
+    assert report["error"]["kind"] == "connection-lost"
+    if report["task_id"] is not None:
+        assert report["task_id"] in report["error"]["message"]
+        assert f"call --resume {report['task_id']}" in line
 
 
 # --- probe --------------------------------------------------------------------------------------

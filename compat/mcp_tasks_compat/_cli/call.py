@@ -16,10 +16,12 @@ from typing import Any, Final
 import anyio
 
 from .._adapters import get_adapter
+from .._client.lost import lost_connection_error
 from ..client import Mode, call_tool, resume, session_kwargs
 from ..dialects import Dialect
 from ..errors import (
     PeerProtocolError,
+    ServerConnectionLostError,
     TaskCancelledError,
     TaskError,
     TaskFailedError,
@@ -95,6 +97,8 @@ class CallOptions:
     connect_timeout: float
     verbose: bool
     answer: dict[str, Any] | None = None
+    resume: str | None = None
+    """Follow this existing task instead of calling ``tool``."""
 
 
 def _error_json(kind: str, message: str, code: int | None = None) -> dict[str, Any]:
@@ -150,14 +154,18 @@ async def _call_once(
         interrupt.soft_targets.append(call_scope)  # Ctrl-C stops the call, not the session
         try:
             with call_scope:
-                result = await call_tool(
-                    connected.session,
-                    options.tool,
-                    options.arguments,
-                    mode=options.mode,
-                    on_status=recorder.observe,
-                    timeout=options.timeout,
-                )
+                if options.resume is not None:
+                    run = await resume(connected.session, options.resume, on_status=recorder.observe)
+                    result = await run.result(timeout=options.timeout)
+                else:
+                    result = await call_tool(
+                        connected.session,
+                        options.tool,
+                        options.arguments,
+                        mode=options.mode,
+                        on_status=recorder.observe,
+                        timeout=options.timeout,
+                    )
         except Exception as error:
             failure = error
         finally:
@@ -175,15 +183,48 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
     )
     kwargs: dict[str, Any] = {} if options.mode == "plain" else session_kwargs()
     kwargs["elicitation_callback"] = get_adapter().app.elicitation_callback(answers)
+    try:
+        return await _call_connected(options, report, log, recorder, answers, kwargs)
+    except Exception as error:
+        if report.protocol_version is None:
+            raise  # never connected: "cannot reach the server", said by run_reporting
+        lost = lost_connection_error(error, task_id=recorder.task_id, dialect=report.dialect)
+        if lost is None:
+            raise
+        return _connection_lost(lost, report, recorder)
+
+
+def _connection_lost(lost: ServerConnectionLostError, report: CallReport, recorder: StatusRecorder) -> int:
+    """The server went away: the report still says which task, and how to carry on with it."""
+    if recorder.display is not None:
+        recorder.display.done()
+    report.task_id = recorder.task_id
+    report.statuses = recorder.statuses
+    hint = f"; carry on with: mcp-tasks-compat call --resume {lost.task_id}" if lost.task_id else ""
+    report.error = _error_json("connection-lost", lost.message + hint)
+    return EXIT_USAGE
+
+
+async def _call_connected(
+    options: CallOptions,
+    report: CallReport,
+    log: ServerLog,
+    recorder: StatusRecorder,
+    answers: Answers,
+    kwargs: dict[str, Any],
+) -> int:
+    display = recorder.display
     async with connect(
         options.target, kwargs=kwargs, dialect_2025=False, log=log, connect_timeout=options.connect_timeout
     ) as connected:
         report.protocol_version = connected.protocol_version
+        report.dialect = connected.negotiated.dialect
         recorder.heading = f"task {{task_id}} (dialect {connected.negotiated.dialect})"
-        names = [str(tool.get("name")) for tool in await get_adapter().app.list_tools(connected.session)]
-        if options.tool not in names:
-            offered = ", ".join(names) or "no tools"
-            raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
+        if options.resume is None:
+            names = [str(tool.get("name")) for tool in await get_adapter().app.list_tools(connected.session)]
+            if options.tool not in names:
+                offered = ", ".join(names) or "no tools"
+                raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
         started = time.monotonic()
         result: Any = None
         failure: BaseException | None = None
@@ -242,6 +283,8 @@ def _is_error_result(result: Any) -> bool:
 
 
 def _classify_call_failure(failure: BaseException, report: CallReport) -> int:
+    if isinstance(failure, ServerConnectionLostError):
+        raise failure  # reported by _call, with the task's statuses
     if isinstance(failure, TaskTimeoutError):
         report.error = _error_json("timeout", failure.message)
         return EXIT_CANCELLED
@@ -287,7 +330,16 @@ def run_call(options: CallOptions) -> int:
     """``call``: one tool call, a task where the server offers one."""
     report = CallReport(tool=options.tool)
     log = ServerLog(verbose=options.verbose)
-    code, failed = run_reporting(lambda: _call(options, report, log), verbose=options.verbose, log=log)
+
+    def failed_as_json(code: int, message: str) -> None:
+        """``--json`` prints its one document whatever happened."""
+        if options.as_json:
+            report.error = _error_json("failed", message)
+            print(json.dumps(report.to_json()))
+
+    code, failed = run_reporting(
+        lambda: _call(options, report, log), verbose=options.verbose, log=log, on_failure=failed_as_json
+    )
     if failed is not None:
         return failed
     assert code is not None

@@ -6,7 +6,6 @@ SDK and anyio errors often arrive wrapped in exception groups; :func:`leaves` un
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import signal
 import sys
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from .._adapters import get_adapter
+from .._client.lost import leaves
 from ..errors import (
     CompatError,
     PeerProtocolError,
@@ -35,29 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["Interrupt", "current_interrupt", "describe_failure", "leaves", "run_reporting"]
 
 ResultT = TypeVar("ResultT")
-
-
-def _group_members(error: BaseException) -> tuple[BaseException, ...] | None:
-    """The members of an exception group (the builtin, or the backport on Python 3.10), else ``None``."""
-    if not any(cls.__name__ == "BaseExceptionGroup" for cls in type(error).__mro__):
-        return None
-    inner: object = getattr(error, "exceptions", None)
-    if not isinstance(inner, tuple):
-        return None
-    return tuple(item for item in inner if isinstance(item, BaseException))  # pyright: ignore[reportUnknownVariableType]
-
-
-def leaves(error: BaseException) -> list[BaseException]:
-    """The exceptions inside (possibly nested) exception groups, cancellations left out."""
-    members = _group_members(error)
-    if members is not None:
-        found: list[BaseException] = []
-        for item in members:
-            found.extend(leaves(item))
-        return found
-    if isinstance(error, asyncio.CancelledError):  # anyio.run's backend is asyncio
-        return []
-    return [error]
 
 
 def _is_transport_error(error: BaseException) -> bool:
@@ -197,9 +174,14 @@ async def _interruptible(main: Callable[[], Awaitable[ResultT]]) -> ResultT:
 
 
 def run_reporting(
-    main: Callable[[], Awaitable[ResultT]], *, verbose: bool, log: ServerLog | None = None
+    main: Callable[[], Awaitable[ResultT]],
+    *,
+    verbose: bool,
+    log: ServerLog | None = None,
+    on_failure: Callable[[int, str], None] | None = None,
 ) -> tuple[ResultT | None, int | None]:
-    """Run ``main`` on an event loop: (its value, None), or (None, exit code) after one line on stderr."""
+    """Run ``main`` on an event loop: (its value, None), or (None, exit code) after one line on stderr
+    (``on_failure(code, message)`` hears it too, e.g. for a ``--json`` document)."""
     try:
         return anyio.run(_interruptible, main), None
     except (SystemExit, GeneratorExit):
@@ -208,10 +190,12 @@ def run_reporting(
         if verbose:
             traceback.print_exception(error)
         if any(isinstance(leaf, (_Interrupted, KeyboardInterrupt)) for leaf in leaves(error) or [error]):
-            print("mcp-tasks-compat: interrupted", file=sys.stderr)
-            return None, EXIT_CANCELLED
-        code, message = describe_failure(error, server_log=log.last_line if log is not None else None)
+            code, message = EXIT_CANCELLED, "interrupted"
+        else:
+            code, message = describe_failure(error, server_log=log.last_line if log is not None else None)
         print(f"mcp-tasks-compat: {message}", file=sys.stderr)
+        if on_failure is not None:
+            on_failure(code, message)
         return None, code
     finally:
         if log is not None:

@@ -23,6 +23,7 @@ from ..dialects import DIALECT_2026_07_28, Dialect
 from ..errors import TaskError, TaskTimeoutError
 from .follow_2025 import Follower2025
 from .follow_2026 import Follower2026
+from .lost import lost_connection_error, raising_lost_connection
 from .outcomes import lookup_error
 from .plan import check_ready, plan_call, refuse
 from .poller import Expiry, Poller, Reporter, best_effort_cancel, clamp_poll_seconds
@@ -78,10 +79,11 @@ class _Guard:
     shielded, time-bounded ``tasks/cancel`` for a task that is known and not yet terminal.
     """
 
-    def __init__(self, *, timeout: float | None, grace: float, what: str) -> None:
+    def __init__(self, *, timeout: float | None, grace: float, what: str, dialect: str | None = None) -> None:
         self.timeout = timeout
         self.grace = grace
         self.what = what
+        self.dialect = dialect
         self.wire: TaskWire[Any] | None = None
         self.task_id: str | None = None
         self.reporter: Reporter | None = None
@@ -109,7 +111,11 @@ class _Guard:
                 return await operation()
         except TaskError:
             raise  # the task ended (or is gone): nothing left to cancel
-        except BaseException:
+        except BaseException as error:
+            dialect = self.wire.dialect if self.wire is not None else self.dialect
+            lost = lost_connection_error(error, task_id=self.task_id, dialect=dialect)
+            if lost is not None:  # the server is out of reach: no cancel can be sent either
+                raise lost from error
             if end_on_abort:
                 await self._end_task()
             raise
@@ -226,7 +232,12 @@ async def call_tool(
     read_timeout: float | None = None,
 ) -> ResultT:
     as_task = await plan_call(connection, name, mode)
-    guard = _Guard(timeout=overall_timeout, grace=cancel_grace, what=f"tools/call {name!r}")
+    guard = _Guard(
+        timeout=overall_timeout,
+        grace=cancel_grace,
+        what=f"tools/call {name!r}",
+        dialect=connection.negotiated.dialect,
+    )
     reporter = Reporter(on_status)
     progress = progress_sink(on_progress)
 
@@ -333,7 +344,8 @@ class TaskRun(Generic[ResultT]):
         if self._wire is None or self._first is None:
             return None
         try:
-            task = await self._wire.get(self._first.task_id)
+            with raising_lost_connection(task_id=self._first.task_id, dialect=self._wire.dialect):
+                task = await self._wire.get(self._first.task_id)
         except RemoteError as error:
             raise lookup_error(
                 error, self._first.task_id, self._wire.dialect, method="tasks/get", resumed=self._resumed
@@ -426,7 +438,8 @@ async def start_tool(
     await plan_call(connection, name, "task")
     dialect = connection.negotiated.dialect
     assert dialect is not None
-    started = await connection.call(ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta))
+    with raising_lost_connection(task_id=None, dialect=dialect):
+        started = await connection.call(ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta))
     if not isinstance(started, Task):
         return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
     run = TaskRun(
@@ -461,7 +474,8 @@ async def resume(
     check_ready(connection)
     wire = connection.wire()
     try:
-        task = await wire.get(task_id)
+        with raising_lost_connection(task_id=task_id, dialect=wire.dialect):
+            task = await wire.get(task_id)
     except RemoteError as error:
         raise lookup_error(error, task_id, wire.dialect, method="tasks/get", resumed=True) from None
     run = TaskRun(
