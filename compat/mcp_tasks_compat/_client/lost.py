@@ -9,7 +9,7 @@ closed"). :func:`connection_lost` recognises all of them without importing an SD
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Final
 
@@ -102,7 +102,7 @@ def lost_connection_error(
 
 
 @contextmanager
-def raising_lost_connection(*, task_id: str | None, dialect: str | None) -> Iterator[None]:
+def raising_lost_connection(*, task_id: str | None, dialect: str | None) -> Generator[None]:
     """A transport failure inside becomes :class:`ServerConnectionLostError` naming the task."""
     try:
         yield
