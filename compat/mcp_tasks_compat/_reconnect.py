@@ -21,6 +21,8 @@ from typing import Any, Final
 
 import anyio
 
+from ._adapters import get_adapter
+from ._client import run as client_logic
 from ._client.lost import connection_lost, leaves
 from ._client.protocols import OnStatus
 from .errors import ServerConnectionLostError, TaskTimeoutError, UnsupportedOptInError
@@ -32,8 +34,11 @@ logger = logging.getLogger("mcp_tasks_compat.client")
 OpenSession = Callable[[], AbstractAsyncContextManager[Any]]
 """Opens a new, negotiated client session (e.g. the transport, ``ClientSession`` and ``negotiate``)."""
 
+GRACE_S: Final = client_logic.CANCEL_GRACE_SECONDS
 FIRST_DELAY_S: Final = 0.5
 MAX_DELAY_S: Final = 8.0
+DISCOVER_TIMEOUT_S: Final = 5.0
+"""As :func:`mcp_tasks_compat.client.negotiate` waits for ``server/discover`` by default."""
 
 
 @dataclass(frozen=True)
@@ -107,15 +112,32 @@ class ReconnectingClient:
         timeout: float | None = None,  # noqa: ASYNC109 - it also cancels the remote task
     ) -> Any:
         """The tool's ``CallToolResult``, as a task where the server offers one (else a plain call)."""
-        from .client import call_tool, start_tool
-
         followed = _Followed()
 
         async def first(session: Any) -> Any:
+            connection = await _connection(session)
             try:
-                run = await start_tool(session, name, arguments, on_status=on_status)
+                run = await client_logic.start_tool(
+                    connection,
+                    name,
+                    arguments,
+                    on_status=on_status,
+                    ttl_ms=None,
+                    meta=None,
+                    cancel_grace=GRACE_S,
+                )
             except UnsupportedOptInError:  # the server offers no task for this tool: a plain call
-                return await call_tool(session, name, arguments, mode="plain", timeout=timeout)
+                return await client_logic.call_tool(
+                    connection,
+                    name,
+                    arguments,
+                    mode="plain",
+                    on_status=None,
+                    overall_timeout=timeout,
+                    ttl_ms=None,
+                    meta=None,
+                    cancel_grace=GRACE_S,
+                )
             followed.task_id, followed.dialect = run.task_id, run.dialect
             return await run.result(timeout=timeout)
 
@@ -143,10 +165,11 @@ class ReconnectingClient:
         on_status: OnStatus | None,
         timeout: float | None,  # noqa: ASYNC109 - passed on to TaskRun.result, which cancels the task
     ) -> Any:
-        from .client import resume
-
         assert followed.task_id is not None
-        run = await resume(session, followed.task_id, on_status=on_status)
+        connection = await _connection(session)
+        run = await client_logic.resume(
+            connection, followed.task_id, on_status=on_status, cancel_grace=GRACE_S
+        )
         followed.dialect = run.dialect
         return await run.result(timeout=timeout)
 
@@ -215,3 +238,8 @@ class ReconnectingClient:
         answer = self._on_reconnect(event)
         if inspect.isawaitable(answer):
             await answer
+
+
+async def _connection(session: Any) -> Any:
+    """The library's connection on a session ``open_session`` gave (negotiated on first use)."""
+    return await get_adapter().client.connection(session, discover_timeout=DISCOVER_TIMEOUT_S)
