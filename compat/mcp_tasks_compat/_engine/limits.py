@@ -8,11 +8,9 @@ shared store (SQLite, Redis) it counts every replica's tasks of that owner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..core.model import Task
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
 from .stores import TaskStore
 
@@ -25,7 +23,6 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "TaskLimits",
     "echoed_id",
-    "list_page",
 ]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -107,28 +104,3 @@ class TaskLimits:
                 jsonrpc_code=INVALID_REQUEST,
                 data={"limit": "max_active_tasks_per_owner", "max": limit},
             )
-
-
-def list_page(
-    tasks: Sequence[Task], cursor: object, *, size: int = LIST_PAGE_SIZE
-) -> tuple[list[Task], str | None]:
-    """One ``tasks/list`` page of ``tasks`` (creation order) after ``cursor`` and the next cursor.
-
-    The cursor is the id of the previous page's last task; one this server never issued (or not
-    a string) is refused with -32602 rather than answered with the first page.
-    """
-    if cursor is not None and not isinstance(cursor, str):
-        raise PeerProtocolError("tasks/list: 'cursor' must be a string", jsonrpc_code=INVALID_PARAMS)
-    ordered = sorted(tasks, key=lambda task: (task.created_at, task.task_id))
-    start = 0
-    if cursor is not None:
-        ids = [task.task_id for task in ordered]
-        if cursor not in ids:
-            raise PeerProtocolError(
-                f"tasks/list: invalid cursor {echoed_id(cursor)!r} (not one this server issued)",
-                jsonrpc_code=INVALID_PARAMS,
-            )
-        start = ids.index(cursor) + 1
-    page = list(ordered[start : start + size])
-    more = start + size < len(ordered)
-    return page, (page[-1].task_id if more and page else None)

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from ..core.model import Task
-from ..errors import INVALID_PARAMS, PeerProtocolError
-from .limits import LIST_PAGE_SIZE, TaskLimits, echoed_id, list_page
+from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStoreError
+from .limits import LIST_PAGE_SIZE, TaskLimits, echoed_id
 from .polling import PollPolicy
 from .records import LiveRecords, TaskRecord, adopt
 from .stores import TaskState, TaskStore
+from .stores.contract import decode_cursor
 
 __all__ = ["TaskReader"]
 
@@ -110,10 +111,21 @@ class TaskReader:
     ) -> tuple[list[Task], str | None]:
         """One ``tasks/list`` page of ``owner``'s tasks after ``cursor``, as reads answer them.
 
-        A cursor this server never issued (or not a string) is -32602 (:func:`.limits.list_page`).
+        The store's own cursor is the wire cursor: one page is one store read, in creation order.
+        A cursor that is not one a store issues (or not a string) is -32602.
         """
-        page, next_cursor = list_page(await self.owned_by(owner), cursor, size=size)
-        return [self.shown(task) for task in page], next_cursor
+        if cursor is not None:
+            if not isinstance(cursor, str):
+                raise PeerProtocolError("tasks/list: 'cursor' must be a string", jsonrpc_code=INVALID_PARAMS)
+            try:
+                decode_cursor(cursor)
+            except TaskStoreError:
+                raise PeerProtocolError(
+                    f"tasks/list: invalid cursor {echoed_id(cursor)!r} (not one this server issued)",
+                    jsonrpc_code=INVALID_PARAMS,
+                ) from None
+        states, next_cursor = await self.store.list_tasks(owner=owner, cursor=cursor, limit=size)
+        return [self.shown(state.task) for state in states], next_cursor
 
     async def owned_by(self, owner: str | None) -> list[Task]:
         """Every task of ``owner``, in creation order (all pages of the store), as stored."""
