@@ -318,20 +318,10 @@ class TaskSessionWrapper:
         timeout: float | timedelta | None = None,
         ttl: float | timedelta | None = None,
     ) -> Any:
-        return await client_logic.call_with_defaults(
-            call_tool,
-            self.wrapped_session,
-            self,
-            name,
-            arguments,
-            read_timeout_seconds=read_timeout_seconds,
-            progress_callback=progress_callback,
-            meta=meta,
-            mode=mode,
-            on_status=on_status,
-            timeout=timeout,
-            ttl=ttl,
+        call = client_logic.SessionCall(
+            name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl
         )
+        return await client_logic.call_with_defaults(call_tool, self.wrapped_session, self, call)
 
 
 def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> TaskSessionWrapper:

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from mcp.client.session import ClientSession
 
-from .._client import call_with_defaults
+from .._client import SessionCall, call_with_defaults
 
 __all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "task_session_class"]
 
@@ -83,19 +83,9 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
                 return await sdk_call(
                     name, arguments, read_timeout_seconds, progress_callback, meta=meta, **sdk_options
                 )
-            return await call_with_defaults(
-                call_tool,
-                self,
-                self,
-                name,
-                arguments,
-                read_timeout_seconds=read_timeout_seconds,
-                progress_callback=progress_callback,
-                meta=meta,
-                mode=mode,
-                on_status=on_status,
-                timeout=timeout,
-                ttl=ttl,
+            call = SessionCall(
+                name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl
             )
+            return await call_with_defaults(call_tool, self, self, call)
 
     return TaskClientSession

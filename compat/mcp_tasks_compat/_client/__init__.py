@@ -46,6 +46,7 @@ from .push import PushLink
 from .rounds import MAX_INPUT_ROUNDS, InputReply, InputRound, answer_rounds
 from .run import (
     CallDefaults,
+    SessionCall,
     TaskRun,
     call_tool,
     call_with_defaults,
@@ -79,6 +80,7 @@ __all__ = [
     "ProgressSink",
     "PushLink",
     "RemoteError",
+    "SessionCall",
     "StatusListener",
     "StatusListeners",
     "TaskPush",

@@ -14,7 +14,7 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Generic, Literal, Protocol
+from typing import Any, Generic, Literal, NamedTuple, Protocol
 
 import anyio
 
@@ -179,20 +179,22 @@ class CallDefaults(Protocol):
     def task_on_status(self) -> OnStatus | None: ...
 
 
+class SessionCall(NamedTuple):
+    """The arguments of a session's SDK-shaped ``call_tool(...)``, in its order."""
+
+    name: str
+    arguments: dict[str, Any] | None
+    read_timeout_seconds: Any
+    progress_callback: OnProgress | None
+    meta: Mapping[str, Any] | None
+    mode: str | None
+    on_status: OnStatus | None
+    timeout: Any
+    ttl: Any
+
+
 async def call_with_defaults(
-    call_tool: Callable[..., Awaitable[Any]],
-    session: object,
-    defaults: CallDefaults,
-    name: str,
-    arguments: dict[str, Any] | None,
-    *,
-    read_timeout_seconds: Any,
-    progress_callback: OnProgress | None,
-    meta: Mapping[str, Any] | None,
-    mode: str | None,
-    on_status: OnStatus | None,
-    timeout: Any,  # noqa: ASYNC109 - passed on to call_tool, which bounds the call
-    ttl: Any,
+    call_tool: Callable[..., Awaitable[Any]], session: object, defaults: CallDefaults, call: SessionCall
 ) -> Any:
     """A session's SDK-shaped ``call_tool(...)`` as the public ``call_tool`` (passed in: this layer
     cannot import it): the session's defaults applied, and ``progress_callback`` hearing a task's
@@ -200,20 +202,20 @@ async def call_with_defaults(
 
     The one body of ``TaskClientSession.call_tool`` and ``TaskSessionWrapper.call_tool``.
     """
-    status = on_status if on_status is not None else defaults.task_on_status
-    if progress_callback is not None:
-        status = statuses_as_progress(status, progress_callback)
+    status = call.on_status if call.on_status is not None else defaults.task_on_status
+    if call.progress_callback is not None:
+        status = statuses_as_progress(status, call.progress_callback)
     return await call_tool(
         session,
-        name,
-        arguments,
-        mode=mode or defaults.task_mode,
+        call.name,
+        call.arguments,
+        mode=call.mode or defaults.task_mode,
         on_status=status,
-        on_progress=progress_callback,
-        read_timeout_seconds=read_timeout_seconds,
-        timeout=timeout,
-        ttl=ttl,
-        meta=dict(meta) if meta else None,
+        on_progress=call.progress_callback,
+        read_timeout_seconds=call.read_timeout_seconds,
+        timeout=call.timeout,
+        ttl=call.ttl,
+        meta=dict(call.meta) if call.meta else None,
     )
 
 

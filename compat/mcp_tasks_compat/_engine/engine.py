@@ -10,9 +10,8 @@ replica reaches the work here.
 
 from __future__ import annotations
 
-import contextvars
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 
@@ -25,7 +24,6 @@ from ..dialects import Dialect
 from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStateError
 from . import runs
 from .expiry import Sweeper
-from .inline import Outcome, RoundTrips
 from .inputs import InputRelay
 from .limits import TaskLimits
 from .polling import PollPolicy
@@ -153,28 +151,6 @@ class TaskEngine(TaskWriter):
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`)."""
         self.runs.start(record, work, task_group)
-
-    async def begin(
-        self,
-        work: Work,
-        task_group: anyio.abc.TaskGroup,
-        *,
-        grace_s: float,
-        create: Callable[[str | None], Awaitable[TaskRecord]],
-        always_task: bool = False,
-        rounds: RoundTrips | None = None,
-        context: contextvars.Context | None = None,
-    ) -> Outcome | Task:
-        """Start ``work`` undecided: its plain outcome, or its task (:meth:`.runs.TaskRuns.begin`)."""
-        return await self.runs.begin(
-            work,
-            task_group,
-            grace_s=grace_s,
-            create=create,
-            always_task=always_task,
-            rounds=rounds,
-            context=context,
-        )
 
     # --- cancelling --------------------------------------------------------------------------
 

@@ -355,7 +355,7 @@ class TasksRuntime:
 
         run_context, detached = self._run_context(ctx)
         try:
-            return await engine.begin(
+            return await engine.runs.begin(
                 work,
                 self._run_group(ctx),
                 grace_s=self.tasks.inline_grace_s,
