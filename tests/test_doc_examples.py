@@ -23,6 +23,7 @@ So a new block with no marking must run as it stands: a doc example cannot break
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import sys
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import MCP_MAJOR
 from tests.doc_blocks import (
     KNOWN_TAGS,
     ROOT,
@@ -186,7 +188,11 @@ async def test_the_readme_client_calls_the_readme_server(
 def test_the_client_worked_example_prints_what_the_page_shows(capsys: pytest.CaptureFixture[str]) -> None:
     run_doc_block("docs/client.md", "worked-example")  # its own anyio.run, stdio to example-server
     lines = [line.rstrip() for line in capsys.readouterr().out.splitlines()]  # as the page shows them
-    assert lines[0] == f"protocol {NEWEST_DIALECT}, task dialect {NEWEST_DIALECT}"
+    # The SDK's newest protocol version (mcp 1.23.0's is 2025-06-18; it speaks 2025-11-25 tasks on it).
+    protocol = (
+        NEWEST_DIALECT if MCP_MAJOR == 2 else importlib.import_module("mcp.types").LATEST_PROTOCOL_VERSION
+    )
+    assert lines[0] == f"protocol {protocol}, task dialect {NEWEST_DIALECT}"
     assert lines[1] == "  working"
     assert lines[-3:] == ["  completed step 2/2", "result: hello", "after cancel: cancelled"]
 
