@@ -112,5 +112,5 @@ class Tasks2026Service:
             request = record.task.input_requests.get(key)
             if request is not None:
                 check_response(key, str(request.get("method")), response)
-        await self.engine.inputs.submit_responses(task_id, principal, responses)
+        await self.engine.inputs.deliver(record, responses)  # the record read above: one store read
         return {}
