@@ -31,24 +31,29 @@ from mcp_tasks_compat.client import Reconnect, ReconnectingClient, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.testing import connect_http, connect_stdio
 
-from ._procs import LOST_RUN, NEWEST_DIALECT, Watch, is_, kill, servers
+from ._procs import LOST_RUN, NEWEST_DIALECT, Watch, fresh_redis_db, is_, kill, servers
 
 pytestmark = pytest.mark.anyio
 
 BOUND_S = 60.0
+LEASE_S = 1.5
+"""Short, so the surviving replica fails the dead one's task within the test."""
 QUICK_RETRIES = {"attempts": 8, "first_delay_s": 0.1, "max_delay_s": 0.5}
 SCOPE = ("--unauthenticated-2025-scope", "task_id")
 """So a new 2025-11-25 session (mcp 1.x) may resume the task by its id, as 2026-07-28 always may."""
 
 
 class Relay:
-    """A TCP relay from its own port to the server's; :meth:`cut` closes everything, :meth:`restore`
-    listens again on the same port."""
+    """A TCP relay from its own port to a server: :meth:`cut` closes everything, :meth:`restore`
+    listens again on the same port. Given several servers (replicas), it sends every connection to
+    the current one and moves on to the next when that one refuses (a load balancer's failover,
+    sticky while the replica lives, as a 2025-11-25 session needs)."""
 
-    def __init__(self, group: anyio.abc.TaskGroup, backend_port: int) -> None:
+    def __init__(self, group: anyio.abc.TaskGroup, backend_ports: list[int]) -> None:
         self.port = free_port()
         self._group = group
-        self._backend_port = backend_port
+        self._backends = backend_ports
+        self._current = 0
         self._scope = anyio.CancelScope()
 
     @property
@@ -69,14 +74,27 @@ class Relay:
             async with listener:
                 await listener.serve(self._relay)
 
+    async def _backend(self) -> anyio.abc.SocketStream:
+        for _ in self._backends:
+            try:
+                return await anyio.connect_tcp("127.0.0.1", self._backends[self._current])
+            except OSError:
+                self._current = (self._current + 1) % len(self._backends)
+        raise OSError("no replica answers")
+
     async def _relay(self, client: anyio.abc.SocketStream) -> None:
-        async with client, await anyio.connect_tcp("127.0.0.1", self._backend_port) as server:
+        try:
+            server = await self._backend()
+        except OSError:
+            await client.aclose()
+            return
+        async with client, server:
 
             async def pump(source: anyio.abc.SocketStream, sink: anyio.abc.SocketStream) -> None:
                 try:
                     async for chunk in source:
                         await sink.send(chunk)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                     pass
                 finally:
                     group.cancel_scope.cancel()
@@ -86,11 +104,14 @@ class Relay:
                 group.start_soon(pump, server, client)
 
 
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/", 1)[0])
+
+
 @asynccontextmanager
-async def relay_to(url: str) -> AsyncIterator[Relay]:
-    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+async def relay_to(*urls: str) -> AsyncIterator[Relay]:
     async with anyio.create_task_group() as group:
-        relay = Relay(group, port)
+        relay = Relay(group, [_port(url) for url in urls])
         await relay.restore()
         yield relay
         group.cancel_scope.cancel()
@@ -244,3 +265,31 @@ async def test_the_documented_reconnecting_client(capsys: pytest.CaptureFixture[
             names = await run_doc_block_async("docs/client.md", "client-reconnect", {"url": url})
     assert [block.text for block in names["result"].content] == ["hi"]
     assert "completed" in capsys.readouterr().out  # on_status=print printed the task's statuses
+
+
+async def test_a_dead_replica_behind_a_balancer_fails_the_task_by_name_on_the_other(redis_url: str) -> None:
+    """Two replicas on one Redis behind a failover relay: the one running the task is killed; the
+    client reconnects through the relay to the other, which fails the task once its lease ran out."""
+    options = ("--store", fresh_redis_db(redis_url), "--lease-s", str(LEASE_S), *SCOPE)
+    watch = Watch()
+    with servers() as started:
+        (replica_a, url_a), (_replica_b, url_b) = await started.start(*options, count=2)
+        failures: list[TaskFailedError] = []
+        with anyio.fail_after(BOUND_S):
+            async with relay_to(url_a, url_b) as relay:
+                client = ReconnectingClient(opener(relay.url), **QUICK_RETRIES)
+
+                async def call() -> None:
+                    arguments = {"text": "x", "seconds": 60, "steps": 60}
+                    try:
+                        await client.call_tool("slow_echo", arguments, on_status=watch)
+                    except TaskFailedError as error:
+                        failures.append(error)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(call)
+                    running = await watch.until(is_(TaskStatus.WORKING), within=BOUND_S)
+                    kill(replica_a)  # the relay sent everything to A so far
+    (failure,) = failures
+    assert failure.task_id == running.task_id
+    assert LOST_RUN in (watch.seen[-1].status_message or "")

@@ -27,6 +27,10 @@ __all__ = [
 
 CONNECTION_CLOSED: Final = -32000
 """The JSON-RPC code both SDK majors give a request whose connection closed under it."""
+SESSION_TERMINATED: Final = "Session terminated"
+"""What both majors' streamable HTTP clients answer when the server no longer knows the session
+(HTTP 404: it restarted, or the request reached another replica); mcp 1.x with code 32600, 2.x
+with -32600."""
 
 _TRANSPORT_TYPES: Final = (
     OSError,
@@ -72,12 +76,15 @@ def _is_transport_failure(error: BaseException) -> bool:
     if isinstance(error, _TRANSPORT_TYPES):
         return True
     if isinstance(error, PeerProtocolError):
-        return error.jsonrpc_code == CONNECTION_CLOSED
+        return error.jsonrpc_code == CONNECTION_CLOSED or (
+            abs(error.jsonrpc_code) == 32600 and SESSION_TERMINATED in error.message
+        )
     module = type(error).__module__
     if module.startswith(("httpx", "httpcore")):  # its transport errors (not HTTP status errors)
         return type(error).__name__ not in ("HTTPStatusError", "DecodingError", "InvalidURL")
-    code = getattr(getattr(error, "error", None), "code", None)  # the SDK's McpError / MCPError
-    return code == CONNECTION_CLOSED
+    data = getattr(error, "error", None)  # the SDK's McpError / MCPError
+    code, message = getattr(data, "code", None), getattr(data, "message", None)
+    return code == CONNECTION_CLOSED or (code in (32600, -32600) and message == SESSION_TERMINATED)
 
 
 def connection_lost(error: BaseException) -> BaseException | None:
