@@ -59,11 +59,12 @@ def unusable_stores(tmp_path: Path) -> dict[str, tuple[str, Path | None]]:
     }
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_an_unusable_store_is_refused_in_one_line_before_listening(tmp_path: Path, transport: str) -> None:
+def test_an_unusable_store_is_refused_in_one_line_before_listening(tmp_path: Path) -> None:
+    """Over HTTP, where a store refused after listening would leave a port that accepts and fails
+    (the store is opened before either transport starts, so stdio is the same path)."""
     for name, (url, keep) in unusable_stores(tmp_path).items():
         before = keep.read_bytes() if keep is not None else None
-        done = cli("example-server", "--transport", transport, "--port", "0", "--store", url)
+        done = cli("example-server", "--transport", "http", "--port", "0", "--store", url)
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2, (name, done.stderr)
         assert len(lines) == 1, (name, done.stderr)
