@@ -177,6 +177,82 @@ async def test_concurrent_calls_share_the_one_connection_safely(store: SqliteTas
     assert cursor is None
 
 
+async def test_concurrent_writes_commit_together_and_are_on_disk_when_they_return(
+    db: Path, store: SqliteTaskStore
+) -> None:
+    before = store.commits
+    async with anyio.create_task_group() as group:
+        for index in range(50):
+            group.start_soon(store.create, a_state(f"g-{index:02}"))
+    # group commit: 50 writes, far fewer transactions (the first write alone, then the rest)
+    assert 1 <= store.commits - before <= 5
+    with sqlite3.connect(db) as other:  # another connection sees every one: committed
+        (count,) = other.execute("SELECT COUNT(*) FROM tasks WHERE task_id LIKE 'g-%'").fetchone()
+    other.close()
+    assert count == 50
+
+
+async def test_a_lost_compare_and_set_in_a_batch_fails_only_that_write(store: SqliteTaskStore) -> None:
+    await store.create(a_state("t-1"))
+    held = await store.get("t-1")
+    assert held is not None
+    outcomes: dict[str, object] = {}
+
+    async def save(name: str, status: TaskStatus) -> None:
+        try:
+            outcomes[name] = await store.save(held.evolve(task=held.task.evolve(status=status)))
+        except StoreConflict as conflict:
+            outcomes[name] = conflict
+
+    async def create(name: str) -> None:
+        await store.create(a_state(name))
+        outcomes[name] = "created"
+
+    async with anyio.create_task_group() as group:  # one batch: both saves expect version 0
+        group.start_soon(create, "t-2")
+        group.start_soon(save, "completed", TaskStatus.COMPLETED)
+        group.start_soon(save, "cancelled", TaskStatus.CANCELLED)
+        group.start_soon(create, "t-3")
+    won = [o for o in outcomes.values() if isinstance(o, TaskState)]
+    lost = [o for o in outcomes.values() if isinstance(o, StoreConflict)]
+    assert len(won) == 1
+    assert len(lost) == 1
+    assert lost[0].current == won[0]  # the loser is told what the winner wrote
+    assert await store.get("t-1") == won[0]
+    assert outcomes["t-2"] == outcomes["t-3"] == "created"
+    assert await store.get("t-2") is not None
+
+
+async def test_a_batch_that_cannot_commit_fails_every_write_in_it(db: Path) -> None:
+    store = SqliteTaskStore(db, busy_timeout=0.1)
+    await store.open()
+    blocker = sqlite3.connect(db, isolation_level=None, timeout=0)
+    try:
+        await store.create(a_state("t-0"))
+        blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        failures: list[BaseException] = []
+
+        async def create(task_id: str) -> None:
+            try:
+                await store.create(a_state(task_id))
+            except TaskStoreError as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as group:
+            for index in range(1, 6):
+                group.start_soon(create, f"t-{index}")
+        assert len(failures) == 5
+        assert all("locked" in str(failure) for failure in failures)
+        blocker.execute("ROLLBACK")
+        page, _ = await store.list_tasks()
+        assert [state.task_id for state in page] == ["t-0"]  # none of the failed writes is stored
+        await store.create(a_state("t-1"))  # the store works again once the lock is gone
+        assert await store.get("t-1") is not None
+    finally:
+        blocker.close()
+        await store.close()
+
+
 async def test_the_file_says_what_it_is(db: Path, store: SqliteTaskStore) -> None:
     assert store.describe == f"sqlite:///{db}"
     with sqlite3.connect(db) as connection:

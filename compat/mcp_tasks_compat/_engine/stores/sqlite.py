@@ -1,10 +1,17 @@
 """The embedded durable store: task states in one SQLite file, through the standard library.
 
-``sqlite3`` is blocking, so every call runs on an anyio worker thread, one at a time behind an
+``sqlite3`` is blocking, so calls run on an anyio worker thread, one batch at a time behind an
 ``anyio.Lock`` (one connection, never used by two threads at once): that works on asyncio and
 trio alike, which an asyncio-only driver would not. The file is in WAL mode with
 ``synchronous=FULL``, so a task is on disk when :meth:`SqliteTaskStore.create` returns (the spec
 wants it readable before the create answer) and readers never wait for the one writer.
+
+Group commit: calls queue, and whoever takes the lock runs everything queued in one trip to the
+worker thread: the reads first, then the writes in one transaction with one ``COMMIT`` (one
+fsync for the batch, not one per task). Each write is its own compare-and-set statement that
+changes nothing when it loses, so a conflict fails that write alone; a SQLite error (the disk
+full, the file locked) rolls the batch back and fails every write in it. No caller hears "saved"
+before the batch's ``COMMIT`` returned.
 
 A row holds the columns the store queries (owner and creation order for listing, the expiry
 deadline, the runner's lease, the terminal flag, the compare-and-set version) and the exact
@@ -21,9 +28,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Final, TypeVar
+from typing import Final, Generic, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -37,6 +45,9 @@ from .task_state import TaskState, dumps, loads
 __all__ = ["SqliteTaskStore"]
 
 _T = TypeVar("_T")
+
+BATCH_LIMIT: Final = 512
+"""The most calls one trip to the worker thread runs (the rest wait for the next)."""
 
 _COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, state"
 
@@ -69,6 +80,68 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     return str(_time(created)), task_id
 
 
+class _Call(Generic[_T]):
+    """One queued call: the operation, whether it writes, and (once run) its outcome."""
+
+    __slots__ = ("error", "operation", "ran", "result", "writes")
+
+    def __init__(self, operation: Callable[[sqlite3.Connection], _T], *, writes: bool) -> None:
+        self.operation = operation
+        self.writes = writes
+        self.ran = False
+        self.result: _T | None = None
+        self.error: BaseException | None = None
+
+    def run(self, connection: sqlite3.Connection) -> None:
+        """Run the operation; a :class:`sqlite3.Error` propagates (it fails the batch), any other
+        exception (a lost compare-and-set) is this call's own outcome."""
+        try:
+            self.result = self.operation(connection)
+        except sqlite3.Error:
+            raise
+        except Exception as exc:
+            self.error = exc
+
+    def outcome(self) -> _T:
+        if self.error is not None:
+            raise self.error
+        return self.result  # pyright: ignore[reportReturnType] - set when ran without an error
+
+
+def _run_batch(connection: sqlite3.Connection, batch: list[_Call[object]]) -> bool:
+    """The reads, then the writes in one transaction (one ``COMMIT``, one fsync): on the worker thread.
+
+    A SQLite error in a read fails that read; in the writes it rolls back the transaction and
+    fails every write (none of them is saved), raised as each one's outcome. ``True``: committed.
+    """
+    writes: list[_Call[object]] = []
+    for call in batch:
+        if call.writes:
+            writes.append(call)
+            continue
+        try:
+            call.run(connection)
+        except sqlite3.Error as exc:
+            call.error = exc
+    if not writes:
+        return False
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for call in writes:
+                call.run(connection)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
+                connection.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as exc:
+        for call in writes:
+            call.result, call.error = None, exc
+        return False
+    return True
+
+
 class SqliteTaskStore:
     """Task states in the SQLite file ``path`` (created if missing; ``file:`` URIs as sqlite reads them).
 
@@ -80,7 +153,10 @@ class SqliteTaskStore:
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         self._file = SqliteFile(path, busy_timeout=busy_timeout)
         self._connection: sqlite3.Connection | None = None
-        self._lock: anyio.Lock | None = None  # one call on the connection at a time; exists while open
+        self._lock: anyio.Lock | None = None  # one batch on the connection at a time; exists while open
+        self._queued: deque[_Call[object]] = deque()  # calls not yet taken by a batch
+        self.commits = 0
+        """Transactions committed: with concurrent writers, fewer than the writes (group commit)."""
         self._notifier = SilentNotifier()
 
     @property
@@ -131,18 +207,47 @@ class SqliteTaskStore:
 
     # -- running a call on the worker --------------------------------------------------------------
 
-    async def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _call(self, operation: Callable[[sqlite3.Connection], _T], *, writes: bool = False) -> _T:
+        """Queue ``operation`` and return its outcome once a batch ran it (see the module docstring).
+
+        Whoever holds the lock runs every call queued so far; a caller whose call a batch already
+        ran only collects its outcome. A caller cancelled before any batch took its call takes it
+        back out of the queue, so it never runs.
+        """
         lock = self._lock
         if lock is None:
             raise TaskStoreError(f"{self.describe} is not open: call open() first")
-        async with lock:
-            connection = self._connection
-            if connection is None:
-                raise TaskStoreError(f"{self.describe} is not open: call open() first")
-            try:
-                return await anyio.to_thread.run_sync(operation, connection)
-            except sqlite3.Error as exc:
-                raise self._file.error(exc) from exc
+        call = _Call(operation, writes=writes)
+        queued = cast("_Call[object]", call)
+        self._queued.append(queued)
+        try:
+            async with lock:
+                if not call.ran:
+                    await self._run_queued()
+        except BaseException:
+            if not call.ran:
+                self._queued.remove(queued)
+            raise
+        try:
+            return call.outcome()
+        except sqlite3.Error as exc:
+            raise self._file.error(exc) from exc
+
+    async def _run_queued(self) -> None:
+        """Take what is queued (up to :data:`BATCH_LIMIT`) and run it on the worker thread (lock held)."""
+        batch: list[_Call[object]] = []
+        while self._queued and len(batch) < BATCH_LIMIT:
+            batch.append(self._queued.popleft())
+        for call in batch:
+            call.ran = True  # from here the batch owns it: a cancelled caller must not dequeue it
+        connection = self._connection
+        if connection is None:
+            closed = TaskStoreError(f"{self.describe} is not open: call open() first")
+            for call in batch:
+                call.error = closed
+            return
+        if await anyio.to_thread.run_sync(_run_batch, connection, batch):
+            self.commits += 1
 
     def _load(self, text: str) -> TaskState:
         try:
@@ -174,7 +279,7 @@ class SqliteTaskStore:
             if cursor.rowcount != 1:
                 raise StoreConflict(state.task_id, self._read(connection, state.task_id))
 
-        await self._call(insert)
+        await self._call(insert, writes=True)
 
     async def get(self, task_id: str) -> TaskState | None:
         return await self._call(lambda connection: self._read(connection, task_id))
@@ -192,12 +297,13 @@ class SqliteTaskStore:
                 raise StoreConflict(state.task_id, self._read(connection, state.task_id))
             return saved
 
-        return await self._call(compare_and_set)
+        return await self._call(compare_and_set, writes=True)
 
     async def delete(self, task_id: str) -> None:
-        await self._call(
-            lambda connection: connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
-        )
+        def remove(connection: sqlite3.Connection) -> None:
+            connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+
+        await self._call(remove, writes=True)
 
     async def count_active(self, owner: str | None, *, at_most: int) -> int:
         def count(connection: sqlite3.Connection) -> int:
