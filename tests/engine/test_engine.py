@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import anyio
@@ -504,6 +505,31 @@ async def test_sweeping_asks_the_store_only_for_what_is_due() -> None:
     assert store.calls == ["due_for_expiry", "delete"]
     assert await store.get(short.task_id) is None
     assert len(store) == 50
+
+
+async def test_the_sweeper_is_woken_only_for_a_deadline_before_its_next_round() -> None:
+    # A create used to wake the sweeper every time (two store reads per task); now only a
+    # deadline the sweeper would otherwise miss wakes it, and then at that deadline, not at once.
+    store = RecordingStore()
+    engine = TaskEngine(store=store, ttl_floor_ms=0)
+    async with anyio.create_task_group() as group:
+        group.start_soon(partial(engine.background, max_sleep_s=3_600))
+        await anyio.wait_all_tasks_blocked()  # the first round is over: asleep for an hour
+        store.calls.clear()
+        for _ in range(20):
+            await create(engine, ttl_ms=7_200_000)  # due long after the next round
+        await anyio.wait_all_tasks_blocked()
+        assert "due_for_expiry" not in store.calls
+        short = await create(engine, ttl_ms=200)  # due long before the next round
+        await anyio.wait_all_tasks_blocked()
+        assert "due_for_expiry" not in store.calls  # nothing is due yet: no sweep now
+        with anyio.fail_after(10):
+            while not short.task.is_terminal:
+                await short.changed.wait()
+        assert short.task.status is TaskStatus.FAILED
+        assert "TTL" in (short.task.status_message or "")
+        assert store.calls.count("due_for_expiry") == 1
+        group.cancel_scope.cancel()
 
 
 class NoScanDict(dict[str, TaskState]):

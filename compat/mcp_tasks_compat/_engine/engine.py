@@ -145,7 +145,7 @@ class TaskEngine(TaskWriter):
             await self.store.create(state)
         record = TaskRecord(state)
         self._records.add(record)
-        self.expiry.wake()
+        self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
         return record
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:

@@ -10,6 +10,7 @@ shared store a task whose replica stopped renewing its lease is failed too, sayi
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime, timedelta
 
 import anyio
@@ -35,15 +36,33 @@ SWEEP_BATCH = 100
 
 
 class Sweeper:
-    """Expires what is due; woken early whenever a task is created (its deadline may be the next)."""
+    """Expires what is due; woken early only for a deadline before its next round.
+
+    The expiry sweep and the lease check run on timers of their own: a create costs the store
+    nothing here unless its deadline comes before the sweeper would look anyway.
+    """
 
     def __init__(self, writer: TaskWriter, store: TaskStore) -> None:
         self._writer = writer
         self._store = store
         self._wakeup = anyio.Event()
+        self._wake_at: float | None = None  # when (anyio.current_time()) it looks next; None: not running
 
     def wake(self) -> None:
+        """Sweep now."""
+        self._wake_at = float("-inf")
         self._wakeup.set()
+
+    def wake_for(self, deadline: datetime | None) -> None:
+        """A task with ``deadline`` was created: sweep then if that is before the next round (not
+        now, when nothing is due yet; and not at all when the next round comes first)."""
+        if deadline is None or self._wake_at is None:
+            return
+        left_s = (deadline - self._writer.now()).total_seconds()
+        at = anyio.current_time() + max(left_s, 0.0)
+        if at < self._wake_at:
+            self._wake_at = at
+            self._wakeup.set()
 
     async def sweep(self) -> int:
         """Expire everything due now: running tasks fail (kept for a grace period), ended ones go.
@@ -100,16 +119,34 @@ class Sweeper:
             await self._writer.mutate(record, keep, force_notify=False, announce=False)
 
     async def run(self, *, max_sleep_s: float = 1.0) -> None:
-        """Sweep forever; wakes at most every ``max_sleep_s`` and whenever a task is created."""
+        """Sweep forever: expiry at most every ``max_sleep_s`` (sooner for a deadline before that,
+        :meth:`wake_for`), and the leases every ``max_sleep_s`` on a timer of their own."""
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._check_leases, max_sleep_s)
+                await self._expire(max_sleep_s)
+        finally:
+            self._wake_at = None
+
+    async def _expire(self, max_sleep_s: float) -> None:
         while True:
-            try:
+            # Set before the sweep: a deadline heard of during it re-plans the sleep after it.
+            self._wake_at = anyio.current_time() + max_sleep_s
+            with suppress(TaskStoreError):  # the store is unreachable for now: the next round tries again
                 await self.sweep()
+            while True:  # sleep until the next round, or an earlier deadline heard of meanwhile
+                self._wakeup = anyio.Event()
+                left_s = self._wake_at - anyio.current_time()
+                if left_s <= 0:
+                    break
+                with anyio.move_on_after(left_s):
+                    await self._wakeup.wait()
+
+    async def _check_leases(self, every_s: float) -> None:
+        while True:
+            with suppress(TaskStoreError):  # as above
                 await self.sweep_lost_runs()
-            except TaskStoreError:
-                pass  # the store is unreachable for now: the next round tries again
-            self._wakeup = anyio.Event()
-            with anyio.move_on_after(max_sleep_s):
-                await self._wakeup.wait()
+            await anyio.sleep(every_s)
 
 
 async def _all_running(store: TaskStore) -> list[TaskState]:
