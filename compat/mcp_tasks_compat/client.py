@@ -169,6 +169,7 @@ async def call_tool(
     cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
     on_progress: OnProgress | None = None,
     read_timeout_seconds: float | timedelta | None = None,
+    **sdk_options: Any,
 ) -> Any:
     """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
 
@@ -200,6 +201,13 @@ async def call_tool(
     ``TaskCancelledError``; an unknown or expired task, ``TaskNotFoundError`` /
     ``TaskExpiredError``. A tool that returned ``isError: true`` yields that result, as a plain
     call would.
+
+    ``sdk_options`` are the installed SDK's own ``ClientSession.call_tool`` keywords (mcp 2.x:
+    ``input_responses``, ``request_state``, ``allow_input_required``, ``allow_claimed``), honoured
+    as that ``call_tool`` honours them, except that a task the call causes is always followed to
+    its result: ``allow_input_required=True`` returns the server's ``InputRequiredResult``
+    instead of answering it, ``input_responses`` / ``request_state`` continue such a call. A
+    keyword the installed SDK does not have is a ``TypeError``, as it would be there.
     """
     grace = _positive("cancel_grace", cancel_grace)
     assert grace is not None
@@ -219,6 +227,7 @@ async def call_tool(
         cancel_grace=grace,
         on_progress=on_progress,
         read_timeout=read_timeout,
+        sdk_options=sdk_options,
     )
 
 
@@ -289,7 +298,9 @@ class TaskSessionWrapper:
     ``call_tool`` has the SDK's signature (``name, arguments, read_timeout_seconds,
     progress_callback, *, meta``) plus ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; the
     wrapper's defaults for ``mode`` and ``on_status`` apply when a call names none.
-    ``progress_callback`` hears a plain call's progress and, in a task, its status messages. On mcp 2.x a
+    ``progress_callback`` hears a plain call's progress and, in a task without ``on_status``, its
+    status messages; the SDK's own keywords (``allow_input_required``...) are honoured as
+    :func:`call_tool` honours them. On mcp 2.x a
     session built without ``session_kwargs()`` (or ``tasks_extension()``) cannot receive a task
     answer, so ``mode="auto"`` then runs plain calls.
     """
@@ -317,9 +328,19 @@ class TaskSessionWrapper:
         on_status: OnStatus | None = None,
         timeout: float | timedelta | None = None,
         ttl: float | timedelta | None = None,
+        **sdk_options: Any,
     ) -> Any:
         call = client_logic.SessionCall(
-            name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl
+            name,
+            arguments,
+            read_timeout_seconds,
+            progress_callback,
+            meta,
+            mode,
+            on_status,
+            timeout,
+            ttl,
+            sdk_options,
         )
         return await client_logic.call_with_defaults(call_tool, self.wrapped_session, self, call)
 

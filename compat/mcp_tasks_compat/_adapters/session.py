@@ -11,22 +11,41 @@ so the override is never re-entered.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 from mcp.client.session import ClientSession
 
 from .._client import SessionCall, call_with_defaults
 
-__all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "task_session_class"]
+__all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "check_sdk_options", "task_session_class"]
 
 LIBRARY_SESSION_KEYWORDS = ("extensions", "result_claims", "notification_bindings", "message_handler")
 """``ClientSession`` keywords that go through ``session_kwargs(...)`` to be composed with ours."""
 
 SDK_ONLY_CALL_OPTIONS = ("input_responses", "request_state", "allow_input_required", "allow_claimed")
-"""mcp 2.x ``call_tool`` options of the SDK's own multi-round flow: with any of them the call is
-the SDK's, unchanged."""
+"""mcp 2.x ``call_tool`` options of the SDK's own multi-round flow and claims; the adapter honours
+them as the SDK does (an ``input_required`` answer or a foreign claim returned, not answered),
+and follows any task the call causes (``tests/client/test_sdk_call_options.py`` sweeps them)."""
+
+_SESSION_CALL_PARAMETERS = ("self", "name", "arguments", "read_timeout_seconds", "progress_callback", "meta")
+
+
+@cache
+def _sdk_call_options() -> frozenset[str]:
+    """The installed SDK's ``ClientSession.call_tool`` keywords beyond the ones every major has."""
+    parameters = inspect.signature(ClientSession.call_tool).parameters
+    return frozenset(parameters) - frozenset(_SESSION_CALL_PARAMETERS)
+
+
+def check_sdk_options(options: Mapping[str, Any]) -> None:
+    """Refuse a keyword the installed SDK's ``call_tool`` does not take, as Python would there."""
+    unknown = sorted(set(options) - _sdk_call_options())
+    if unknown:
+        raise TypeError(f"ClientSession.call_tool() got an unexpected keyword argument {unknown[0]!r}")
+
 
 CallTool = Callable[..., Awaitable[Any]]
 SessionKwargs = Callable[..., dict[str, Any]]
@@ -45,7 +64,9 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
         library's through ``session_kwargs``. ``call_tool`` keeps the SDK's signature and adds
         ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; it returns the SDK's
         ``CallToolResult``, so a framework that calls ``session.call_tool(...)`` gets tasks.
-        ``progress_callback`` hears a plain call's progress and, in a task, its status messages.
+        ``progress_callback`` hears a plain call's progress and, in a task without ``on_status``,
+        its status messages. The SDK's own keywords (mcp 2.x ``allow_input_required``...) are
+        honoured as the SDK honours them, and a task the call causes is followed all the same.
         """
 
         def __init__(
@@ -78,13 +99,18 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
             ttl: Any = None,
             **sdk_options: Any,
         ) -> Any:
-            if any(sdk_options.get(key) for key in SDK_ONLY_CALL_OPTIONS):
-                sdk_call = cast("Callable[..., Awaitable[Any]]", super().call_tool)
-                return await sdk_call(
-                    name, arguments, read_timeout_seconds, progress_callback, meta=meta, **sdk_options
-                )
+            check_sdk_options(sdk_options)
             call = SessionCall(
-                name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl
+                name,
+                arguments,
+                read_timeout_seconds,
+                progress_callback,
+                meta,
+                mode,
+                on_status,
+                timeout,
+                ttl,
+                sdk_options,
             )
             return await call_with_defaults(call_tool, self, self, call)
 

@@ -10,7 +10,7 @@ major is installed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar
 
 from ..core.model import Task
@@ -105,7 +105,10 @@ class ToolCall:
     decides, and ``as_task=False`` (``mode="plain"``) leaves the Tasks extension out of this
     request's per-request client capabilities, so the server answers plainly. ``progress`` becomes
     the SDK's ``progress_callback`` (it sets the progress token) and ``read_timeout`` its
-    ``read_timeout_seconds``.
+    ``read_timeout_seconds``. ``sdk_options`` are keywords of the installed SDK's own
+    ``ClientSession.call_tool`` (mcp 2.x: ``input_responses``, ``request_state``,
+    ``allow_input_required``, ``allow_claimed``) that a caller passed; the adapter honours them
+    as that ``call_tool`` does, and follows any task the call causes.
     """
 
     name: str
@@ -115,6 +118,7 @@ class ToolCall:
     meta: dict[str, Any] | None = None
     progress: ProgressSink | None = None
     read_timeout: float | None = None
+    sdk_options: Mapping[str, Any] = field(default_factory=lambda: dict[str, Any]())
 
 
 class TaskPush(Protocol):

@@ -147,19 +147,19 @@ def progress_sink(on_progress: OnProgress | None) -> ProgressSink | None:
 
 
 def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
-    """``on_status`` that also hands each status message to ``on_progress`` as ``(n, None, message)``.
+    """The ``on_status`` a session's call uses: ``on_status`` when there is one, else each status
+    message handed to ``on_progress`` as ``(n, None, message)``.
 
     For callers that only know the SDK's ``progress_callback`` (agent frameworks): a task's
-    progress reaches them as its status messages, counted 1, 2, 3...
+    progress reaches them as its status messages, counted 1, 2, 3... With an ``on_status`` (the
+    call's or the session's), statuses go there only, so none arrives twice (docs/client.md).
     """
+    if on_status is not None:
+        return on_status
     count = 0
 
     async def report(task: Task) -> None:
         nonlocal count
-        if on_status is not None:
-            outcome = on_status(task)
-            if inspect.isawaitable(outcome):
-                await outcome
         if task.status_message:
             count += 1
             outcome = on_progress(float(count), None, task.status_message)
@@ -191,6 +191,7 @@ class SessionCall(NamedTuple):
     on_status: OnStatus | None
     timeout: Any
     ttl: Any
+    sdk_options: Mapping[str, Any] | None = None
 
 
 async def call_with_defaults(
@@ -198,7 +199,8 @@ async def call_with_defaults(
 ) -> Any:
     """A session's SDK-shaped ``call_tool(...)`` as the public ``call_tool`` (passed in: this layer
     cannot import it): the session's defaults applied, and ``progress_callback`` hearing a task's
-    status messages too (:func:`statuses_as_progress`).
+    status messages where no ``on_status`` is given (:func:`statuses_as_progress`), and the SDK's
+    own ``call_tool`` keywords (``sdk_options``) passed on for the adapter to honour.
 
     The one body of ``TaskClientSession.call_tool`` and ``TaskSessionWrapper.call_tool``.
     """
@@ -216,6 +218,7 @@ async def call_with_defaults(
         timeout=call.timeout,
         ttl=call.ttl,
         meta=dict(call.meta) if call.meta else None,
+        **(call.sdk_options or {}),
     )
 
 
@@ -232,6 +235,7 @@ async def call_tool(
     cancel_grace: float,
     on_progress: OnProgress | None = None,
     read_timeout: float | None = None,
+    sdk_options: Mapping[str, Any] | None = None,
 ) -> ResultT:
     as_task = await plan_call(connection, name, mode)
     guard = _Guard(
@@ -245,7 +249,16 @@ async def call_tool(
 
     async def operation() -> ResultT:
         started = await connection.call(
-            ToolCall(name, arguments, as_task, ttl_ms, meta, progress=progress, read_timeout=read_timeout)
+            ToolCall(
+                name,
+                arguments,
+                as_task,
+                ttl_ms,
+                meta,
+                progress=progress,
+                read_timeout=read_timeout,
+                sdk_options=dict(sdk_options or {}),
+            )
         )
         if not isinstance(started, Task):
             return started

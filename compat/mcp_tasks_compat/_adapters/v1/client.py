@@ -38,6 +38,7 @@ from ...core import codec_2025
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, Dialect
 from ...errors import INTERNAL_ERROR
+from ..session import check_sdk_options
 from ..session import task_session_class as task_session_class  # the same on both majors
 from ..shared import list_all_tools
 
@@ -342,6 +343,7 @@ class Connection2025(_Negotiated):
 
     async def call(self, call: client_logic.ToolCall) -> Task | types.CallToolResult:
         """``as_task``: ``tools/call`` with ``params.task``; else the SDK's own ``call_tool``."""
+        check_sdk_options(call.sdk_options)  # 1.x's call_tool has none beyond meta
         if not call.as_task:
             return await self._call_plainly(call)
         session = self._session
@@ -372,6 +374,7 @@ class PlainConnection(_Negotiated):
         raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason})")
 
     async def call(self, call: client_logic.ToolCall) -> types.CallToolResult:
+        check_sdk_options(call.sdk_options)
         return await self._call_plainly(call)
 
 

@@ -58,6 +58,7 @@ from ...dialects import (
     Dialect,
 )
 from ...errors import INTERNAL_ERROR, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
+from ..session import check_sdk_options
 from ..session import task_session_class as task_session_class  # the same on both majors
 from .handshake import list_tools as list_tools  # the client facet's, as wire JSON
 from .handshake import negotiate
@@ -73,7 +74,15 @@ from .session_config import (
 )
 from .session_config import listen_available as listen_available
 from .task_wires import TaskHandle, TaskStatusParams, Wire2025, Wire2026, answer_input
-from .tool_calls import Answer, call_as_2025_task, call_declining_task, call_publicly, meta_arg
+from .tool_calls import (
+    Answer,
+    SdkInputRound,
+    call_as_2025_task,
+    call_declining_task,
+    call_publicly,
+    meta_arg,
+    reply_from_options,
+)
 
 __all__ = [
     "STATUS_NOTIFICATION",
@@ -250,12 +259,25 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
         super().__init__(session, negotiated, lambda: list_tools(session))
 
     async def _answering_rounds(
-        self, name: str, send: Callable[[client_logic.InputReply | None], Awaitable[Answer]]
+        self, call: client_logic.ToolCall, send: Callable[[client_logic.InputReply | None], Awaitable[Answer]]
     ) -> Task | mcp_types.CallToolResult:
-        """``send`` once, then again per ``input_required`` round (SEP-2322) until a final answer."""
-        first = await send(None)
+        """``send`` once, then again per ``input_required`` round (SEP-2322) until a final answer.
+
+        The first send carries the caller's own ``input_responses`` / ``request_state``; with
+        ``allow_input_required=True`` an ``input_required`` answer is the caller's to answer, so
+        it is handed back as the SDK's ``InputRequiredResult`` (no task exists yet).
+        """
+        check_sdk_options(call.sdk_options)
+        name = call.name
+        first = await send(reply_from_options(call.sdk_options))
         if not isinstance(first, client_logic.InputRound):
             return first
+        if call.sdk_options.get("allow_input_required"):
+            assert isinstance(first, SdkInputRound)
+            assert first.sdk_result is not None
+            return cast(
+                "mcp_types.CallToolResult", first.sdk_result
+            )  # the SDK's answer, as its call_tool returns it
         session = self._session
 
         async def answer(key: str, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,6 +298,7 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
             read_timeout=call.read_timeout,
             reply=reply,
             allow_claimed=allow_claimed,
+            keep_claims=bool(call.sdk_options.get("allow_claimed")),
         )
 
     async def _declining(self, call: client_logic.ToolCall, reply: client_logic.InputReply | None) -> Answer:
@@ -291,10 +314,19 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
         )
 
     async def _handshake_era(self, call: client_logic.ToolCall) -> mcp_types.CallToolResult:
-        """The base class's ``call_tool`` (a session subclass that overrides it is not re-entered)."""
+        """The base class's ``call_tool`` (a session subclass that overrides it is not re-entered),
+        with the caller's own SDK keywords: a handshake-era call can create no task of the SDK's."""
+        check_sdk_options(call.sdk_options)
         progress = cast("ProgressFnT | None", call.progress)
-        return await ClientSession.call_tool(
-            self._session, call.name, call.arguments, call.read_timeout, progress, meta=meta_arg(call.meta)
+        sdk_call = cast("Callable[..., Awaitable[mcp_types.CallToolResult]]", ClientSession.call_tool)
+        return await sdk_call(
+            self._session,
+            call.name,
+            call.arguments,
+            call.read_timeout,
+            progress,
+            meta=meta_arg(call.meta),
+            **call.sdk_options,
         )
 
 
@@ -319,7 +351,7 @@ class Connection2026(_Negotiated):
                 return await self._publicly(call, reply, allow_claimed=True)
             return await self._declining(call, reply)
 
-        return await self._answering_rounds(call.name, send)
+        return await self._answering_rounds(call, send)
 
 
 class Connection2025(_Negotiated):
@@ -335,9 +367,11 @@ class Connection2025(_Negotiated):
         return self._wire
 
     async def call(self, call: client_logic.ToolCall) -> Task | mcp_types.CallToolResult:
-        """``as_task``: ``params.task`` through the raw-request seam; else the public ``call_tool``."""
-        if not call.as_task:
+        """``as_task``: ``params.task`` through the raw-request seam; else the public ``call_tool``
+        (also for a call that continues an ``input_required`` round, a 2026-era exchange)."""
+        if not call.as_task or reply_from_options(call.sdk_options) is not None:
             return await self._handshake_era(call)
+        check_sdk_options(call.sdk_options)
         return await call_as_2025_task(
             self._session, call.name, call.arguments, ttl_ms=call.ttl_ms, meta=call.meta
         )
@@ -381,7 +415,7 @@ class PlainConnection(_Negotiated):
                 return await self._declining(call, reply)
             return await self._publicly(call, reply, allow_claimed=False)
 
-        answer = await self._answering_rounds(call.name, send)
+        answer = await self._answering_rounds(call, send)
         if isinstance(answer, Task):
             raise PeerProtocolError(
                 f"tools/call {call.name!r} declined a task, yet the server created task {answer.task_id}",

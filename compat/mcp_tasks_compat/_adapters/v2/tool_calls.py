@@ -11,10 +11,12 @@ round are here too, as both the public and the private path need them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
 
 import mcp_types
+from mcp.client.extension import UnexpectedClaimedResult
 from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
@@ -25,35 +27,62 @@ from ...core import codec_2025, codec_2026
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, TASKS_EXTENSION_ID
 from ...errors import UnsupportedSdkError
-from .task_wires import INPUT_RESPONSES, raw_json, to_result
+from .task_wires import INPUT_RESPONSES, TaskHandle, raw_json, to_result
 
 __all__ = [
     "Answer",
+    "SdkInputRound",
     "call_as_2025_task",
     "call_declining_task",
     "call_publicly",
     "input_responses",
     "input_round",
     "meta_arg",
+    "reply_from_options",
 ]
 
 _PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
 
 Answer = Task | mcp_types.CallToolResult | client_logic.InputRound
-"""What one ``tools/call`` can be answered with: a task, a result, or an ``input_required`` round."""
+"""What one ``tools/call`` can be answered with: a task, a result, or an ``input_required`` round
+(a claimed result of another extension, kept for a caller that passed ``allow_claimed=True``,
+travels as a ``CallToolResult`` in name only: it is handed back unchanged)."""
+
+
+@dataclass(frozen=True)
+class SdkInputRound(client_logic.InputRound):
+    """An ``input_required`` round that keeps the SDK's own answer, for a caller who asked for it."""
+
+    sdk_result: mcp_types.InputRequiredResult | None = None
 
 
 def meta_arg(meta: dict[str, Any] | None) -> Any:
     return dict(meta) if meta else None
 
 
-def input_round(answer: mcp_types.InputRequiredResult) -> client_logic.InputRound:
+def input_round(answer: mcp_types.InputRequiredResult) -> SdkInputRound:
     """An ``input_required`` answer as the SDK-free round (its requests as wire JSON)."""
     requests = {
         key: request.model_dump(by_alias=True, mode="json", exclude_none=True)
         for key, request in (answer.input_requests or {}).items()
     }
-    return client_logic.InputRound(requests, answer.request_state)
+    return SdkInputRound(requests, answer.request_state, answer)
+
+
+def reply_from_options(options: Mapping[str, Any]) -> client_logic.InputReply | None:
+    """The caller's ``input_responses=`` / ``request_state=`` (the SDK's keywords) as the first reply."""
+    responses: object = options.get("input_responses")
+    state: object = options.get("request_state")
+    if responses is None and state is None:
+        return None
+    raw: dict[str, Any] | None = None
+    if responses is not None:
+        validated = INPUT_RESPONSES.validate_python(responses, by_name=False)
+        raw = cast(
+            "dict[str, Any]",
+            INPUT_RESPONSES.dump_python(validated, by_alias=True, mode="json", exclude_none=True),
+        )
+    return client_logic.InputReply(raw, state if isinstance(state, str) else None)
 
 
 def input_responses(reply: client_logic.InputReply | None) -> mcp_types.InputResponses | None:
@@ -169,11 +198,14 @@ async def call_publicly(
     read_timeout: float | None,
     reply: client_logic.InputReply | None,
     allow_claimed: bool,
+    keep_claims: bool = False,
 ) -> Answer:
     """A 2026-era ``tools/call`` through the public ``ClientSession.call_tool``.
 
     The base class's method, so a session subclass that overrides it is not re-entered;
     ``allow_claimed`` receives a task handle (the server decides), decoded here as a :class:`Task`.
+    ``keep_claims`` (the caller's own ``allow_claimed=True``) hands back another extension's
+    claimed result unchanged; without it that result raises ``UnexpectedClaimedResult``, as in the SDK.
     """
     answer = await ClientSession.call_tool(
         session,
@@ -185,10 +217,14 @@ async def call_publicly(
         input_responses=input_responses(reply),
         request_state=reply.request_state if reply is not None else None,
         allow_input_required=True,
-        allow_claimed=allow_claimed,
+        allow_claimed=allow_claimed or keep_claims,
     )
     if isinstance(answer, mcp_types.InputRequiredResult):
         return input_round(answer)
     if isinstance(answer, mcp_types.CallToolResult):
         return answer
-    return codec_2026.decode_create_task_result(raw_json(answer))  # a claimed task handle
+    if isinstance(answer, TaskHandle):
+        return codec_2026.decode_create_task_result(raw_json(answer))  # a claimed task handle
+    if keep_claims:
+        return cast("mcp_types.CallToolResult", answer)  # another extension's claim, as the SDK returns it
+    raise UnexpectedClaimedResult(answer)
