@@ -74,6 +74,8 @@ class ReplicaLink:
         self._sweeper = sweeper
         self.lease_s = lease_s
         self._recovered = False
+        # A store that can publish from inside its save (Redis) saves a round trip per change.
+        store.notifier.announce_saves_as(writer.replica_id)
 
     async def recover(self) -> int:
         """Fail at once the runs whose process is known dead (idempotent)."""

@@ -95,6 +95,13 @@ class StoreConflict(Exception):
 class Notifier(Protocol):
     """Carries :class:`StoreEvent` between the processes sharing a store."""
 
+    def announce_saves_as(self, origin: str) -> None:
+        """The one process saving through this store is ``origin``: a store whose save can publish
+        its own event (Redis, from inside the write) does so from now on, and :meth:`publish` of an
+        event of ``origin`` is then not sent a second time. A second, different origin (two
+        engines on one store object) turns that off again: every event is published as before."""
+        ...
+
     async def publish(self, event: StoreEvent) -> None: ...
 
     def subscribe(self) -> AbstractAsyncContextManager[AsyncIterator[StoreEvent]]:
@@ -157,6 +164,9 @@ class TaskStore(Protocol):
 
 class SilentNotifier:
     """One process: nothing to tell anyone (the engine wakes its own waiters)."""
+
+    def announce_saves_as(self, origin: str) -> None:
+        del origin
 
     async def publish(self, event: StoreEvent) -> None:
         del event

@@ -21,9 +21,10 @@ Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
 * ``P events``: the pub/sub channel of :class:`~.redis_link.RedisNotifier`.
 
 Every write is one Lua script (:mod:`.redis_scripts`: create-if-absent, compare-and-set save,
-delete), so the hash and its index entries change together. An index entry whose hash Redis
-expired is dropped when a read meets it. The client, its errors and pub/sub are in
-:mod:`.redis_link`.
+delete), so the hash and its index entries change together; a save also publishes its
+:class:`~.contract.StoreEvent` (once the engine named its origin), so a change is one round
+trip. An index entry whose hash Redis expired is dropped when a read meets it. The client, its
+errors and pub/sub are in :mod:`.redis_link`.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Final, cast
 
 from ...errors import TaskStoreError
-from .contract import EVERY_OWNER, EveryOwner, StoreConflict, decode_cursor, encode_cursor
-from .redis_link import RedisLink, RedisNotifier
+from .contract import EVERY_OWNER, EveryOwner, StoreConflict, StoreEvent, decode_cursor, encode_cursor
+from .redis_link import RedisLink, RedisNotifier, encode_event
 from .task_state import TaskState, dumps, loads
 
 if TYPE_CHECKING:
@@ -185,8 +186,12 @@ class RedisTaskStore:
 
     async def save(self, state: TaskState) -> TaskState:
         saved = state.evolve(version=state.version + 1)
+        origin = self._notifier.saves_origin
+        event = "" if origin is None else encode_event(StoreEvent(state.task_id, origin))
         reply = await self._link.run(
-            "save", self._keys.of_write(saved), [state.version, *self._write_args(saved)]
+            "save",
+            self._keys.of_write(saved),
+            [state.version, *self._write_args(saved), self._keys.channel, event],
         )
         if int(reply[0]) != 1:
             current = self._decode(state.task_id, reply[1]) if len(reply) > 1 else None

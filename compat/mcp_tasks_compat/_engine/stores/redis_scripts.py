@@ -31,7 +31,8 @@ if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[5], ARGV[7]) end
 return {1}
 """
 
-# KEYS: as CREATE. ARGV: expected version, then as CREATE (data, new version, ...).
+# KEYS: as CREATE. ARGV: expected version, then as CREATE (data, new version, ...), then the
+# pub/sub channel and the event to publish there once saved ("": none).
 SAVE: Final = """
 local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active')
 if not held[1] then return {0} end
@@ -56,6 +57,7 @@ for i = 2, 3 do
     redis.call('ZREM', KEYS[i], ARGV[8])
   end
 end
+if ARGV[11] and ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[10], ARGV[11]) end
 return {1}
 """
 

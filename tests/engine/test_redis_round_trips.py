@@ -1,0 +1,100 @@
+"""How many round trips to redis-server a task costs on the hot path: create, finish, read.
+
+Counted on the wire (every command or pipeline redis-py sends is one ``send_packed_command``),
+through a real redis-server, with the engine's background (sweeper, leases, notifier) running:
+the figure is asserted, not assumed. The save publishes its event from inside its script, the
+sweeper is not woken by a create whose deadline comes after its next round, and leases are
+checked on their own timer, so a task is three round trips (four with a per-owner limit, whose
+count is one more).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+import pytest
+from redis.asyncio.connection import AbstractConnection
+
+from mcp_tasks_compat._engine import TaskEngine
+from mcp_tasks_compat._engine.limits import TaskLimits
+from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
+from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.dialects import DIALECT_2026_07_28
+
+pytestmark = pytest.mark.anyio
+
+BOUND_S = 10  # an upper bound on any wait; these finish in milliseconds
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # redis-py is asyncio-only
+
+
+@contextmanager
+def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """``[n]``: the round trips every redis-py connection of this process made meanwhile."""
+    sent = [0]
+    original = AbstractConnection.send_packed_command
+
+    async def send(self: AbstractConnection, command: Any, check_health: bool = True) -> None:
+        sent[0] += 1
+        await original(self, command, check_health)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(AbstractConnection, "send_packed_command", send)
+        yield sent
+
+
+@asynccontextmanager
+async def serving(
+    redis_url: str, limits: TaskLimits
+) -> AsyncIterator[tuple[TaskEngine, anyio.abc.TaskGroup]]:
+    store = RedisTaskStore(redis_url, prefix=f"test-{uuid.uuid4().hex[:12]}:")
+    engine = TaskEngine(store=store, lease_s=3_600, limits=limits, ttl_floor_ms=0)
+    try:
+        await engine.open()
+        async with anyio.create_task_group() as group:  # rounds an hour apart: none while counting
+            group.start_soon(partial(engine.background, max_sleep_s=3_600))
+            yield engine, group
+            group.cancel_scope.cancel()
+    finally:
+        await store.close()
+
+
+async def one_task(engine: TaskEngine, group: anyio.abc.TaskGroup) -> None:
+    """Create, run to its end (the work returns at once) and read back one task."""
+
+    async def work() -> Mapping[str, Any]:
+        return {"content": [], "isError": False}
+
+    record = await engine.create(dialect=DIALECT_2026_07_28, owner="alice", tool_name="job", ttl_ms=3_600_000)
+    engine.start(record, work, group)
+    with anyio.fail_after(BOUND_S):
+        while not record.task.is_terminal:
+            await record.changed.wait()
+    task = await engine.get(record.task.task_id, "alice")
+    assert task.status is TaskStatus.COMPLETED
+
+
+@pytest.mark.parametrize(
+    ("limit", "round_trips"),
+    [(None, 3), (1_000, 4)],
+    ids=["no-limit: create, finish, read", "limit: and the count"],
+)
+async def test_a_task_costs_three_round_trips_on_the_hot_path(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, limit: int | None, round_trips: int
+) -> None:
+    async with serving(redis_url, TaskLimits(max_active_tasks_per_owner=limit)) as (engine, group):
+        await one_task(engine, group)  # warm: scripts loaded, connections open, sweeper asleep
+        await anyio.wait_all_tasks_blocked()
+        with counting_round_trips(monkeypatch) as sent:
+            for _ in range(5):
+                await one_task(engine, group)
+            await anyio.wait_all_tasks_blocked()
+        assert sent[0] == 5 * round_trips
