@@ -7,11 +7,11 @@ trio alike, which an asyncio-only driver would not. The file is in WAL mode with
 wants it readable before the create answer) and readers never wait for the one writer.
 
 Group commit: calls queue, and whoever takes the lock runs everything queued in one trip to the
-worker thread: the reads first, then the writes in one transaction with one ``COMMIT`` (one
-fsync for the batch, not one per task). Each write is its own compare-and-set statement that
-changes nothing when it loses, so a conflict fails that write alone; a SQLite error (the disk
-full, the file locked) rolls the batch back and fails every write in it. No caller hears "saved"
-before the batch's ``COMMIT`` returned.
+worker thread, in the order queued, from the first write on in one transaction with one
+``COMMIT`` (one fsync for the batch, not one per task). Each write is its own compare-and-set
+statement that changes nothing when it loses, so a conflict fails that write alone; a SQLite error (the disk
+full, the file locked) rolls the batch back and fails every call of the transaction. No caller
+hears "saved", nor reads a write, before the batch's ``COMMIT`` returned.
 
 A row holds the columns the store queries (owner and creation order for listing, the expiry
 deadline, the runner's lease, the terminal flag, the compare-and-set version) and the exact
@@ -109,26 +109,27 @@ class _Call(Generic[_T]):
 
 
 def _run_batch(connection: sqlite3.Connection, batch: list[_Call[object]]) -> bool:
-    """The reads, then the writes in one transaction (one ``COMMIT``, one fsync): on the worker thread.
+    """The calls in the order they were queued, from the first write on in one transaction (one
+    ``COMMIT``, one fsync): on the worker thread. ``True``: committed.
 
-    A SQLite error in a read fails that read; in the writes it rolls back the transaction and
-    fails every write (none of them is saved), raised as each one's outcome. ``True``: committed.
+    A read queued after a write sees it, as when each call ran alone. A SQLite error before the
+    first write fails that read; from the first write on it rolls the transaction back and fails
+    every call from there (no write of it is saved, and no read of it saw anything but the
+    unsaved writes), raised as each one's outcome.
     """
-    writes: list[_Call[object]] = []
-    for call in batch:
-        if call.writes:
-            writes.append(call)
-            continue
+    first_write = next((index for index, call in enumerate(batch) if call.writes), len(batch))
+    for call in batch[:first_write]:
         try:
             call.run(connection)
         except sqlite3.Error as exc:
             call.error = exc
-    if not writes:
+    in_transaction = batch[first_write:]
+    if not in_transaction:
         return False
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for call in writes:
+            for call in in_transaction:
                 call.run(connection)
             connection.execute("COMMIT")
         except BaseException:
@@ -136,7 +137,7 @@ def _run_batch(connection: sqlite3.Connection, batch: list[_Call[object]]) -> bo
                 connection.execute("ROLLBACK")
             raise
     except sqlite3.Error as exc:
-        for call in writes:
+        for call in in_transaction:
             call.result, call.error = None, exc
         return False
     return True
