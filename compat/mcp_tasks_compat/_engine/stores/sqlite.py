@@ -126,6 +126,13 @@ def _run_batch(connection: sqlite3.Connection, batch: list[_Call[object]]) -> bo
     in_transaction = batch[first_write:]
     if not in_transaction:
         return False
+    if len(in_transaction) == 1:  # one write alone: its statement is its transaction (autocommit)
+        try:
+            in_transaction[0].run(connection)
+        except sqlite3.Error as exc:
+            in_transaction[0].error = exc
+            return False
+        return True
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
