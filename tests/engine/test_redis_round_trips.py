@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from redis.asyncio.connection import AbstractConnection
 
