@@ -331,17 +331,9 @@ class TaskSessionWrapper:
         **sdk_options: Any,
     ) -> Any:
         call = client_logic.SessionCall(
-            name,
-            arguments,
-            read_timeout_seconds,
-            progress_callback,
-            meta,
-            mode,
-            on_status,
-            timeout,
-            ttl,
+            name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl,
             sdk_options,
-        )
+        )  # fmt: skip
         return await client_logic.call_with_defaults(call_tool, self.wrapped_session, self, call)
 
 

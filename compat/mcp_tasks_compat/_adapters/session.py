@@ -101,17 +101,9 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
         ) -> Any:
             check_sdk_options(sdk_options)
             call = SessionCall(
-                name,
-                arguments,
-                read_timeout_seconds,
-                progress_callback,
-                meta,
-                mode,
-                on_status,
-                timeout,
-                ttl,
+                name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl,
                 sdk_options,
-            )
+            )  # fmt: skip
             return await call_with_defaults(call_tool, self, self, call)
 
     return TaskClientSession

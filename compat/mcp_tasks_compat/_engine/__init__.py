@@ -43,7 +43,8 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``stores``: where task states live: ``stores.task_state`` (:class:`TaskState` and its JSON),
   ``stores.contract`` (:class:`TaskStore`, :class:`Notifier`, :class:`StoreEvent`,
   :class:`StoreConflict`, :data:`EVERY_OWNER`), ``stores.memory``, ``stores.sqlite`` with
-  ``stores.sqlite_file`` (its file's layout and refusals), ``stores.redis`` with
+  ``stores.sqlite_file`` (its file's layout and refusals) and ``stores.sqlite_batches`` (its
+  connection and group commit), ``stores.redis`` with
   ``stores.redis_link`` (connection, pub/sub) and ``stores.redis_scripts`` (Lua), and
   ``stores.urls`` (:func:`store_from_url`).
 """

@@ -1,17 +1,12 @@
 """The embedded durable store: task states in one SQLite file, through the standard library.
 
-``sqlite3`` is blocking, so calls run on an anyio worker thread, one batch at a time behind an
-``anyio.Lock`` (one connection, never used by two threads at once): that works on asyncio and
-trio alike, which an asyncio-only driver would not. The file is in WAL mode with
+``sqlite3`` is blocking, so calls run on an anyio worker thread (:mod:`.sqlite_batches`: one
+connection, batches behind an ``anyio.Lock``): that works on asyncio and trio alike, which an
+asyncio-only driver would not. The file is in WAL mode with
 ``synchronous=FULL``, so a task is on disk when :meth:`SqliteTaskStore.create` returns (the spec
 wants it readable before the create answer) and readers never wait for the one writer.
 
-Group commit: calls queue, and whoever takes the lock runs everything queued in one trip to the
-worker thread, in the order queued, from the first write on in one transaction with one
-``COMMIT`` (one fsync for the batch, not one per task). Each write is its own compare-and-set
-statement that changes nothing when it loses, so a conflict fails that write alone; a SQLite error (the disk
-full, the file locked) rolls the batch back and fails every call of the transaction. No caller
-hears "saved", nor reads a write, before the batch's ``COMMIT`` returned.
+Concurrent writes commit together (group commit, :mod:`.sqlite_batches`): one fsync per batch.
 
 A row holds the columns the store queries (owner and creation order for listing, the expiry
 deadline, the runner's lease, the terminal flag, the compare-and-set version) and the exact
@@ -28,26 +23,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections import deque
-from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Final, Generic, TypeVar, cast
-
-import anyio
-import anyio.to_thread
+from typing import Final
 
 from ...core.model import parse_timestamp
 from ...errors import TaskStoreError
 from .contract import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, decode_cursor, encode_cursor
+from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
 from .task_state import TaskState, dumps, loads
 
 __all__ = ["SqliteTaskStore"]
-
-_T = TypeVar("_T")
-
-BATCH_LIMIT: Final = 512
-"""The most calls one trip to the worker thread runs (the rest wait for the next)."""
 
 _COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, state"
 
@@ -80,76 +66,6 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     return str(_time(created)), task_id
 
 
-class _Call(Generic[_T]):
-    """One queued call: the operation, whether it writes, and (once run) its outcome."""
-
-    __slots__ = ("error", "operation", "ran", "result", "writes")
-
-    def __init__(self, operation: Callable[[sqlite3.Connection], _T], *, writes: bool) -> None:
-        self.operation = operation
-        self.writes = writes
-        self.ran = False
-        self.result: _T | None = None
-        self.error: BaseException | None = None
-
-    def run(self, connection: sqlite3.Connection) -> None:
-        """Run the operation; a :class:`sqlite3.Error` propagates (it fails the batch), any other
-        exception (a lost compare-and-set) is this call's own outcome."""
-        try:
-            self.result = self.operation(connection)
-        except sqlite3.Error:
-            raise
-        except Exception as exc:
-            self.error = exc
-
-    def outcome(self) -> _T:
-        if self.error is not None:
-            raise self.error
-        return self.result  # pyright: ignore[reportReturnType] - set when ran without an error
-
-
-def _run_batch(connection: sqlite3.Connection, batch: list[_Call[object]]) -> bool:
-    """The calls in the order they were queued, from the first write on in one transaction (one
-    ``COMMIT``, one fsync): on the worker thread. ``True``: committed.
-
-    A read queued after a write sees it, as when each call ran alone. A SQLite error before the
-    first write fails that read; from the first write on it rolls the transaction back and fails
-    every call from there (no write of it is saved, and no read of it saw anything but the
-    unsaved writes), raised as each one's outcome.
-    """
-    first_write = next((index for index, call in enumerate(batch) if call.writes), len(batch))
-    for call in batch[:first_write]:
-        try:
-            call.run(connection)
-        except sqlite3.Error as exc:
-            call.error = exc
-    in_transaction = batch[first_write:]
-    if not in_transaction:
-        return False
-    if len(in_transaction) == 1:  # one write alone: its statement is its transaction (autocommit)
-        try:
-            in_transaction[0].run(connection)
-        except sqlite3.Error as exc:
-            in_transaction[0].error = exc
-            return False
-        return True
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            for call in in_transaction:
-                call.run(connection)
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
-                connection.execute("ROLLBACK")
-            raise
-    except sqlite3.Error as exc:
-        for call in in_transaction:
-            call.result, call.error = None, exc
-        return False
-    return True
-
-
 class SqliteTaskStore:
     """Task states in the SQLite file ``path`` (created if missing; ``file:`` URIs as sqlite reads them).
 
@@ -160,11 +76,8 @@ class SqliteTaskStore:
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         self._file = SqliteFile(path, busy_timeout=busy_timeout)
-        self._connection: sqlite3.Connection | None = None
-        self._lock: anyio.Lock | None = None  # one batch on the connection at a time; exists while open
-        self._queued: deque[_Call[object]] = deque()  # calls not yet taken by a batch
-        self.commits = 0
-        """Transactions committed: with concurrent writers, fewer than the writes (group commit)."""
+        self._worker = SqliteWorker(self._file)
+        self._call = self._worker.call
         self._notifier = SilentNotifier()
 
     @property
@@ -184,78 +97,18 @@ class SqliteTaskStore:
     def describe(self) -> str:
         return self._file.describe
 
-    # -- opening ---------------------------------------------------------------------------------
+    # -- opening and running calls (:mod:`.sqlite_batches`) --------------------------------------------
 
     async def open(self) -> None:
-        if self._lock is None:  # made here, on the event loop that uses the store (not at construction)
-            self._lock = anyio.Lock()
-        async with self._lock:
-            if self._connection is not None:
-                return
-            try:
-                # Shielded: a cancelled open must not drop a connection its thread has just made.
-                with anyio.CancelScope(shield=True):
-                    self._connection = await anyio.to_thread.run_sync(self._file.connect)
-            except sqlite3.Error as exc:
-                raise self._file.error(exc) from exc
-            finally:
-                if self._connection is None:
-                    self._lock = None  # closed, as before the call
+        await self._worker.open()
 
     async def close(self) -> None:
-        lock = self._lock
-        if lock is None:
-            return
-        async with lock:
-            connection, self._connection = self._connection, None
-            self._lock = None  # the next open may be on another event loop
-            if connection is not None:
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(connection.close)
+        await self._worker.close()
 
-    # -- running a call on the worker --------------------------------------------------------------
-
-    async def _call(self, operation: Callable[[sqlite3.Connection], _T], *, writes: bool = False) -> _T:
-        """Queue ``operation`` and return its outcome once a batch ran it (see the module docstring).
-
-        Whoever holds the lock runs every call queued so far; a caller whose call a batch already
-        ran only collects its outcome. A caller cancelled before any batch took its call takes it
-        back out of the queue, so it never runs.
-        """
-        lock = self._lock
-        if lock is None:
-            raise TaskStoreError(f"{self.describe} is not open: call open() first")
-        call = _Call(operation, writes=writes)
-        queued = cast("_Call[object]", call)
-        self._queued.append(queued)
-        try:
-            async with lock:
-                if not call.ran:
-                    await self._run_queued()
-        except BaseException:
-            if not call.ran:
-                self._queued.remove(queued)
-            raise
-        try:
-            return call.outcome()
-        except sqlite3.Error as exc:
-            raise self._file.error(exc) from exc
-
-    async def _run_queued(self) -> None:
-        """Take what is queued (up to :data:`BATCH_LIMIT`) and run it on the worker thread (lock held)."""
-        batch: list[_Call[object]] = []
-        while self._queued and len(batch) < BATCH_LIMIT:
-            batch.append(self._queued.popleft())
-        for call in batch:
-            call.ran = True  # from here the batch owns it: a cancelled caller must not dequeue it
-        connection = self._connection
-        if connection is None:
-            closed = TaskStoreError(f"{self.describe} is not open: call open() first")
-            for call in batch:
-                call.error = closed
-            return
-        if await anyio.to_thread.run_sync(_run_batch, connection, batch):
-            self.commits += 1
+    @property
+    def commits(self) -> int:
+        """Transactions committed: with concurrent writers, fewer than the writes (group commit)."""
+        return self._worker.commits
 
     def _load(self, text: str) -> TaskState:
         try:
