@@ -22,6 +22,12 @@ async def render(frames: int) -> str:
     return f"rendered {frames}"
 
 
+@app.tool()  # task="forbidden", the default: never a task
+def version() -> str:
+    """The renderer's version."""
+    return "1.0"
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         app.run()

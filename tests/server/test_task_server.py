@@ -6,6 +6,7 @@ real sessions (in-memory JSON-RPC streams, a stdio subprocess, streamable HTTP o
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -288,3 +289,30 @@ async def test_the_documented_task_server(dialect: str) -> None:
             )
             assert plain.content[0].text == "rendered 2 frames as a plain call"
             assert seen == ["frame 1/2", "frame 2/2"]
+
+
+def test_probe_calls_a_forbidden_tool_forbidden_where_the_server_speaks_2025() -> None:
+    """A 2025-11-25 tool list names every tool's task support; one without it is forbidden (on a
+    2026-07-28-only connection the server decides per call)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcp_tasks_compat",
+            "probe",
+            "--json",
+            "--",
+            sys.executable,
+            str(APP_SCRIPT),
+            "stdio",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    support = {tool["name"]: tool["task_support"] for tool in found["tools"]}
+    assert "2025-11-25" in found["dialects"]
+    assert support == {"render": "optional", "version": "forbidden"}

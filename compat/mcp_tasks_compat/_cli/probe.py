@@ -83,6 +83,10 @@ async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
                 {"protocol_version": None, "handshake": "initialize", "dialect": None, "reason": message}
             )
     dialects = sorted({c["dialect"] for c in connections if c["dialect"] is not None}, reverse=True)
+    if DIALECT_2025_11_25 in dialects:
+        # 2025-11-25 lists every tool's task support, and a tool without one is "forbidden"; only
+        # 2026-07-28 alone leaves it undeclared (the server decides per call).
+        tools = {name: support or "forbidden" for name, support in tools.items()}
     checked = list(sdk_info().client_dialects)
     return {
         "target": options.target.describe(),
