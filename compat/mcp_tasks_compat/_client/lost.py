@@ -80,8 +80,13 @@ def _is_transport_failure(error: BaseException) -> bool:
             abs(error.jsonrpc_code) == 32600 and SESSION_TERMINATED in error.message
         )
     module = type(error).__module__
-    if module.startswith(("httpx", "httpcore")):  # its transport errors (not HTTP status errors)
-        return type(error).__name__ not in ("HTTPStatusError", "DecodingError", "InvalidURL")
+    if module.startswith(("httpx", "httpcore")):  # its transport errors, and a session the server lost
+        if type(error).__name__ == "HTTPStatusError":
+            # 404 (mcp >= 1.24 servers) or 400 (mcp 1.23: "No valid session ID provided") for a
+            # session the server no longer knows: it restarted, or the request reached another replica.
+            status = getattr(getattr(error, "response", None), "status_code", None)
+            return status in (400, 404)
+        return type(error).__name__ not in ("DecodingError", "InvalidURL")
     data = getattr(error, "error", None)  # the SDK's McpError / MCPError
     code, message = getattr(data, "code", None), getattr(data, "message", None)
     return code == CONNECTION_CLOSED or (code in (32600, -32600) and message == SESSION_TERMINATED)
