@@ -28,6 +28,7 @@ from .service_2025 import (
     TOOL_FORBIDS_TASKS,
     TaskCall,
     Tasks2025Service,
+    refuse_plain_call,
 )
 from .service_2026 import CallMode, ResponseCheck, Tasks2026Service, missing_extension
 
@@ -45,4 +46,5 @@ __all__ = [
     "missing_extension",
     "owner_2025",
     "principal_id",
+    "refuse_plain_call",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "TOOL_FORBIDS_TASKS",
     "TaskCall",
     "Tasks2025Service",
+    "refuse_plain_call",
 ]
 
 TASK_METHODS_2025: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
@@ -62,6 +63,14 @@ class TaskCall:
     owner: str | None
     tool_name: str
     ttl_ms: int | None
+
+
+def refuse_plain_call(tool_name: str, support: str) -> None:
+    """-32601 for a plain call of a task-required tool (any handshake-era call, on either major)."""
+    if support == "required":
+        raise PeerProtocolError(
+            REQUIRED_TOOL_CALLED_PLAINLY.format(name=echoed_id(tool_name)), jsonrpc_code=METHOD_NOT_FOUND
+        )
 
 
 def _malformed_call() -> PeerProtocolError:
@@ -134,10 +143,7 @@ class Tasks2025Service:
         name, task = _call_shape(params)
         support = self.tasks.support_for(name)
         if task is None:
-            if support == "required":
-                raise PeerProtocolError(
-                    REQUIRED_TOOL_CALLED_PLAINLY.format(name=echoed_id(name)), jsonrpc_code=METHOD_NOT_FOUND
-                )
+            refuse_plain_call(name, support)
             return None
         if support == "forbidden":
             raise PeerProtocolError(

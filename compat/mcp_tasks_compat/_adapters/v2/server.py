@@ -48,8 +48,7 @@ from ..._engine import (
     pending_call,
     rounds_of_plain_call,
 )
-from ..._engine.limits import echoed_id
-from ..._server import REQUIRED_TOOL_CALLED_PLAINLY
+from ..._server import refuse_plain_call
 from ...core import codec_2026
 from ...core.model import Task
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
@@ -165,13 +164,10 @@ class TasksExtension(Extension):
             # Handshake era: the 2025-11-25 middleware (when served) made any task already, and the
             # work of such a task passes through here; a plain call to a required tool is refused.
             if current_run() is None:
-                if support == "required":  # the same refusal as the 2025-11-25 service's
-                    raise mcp_error(
-                        PeerProtocolError(
-                            REQUIRED_TOOL_CALLED_PLAINLY.format(name=echoed_id(params.name)),
-                            jsonrpc_code=METHOD_NOT_FOUND,
-                        )
-                    )
+                try:  # the 2025-11-25 service's refusal, the same on both majors
+                    refuse_plain_call(params.name, support)
+                except PeerProtocolError as exc:
+                    raise mcp_error(exc) from None
                 return await call_next(ctx)
             return await _with_round_trips(params, ctx, call_next, None)
         try:
