@@ -101,9 +101,11 @@ class SessionCaller:
             raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
 
 
-def wire_params(req: Any) -> dict[str, Any]:
-    """A typed request's params as the wire sent them (fields the client left out stay out)."""
+def wire_params(req: Any, *, only: set[str] | None = None) -> dict[str, Any]:
+    """A typed request's params as the wire sent them (fields the client left out stay out);
+    ``only``: just those fields (a ``tools/call``'s arguments, already validated by the SDK, are
+    not copied on every call)."""
     params = getattr(req, "params", None)
     if params is None:
         return {}
-    return params.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return params.model_dump(by_alias=True, mode="json", exclude_unset=True, include=only)

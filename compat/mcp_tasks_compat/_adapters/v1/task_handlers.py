@@ -90,7 +90,7 @@ class TaskHandlers:
     def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
             with _service_errors():
-                plan = self.service.plan_call(wire_params(req), self._caller())
+                plan = self.service.plan_call(wire_params(req, only={"name", "task"}), self._caller())
             if plan is None:
                 return await original(req)
             return await self._start_task(original, req, plan)
