@@ -18,7 +18,7 @@ from typing import Any, Final
 import anyio
 
 from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
-from .._engine.stores import store_from_url
+from .._engine.stores.urls import sqlite_path, store_from_url
 from ..core.lifecycle import TaskEvent
 from ..core.model import format_timestamp, utc_now
 from ..errors import CompatError
@@ -28,7 +28,6 @@ __all__ = ["OPERATOR_CANCEL_REASON", "TasksOptions", "run_tasks"]
 
 OPERATOR_CANCEL_REASON: Final = "cancelled by an operator (mcp-tasks-compat tasks cancel)"
 PAGE: Final = 500
-SQLITE_PREFIX: Final = "sqlite:///"
 
 
 @dataclass(frozen=True)
@@ -113,10 +112,9 @@ def _durable_store(url: str) -> TaskStore:
             "memory: is the store inside one server process; the tasks command reads a durable "
             "store: --store sqlite:///path/to/tasks.db or redis://host:port/db"
         )
-    if url.startswith(SQLITE_PREFIX):
-        path = Path(url[len(SQLITE_PREFIX) :])
-        if not path.is_file():
-            raise ValueError(f"{url}: no such file {str(path)!r} (is the path right? sqlite:////abs/path.db)")
+    path = sqlite_path(url)
+    if path is not None and not Path(path).is_file():
+        raise ValueError(f"{url}: no such file {path!r} (is the path right? sqlite:////abs/path.db)")
     return store_from_url(url)
 
 

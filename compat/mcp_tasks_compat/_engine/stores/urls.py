@@ -15,7 +15,7 @@ from .contract import TaskStore
 from .memory import InMemoryTaskStore
 from .sqlite import SqliteTaskStore
 
-__all__ = ["ACCEPTED_FORMS", "store_from_url"]
+__all__ = ["ACCEPTED_FORMS", "sqlite_path", "store_from_url"]
 
 ACCEPTED_FORMS: Final = (
     "memory:",
@@ -29,14 +29,23 @@ _SQLITE: Final = "sqlite:///"
 _REDIS_MODULE: Final = "mcp_tasks_compat._engine.stores.redis"
 
 
+def sqlite_path(url: str) -> str | None:
+    """The file a ``sqlite:///`` URL names (``None`` for another kind of URL); ``ValueError`` for a
+    sqlite URL without a path or with a query."""
+    if not url.startswith(_SQLITE):
+        return None
+    path = url[len(_SQLITE) :]
+    if not path or "?" in path:
+        raise ValueError(f"{url!r}: a sqlite URL is sqlite:/// and a file path, with no query")
+    return path
+
+
 def store_from_url(url: str) -> TaskStore:
     """The (unopened) store ``url`` names; ``ValueError`` for a form that is not accepted."""
     if url == "memory:":
         return InMemoryTaskStore()
-    if url.startswith(_SQLITE):
-        path = url[len(_SQLITE) :]
-        if not path or "?" in path:
-            raise ValueError(f"{url!r}: a sqlite URL is sqlite:/// and a file path, with no query")
+    path = sqlite_path(url)
+    if path is not None:
         return SqliteTaskStore(path)
     if url.startswith(("redis://", "rediss://")):
         return _redis_store(url)
