@@ -15,6 +15,7 @@ import os
 import platform
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import nox
@@ -24,7 +25,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 # What plain `nox` runs. Sessions added later (benchmarks, interop with other SDKs...) are opt-in
 # unless they are added here; `bench` must stay out of the default list.
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "package"]
 
 ROOT = Path(__file__).resolve().parent
 PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
@@ -301,6 +302,61 @@ def conformance(session: nox.Session) -> None:
     with session.chdir(CONFORMANCE_DIR):
         session.run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
     session.run("python", str(CONFORMANCE_DIR / "run.py"), *session.posargs)
+
+
+# The release as a user installs it (part of the default run). `uv build` builds the sdist with
+# pyproject's build backend (hatchling), then the wheel FROM that sdist, so a file the sdist drops
+# is missing from the wheel too; twine and tools/check_dist.py check both (metadata against
+# pyproject.toml, files against the package folder). Then the wheel, never this checkout, goes into
+# a fresh environment per mcp major, with its extras, and runs from an empty folder outside the
+# checkout: `info`, the demo in each dialect that major speaks, and the testing kit's smoke test.
+PACKAGE_SDK_VERSIONS = ["1.30.0", "2.3.0"]
+PACKAGE_EXTRAS = "http,redis"
+DEMO_DIALECTS = {"1": ["2025-11-25"], "2": ["2025-11-25", "2026-07-28"]}
+"""The task dialects each mcp major speaks (docs/dialects.md): the demo runs once in each."""
+
+
+@nox.session
+def package(session: nox.Session) -> None:
+    """Build the sdist and the wheel, check them, and run the installed wheel on mcp 1.30.0 and 2.3.0."""
+    session.install(*dependency_group("package"))
+    tmp = Path(session.create_tmp()).resolve()
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("uv", "build", "--out-dir", str(dist), str(ROOT), external=True)
+    built = sorted(str(path) for pattern in ("*.tar.gz", "*.whl") for path in dist.glob(pattern))
+    session.run("twine", "check", "--strict", *built)
+    session.run("python", "-m", "tools.check_dist", str(dist))
+    (wheel,) = dist.glob("*.whl")
+    for mcp in PACKAGE_SDK_VERSIONS:
+        run_installed_wheel(session, wheel, mcp, tmp)
+
+
+def run_installed_wheel(session: nox.Session, wheel: Path, mcp: str, tmp: Path) -> None:
+    """A new environment holding only the wheel (with extras), ``mcp==<mcp>`` and pytest; run from outside.
+
+    The commands run in a temporary folder outside the checkout (so no pyproject.toml or conftest.py
+    of ours is found either), with ``python -I``: the working folder, PYTHONPATH and the user's
+    site-packages stay off ``sys.path``. The smoke test fails if the library came from compat/.
+    """
+    environment = tmp / f"wheel-mcp{mcp}"
+    shutil.rmtree(environment, ignore_errors=True)
+    session.run("uv", "venv", "--quiet", "--python", session_python(session), str(environment), external=True)
+    scripts = environment / ("Scripts" if os.name == "nt" else "bin")
+    python = str(scripts / ("python.exe" if os.name == "nt" else "python"))
+    requirements = [f"{wheel}[{PACKAGE_EXTRAS}]", f"mcp=={mcp}", "pytest>=8"]
+    session.run("uv", "pip", "install", "--quiet", "--python", python, *requirements, external=True)
+    with tempfile.TemporaryDirectory(prefix=f"wheel-mcp{mcp}-") as workdir, session.chdir(workdir):
+        shutil.copyfile(TOOLS / "wheel_smoke.py", Path(workdir) / "test_wheel_smoke.py")
+        session.run(python, "-I", "-m", "mcp_tasks_compat", "info", external=True)
+        command = str(scripts / "mcp-tasks-compat")  # the console script the wheel installs
+        for dialect in DEMO_DIALECTS[mcp.split(".")[0]]:
+            demo = ["demo", "--dialect", dialect, "--seconds", "1", "--steps", "2"]
+            session.run(command, *demo, external=True)
+        session.run(
+            python, "-I", "-m", "pytest", "test_wheel_smoke.py", "-q", "-p", "no:cacheprovider",
+            env={"MCP_TASKS_COMPAT_SOURCE_PACKAGE": str(PACKAGE)}, external=True,
+        )  # fmt: skip
 
 
 # Hostile input and long runs (opt-in, not in nox.options.sessions). A small slice of tests/fuzz
