@@ -60,6 +60,10 @@ class SessionSetupError(RuntimeError):
     """A kit session could not be opened as asked (e.g. the pinned dialect was not negotiated)."""
 
 
+class SessionOptionsError(ValueError):
+    """``session_options`` would silently replace part of the library's own session settings."""
+
+
 # --- versions ------------------------------------------------------------------------------------
 
 
@@ -215,6 +219,62 @@ def _no_detail() -> str:
     return ""
 
 
+COMPOSED_SESSION_OPTIONS: Final = ("message_handler", "extensions", "result_claims", "notification_bindings")
+"""The ``ClientSession`` keywords ``session_kwargs()`` composes with the caller's own (its parameters)."""
+
+
+def _kind(value: object) -> object:
+    """What identifies a session setting as the library's: its type, or its members' types and keys."""
+    if isinstance(value, Mapping):
+        return frozenset(cast("Mapping[object, object]", value))
+    if isinstance(value, (list, tuple)):
+        return frozenset(type(getattr(item, "handler", item)) for item in cast("Sequence[object]", value))
+    return type(value)
+
+
+def _is_librarys(value: object, own: object) -> bool:
+    """``value`` holds the library's own setting ``own`` (it was spread from ``session_kwargs()``)."""
+    kind, own_kind = _kind(value), _kind(own)
+    if isinstance(own_kind, frozenset) and isinstance(kind, frozenset):
+        return own_kind <= kind
+    return kind == own_kind
+
+
+def merged_session_options(
+    session_options: Mapping[str, Any] | None, *, dialect: Dialect | None, bare: bool = False
+) -> dict[str, Any]:
+    """The ``ClientSession`` keywords of a kit session: the caller's added to ``session_kwargs()``.
+
+    The keywords ``session_kwargs()`` composes (:data:`COMPOSED_SESSION_OPTIONS`) are composed
+    through it, every other one is added; options already built on ``session_kwargs()`` are taken
+    as they are. Options that spread ``session_kwargs()`` but replace or drop part of it are refused
+    with :class:`SessionOptionsError` (the session would lose task support without a word).
+    ``bare=True``: the caller's options only, without the library's task plumbing.
+    """
+    given = dict(session_options or {})
+    if bare:
+        return given
+    own = session_kwargs(dialect=dialect)
+    spread = sorted(key for key in own if key in given and _is_librarys(given[key], own[key]))
+    if spread:
+        lost = sorted(key for key in own if key not in spread)
+        if lost:
+            replaced = [key for key in lost if key in given]
+            raise SessionOptionsError(
+                f"session_options holds session_kwargs()'s {spread} but "
+                + (f"replaces its {replaced}" if replaced else f"leaves out its {lost}")
+                + f": the session would lose task support without a word (installed: mcp "
+                f"{sdk_info().mcp_version}, whose session_kwargs() sets {sorted(own)}). fix: give only "
+                "your own options (they are added to the library's, and "
+                f"{', '.join(COMPOSED_SESSION_OPTIONS)} are composed with its own), or pass them to "
+                "session_kwargs(...) and give its whole result; bare=True for a session without "
+                "the library's plumbing"
+            )
+        return given  # built on session_kwargs() already
+    composed = {key: given.pop(key) for key in COMPOSED_SESSION_OPTIONS if key in given}
+    return {**session_kwargs(dialect=dialect, **composed), **given}
+
+
 def _single_setup_error(error: BaseException) -> SessionSetupError | None:
     """The one :class:`SessionSetupError` inside the transports' (nested) exception groups, if that is all."""
     if isinstance(error, SessionSetupError):
@@ -252,6 +312,7 @@ async def _connected(
     *,
     dialect: Dialect | None,
     session_options: Mapping[str, Any] | None,
+    bare: bool,
     describe: Callable[[], str],
 ) -> AsyncGenerator[Any, None]:
     """A session on ``streams``; a setup failure comes out as the :class:`SessionSetupError` itself.
@@ -259,7 +320,7 @@ async def _connected(
     (The transports run task groups, which wrap it in exception groups on its way out.)
     """
     # Refusals of what the installed mcp cannot do come first, before any transport starts.
-    options = session_kwargs(dialect=dialect) if session_options is None else session_options
+    options = merged_session_options(session_options, dialect=dialect, bare=bare)
     opened = False
     try:
         async with (
@@ -287,7 +348,11 @@ async def _connected(
 
 @asynccontextmanager
 async def connect_in_memory(
-    server: Any, *, dialect: Dialect | None = None, session_options: Mapping[str, Any] | None = None
+    server: Any,
+    *,
+    dialect: Dialect | None = None,
+    session_options: Mapping[str, Any] | None = None,
+    bare: bool = False,
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to ``server`` running in this event loop (real JSON-RPC streams).
 
@@ -295,13 +360,15 @@ async def connect_in_memory(
     low-level ``mcp.server.lowlevel.Server``; on mcp 2.x an ``MCPServer`` or a low-level ``Server``
     (with the library's tasks installed, or not); any other object is a ``TypeError`` saying so.
     ``dialect`` pins the task dialect (``None``: the newest the connection offers);
-    ``session_options`` replaces ``session_kwargs(dialect=dialect)`` as the ``ClientSession``
-    keywords (``{}`` gives a session without the library's task plumbing).
+    ``session_options`` are ``ClientSession`` keywords added to ``session_kwargs(dialect=dialect)``
+    (e.g. ``{"elicitation_callback": ...}``; see :func:`merged_session_options`); ``bare=True``
+    uses them alone, a session without the library's task plumbing (what a plain client sees).
     """
     opening = _connected(
         get_adapter().app.in_memory_streams(getattr(server, "sdk_server", server)),
         dialect=dialect,
         session_options=session_options,
+        bare=bare,
         describe=_no_detail,
     )
     async with opening as session:
@@ -327,9 +394,11 @@ async def connect_stdio(
     session_options: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    bare: bool = False,
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to a server subprocess over stdio.
 
+    ``session_options`` and ``bare`` are :func:`connect_in_memory`'s.
     ``command`` defaults to :func:`server_command` with ``toolset_spec`` (this interpreter). ``env``
     is added to the SDK's minimal default environment. The server's stderr is kept and its last
     lines are added to any :class:`SessionSetupError`.
@@ -347,16 +416,23 @@ async def connect_stdio(
         streams = app.stdio_streams(
             argv[0], argv[1:], errlog=log, env=env, cwd=None if cwd is None else os.fspath(cwd)
         )
-        opening = _connected(streams, dialect=dialect, session_options=session_options, describe=describe)
+        opening = _connected(
+            streams, dialect=dialect, session_options=session_options, bare=bare, describe=describe
+        )
         async with opening as session:
             yield session
 
 
 @asynccontextmanager
 async def connect_http(
-    url: str, *, dialect: Dialect | None = None, session_options: Mapping[str, Any] | None = None
+    url: str,
+    *,
+    dialect: Dialect | None = None,
+    session_options: Mapping[str, Any] | None = None,
+    bare: bool = False,
 ) -> AsyncGenerator[Any, None]:
-    """A negotiated ``ClientSession`` to a streamable HTTP server at ``url``."""
+    """A negotiated ``ClientSession`` to a streamable HTTP server at ``url`` (``session_options``
+    and ``bare`` are :func:`connect_in_memory`'s)."""
 
     def describe() -> str:
         return f"; server {url}"
@@ -365,6 +441,7 @@ async def connect_http(
         get_adapter().app.http_streams(url),
         dialect=dialect,
         session_options=session_options,
+        bare=bare,
         describe=describe,
     )
     async with opening as session:

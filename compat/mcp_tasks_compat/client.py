@@ -8,7 +8,8 @@ Three touch points::
         await negotiate(session)            # instead of session.initialize()
         result = await call_tool(session, "build", {"target": "all"}, on_status=print)
 
-``result`` is the installed SDK's own ``CallToolResult``. For code that calls
+``result`` is the installed SDK's own ``CallToolResult`` (``isError`` on 1.x, ``is_error`` on 2.x):
+:func:`read_result` reads it the same way on both (``read_result(result).text``). For code that calls
 ``session.call_tool(name, arguments, ...)`` itself (agent frameworks): :data:`TaskClientSession`
 is a ``ClientSession`` with these keywords applied whose ``call_tool`` runs tasks,
 :func:`with_tasks` wraps a session you did not build, and on mcp 2.x
@@ -25,8 +26,9 @@ This module imports no ``mcp``: the adapter for the installed major is imported 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _client as client_logic
 from ._adapters import get_adapter
@@ -43,11 +45,13 @@ __all__ = [
     "OnStatus",
     "Reconnect",
     "ReconnectingClient",
+    "ResultView",
     "TaskClientSession",
     "TaskRun",
     "TaskSessionWrapper",
     "call_tool",
     "negotiate",
+    "read_result",
     "resume",
     "session_kwargs",
     "start_tool",
@@ -272,6 +276,49 @@ async def resume(
     assert grace is not None
     connection = await _connection(session)
     return await client_logic.resume(connection, task_id, on_status=on_status, cancel_grace=grace)
+
+
+# --- reading a result the same way on both majors ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultView:
+    """A tool's result as plain values, whichever major's ``CallToolResult`` it came from.
+
+    ``is_error``: the tool reported an error (``isError``); ``text``: its text content blocks,
+    joined by newlines; ``structured``: its ``structuredContent`` (``None`` without one);
+    ``content``: every content block as wire JSON.
+    """
+
+    is_error: bool
+    text: str
+    structured: Any
+    content: tuple[Mapping[str, Any], ...]
+
+
+def read_result(result: Any) -> ResultView:
+    """Read a ``tools/call`` result: the SDK's ``CallToolResult`` of either major, or its wire JSON.
+
+    mcp 1.x spells the fields ``isError`` / ``structuredContent``, mcp 2.x ``is_error`` /
+    ``structured_content``; this reads the wire form both share, so code written once works on both.
+    """
+    dump = getattr(result, "model_dump", None)
+    wire: object = dump(by_alias=True, mode="json", exclude_none=True) if callable(dump) else result
+    if not isinstance(wire, Mapping):
+        raise TypeError(f"read_result() takes a CallToolResult or its wire JSON, not {type(result).__name__}")
+    fields = cast("Mapping[str, Any]", wire)
+    blocks: list[Mapping[str, Any]] = [
+        cast("Mapping[str, Any]", block)
+        for block in cast("Sequence[object]", fields.get("content") or ())
+        if isinstance(block, Mapping)
+    ]
+    texts = [str(block["text"]) for block in blocks if block.get("type") == "text" and "text" in block]
+    return ResultView(
+        is_error=fields.get("isError") is True,
+        text="\n".join(texts),
+        structured=fields.get("structuredContent"),
+        content=tuple(blocks),
+    )
 
 
 # --- for code that calls session.call_tool itself ------------------------------------------------

@@ -39,6 +39,13 @@ round instead ("ask first, then run long").
 
 On 2026-07-28 a task-capable call waits ``inline_grace_s`` for its tool and is answered plainly if
 the tool is done by then; ``current_task()`` is ``None`` until the call is a task.
+:func:`current_call` is the call's handle from its first line: its ``task_id`` once it is a task,
+``await call.wait_for_task()`` and ``call.on_task(hook)`` for the moment it becomes one.
+
+``Context`` and ``ToolError`` are the installed SDK's own (``FastMCP``'s on 1.x, ``MCPServer``'s on
+2.x), re-exported here so a server written once imports them from one place. Raise ``ToolError``
+for a failure the model should read: its message reaches the caller on every version, in a plain
+call and in a task; any other exception is a crash whose text mcp 2.3 and later keep on the server.
 
 This module imports no ``mcp``: the adapter for the installed major is imported on first use.
 """
@@ -49,7 +56,7 @@ import contextvars
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast, overload
 
 import anyio
 import anyio.lowlevel
@@ -63,6 +70,7 @@ from ._engine import (
     InMemoryTaskStore,
     PollPolicy,
     TaskPolicy,
+    TaskRecord,
     TaskStore,
 )
 from ._engine.policy import SUPPORT_VALUES
@@ -73,13 +81,17 @@ from .errors import TaskStateError
 __all__ = [
     "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_TTL_FLOOR_MS",
+    "CallHandle",
+    "Context",
     "InMemoryTaskStore",
     "PollPolicy",
     "ServerTasks",
     "TaskServer",
     "TaskStore",
     "TaskSupport",
+    "ToolError",
     "create_message",
+    "current_call",
     "current_task",
     "elicit",
     "list_roots",
@@ -92,6 +104,24 @@ FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 _tool_logger = logging.getLogger("mcp_tasks_compat.tool")
+
+if TYPE_CHECKING:
+    # What a type checker sees; at run time both are the installed SDK's own classes (below).
+    Context: TypeAlias = Any
+    """The SDK's tool ``Context``: ``FastMCP``'s (mcp 1.x) or ``MCPServer``'s (mcp 2.x)."""
+
+    class ToolError(Exception):
+        """The SDK's ``ToolError`` (``FastMCP``'s on 1.x, ``MCPServer``'s on 2.x)."""
+
+
+_SDK_CLASSES: Final = frozenset({"Context", "ToolError"})
+
+
+def __getattr__(name: str) -> Any:
+    """``Context`` and ``ToolError``: the installed SDK's own, imported on first use (not at import)."""
+    if name in _SDK_CLASSES:
+        return getattr(get_adapter().builder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ServerTasks(TaskPolicy):
@@ -156,11 +186,23 @@ class TaskServer:
 
     @overload
     def tool(
-        self, function: None = None, /, *, task: TaskSupport = "forbidden", **sdk_tool_kwargs: Any
+        self,
+        function: None = None,
+        /,
+        *,
+        task: TaskSupport = "forbidden",
+        reruns: int = 0,
+        **sdk_tool_kwargs: Any,
     ) -> Callable[[FunctionT], FunctionT]: ...
 
     def tool(
-        self, function: Any = None, /, *, task: TaskSupport = "forbidden", **sdk_tool_kwargs: Any
+        self,
+        function: Any = None,
+        /,
+        *,
+        task: TaskSupport = "forbidden",
+        reruns: int = 0,
+        **sdk_tool_kwargs: Any,
     ) -> Any:
         """Register a tool (sync or async) with the SDK's own decorator, and how it may run as a task.
 
@@ -168,13 +210,20 @@ class TaskServer:
         ``"forbidden"`` (never, the default). ``name``, ``title``, ``description``,
         ``annotations``, ``structured_output``... go to the SDK's ``tool()``, so the input schema
         comes from the type hints and structured output from the return type, as the SDK makes them.
+
+        ``reruns``: for a tool that is safe to run again (idempotent), how many times a task's run
+        lost to a crash or a stopped replica is started again, with the same arguments, instead
+        of failed (needs a durable store; see docs/reliability.md).
         """
         if task not in SUPPORT_VALUES:
             raise ValueError(f"task must be one of {SUPPORT_VALUES}, not {task!r}")
+        if reruns and task == "forbidden":
+            raise ValueError("reruns= concerns task runs; a tool with task='forbidden' never runs as a task")
 
         def register(tool_function: FunctionT) -> FunctionT:
             name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
+            self.tasks.allow_reruns(name, reruns)
             return tool_function
 
         return register(function) if function is not None else register
@@ -274,6 +323,85 @@ def current_task() -> Task | None:
         return None
     _engine_of_run, record = run
     return record.task
+
+
+class CallHandle:
+    """The tool call running here, from the tool's first line (see :func:`current_call`).
+
+    On 2026-07-28 a task-capable call runs undecided for the inline grace and may become a task
+    halfway, unrestarted; until then :attr:`task_id` is ``None`` and :attr:`may_become_task` is
+    ``True``. On 2025-11-25, and with ``inline_grace_s=0``, a task call is a task from the start.
+    """
+
+    __slots__ = ("_call", "_record")
+
+    def __init__(self, record: TaskRecord | None, call: _engine.InlineCall | None) -> None:
+        self._record = record
+        self._call = call
+
+    def __repr__(self) -> str:
+        state = "task " + self.task_id if self.task_id else "undecided" if self.may_become_task else "plain"
+        return f"<CallHandle {state}>"
+
+    def _task_record(self) -> TaskRecord | None:
+        if self._record is not None:
+            return self._record
+        return self._call.record if self._call is not None else None
+
+    @property
+    def task(self) -> Task | None:
+        """The task this call runs as (its state now), or ``None`` while it is not one."""
+        record = self._task_record()
+        return record.task if record is not None else None
+
+    @property
+    def task_id(self) -> str | None:
+        """The task's id once the call is a task; ``None`` before, and for a plain call."""
+        task = self.task
+        return task.task_id if task is not None else None
+
+    @property
+    def may_become_task(self) -> bool:
+        """Not a task yet, but it may be one later (a 2026-07-28 call inside its inline grace)."""
+        return self._task_record() is None and self._call is not None and self._call.is_open
+
+    async def wait_for_task(self) -> Task | None:
+        """The task, once the call is one; ``None`` at once for a call that will never be one.
+
+        Waiting decides nothing: the inline grace runs out while the tool waits, so a waiting tool
+        sees its task a grace later. Use :meth:`on_task` to be told without waiting.
+        """
+        record = self._task_record()
+        if record is None and self._call is not None:
+            record = await self._call.attached()
+        return record.task if record is not None else None
+
+    def on_task(self, hook: Callable[[Task], None]) -> None:
+        """Call ``hook(task)`` when the call becomes a task (at once if it is one; never for a
+        plain call). The hook runs in the server's decision: keep it quick (a log line, a metric);
+        an exception it raises is logged."""
+        record = self._task_record()
+        if record is not None:
+            hook(record.task)
+        elif self._call is not None:
+            self._call.on_attach(lambda attached: hook(attached.task))
+
+
+def current_call() -> CallHandle:
+    """The handle of the tool call running here: its task id now or later (see :class:`CallHandle`).
+
+    Unlike :func:`current_task`, it is there before a 2026-07-28 call becomes a task, so a tool can
+    log its task id the moment there is one::
+
+        current_call().on_task(lambda task: logger.info("running as task %s", task.task_id))
+
+    Outside a task-capable call (a plain call, or no tool call at all) it is a handle whose
+    ``task_id`` stays ``None``.
+    """
+    run = _engine.current_run()
+    if run is not None:
+        return CallHandle(run[1], None)
+    return CallHandle(None, _engine.pending_call())
 
 
 # --- input from the client -----------------------------------------------------------------------

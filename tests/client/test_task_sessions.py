@@ -137,7 +137,7 @@ async def test_with_tasks_wraps_a_session_built_elsewhere() -> None:
 async def test_with_tasks_on_a_bare_1x_session_runs_tasks() -> None:
     if sdk_info().major != 1:
         pytest.skip("on mcp 2.x a session built without session_kwargs() cannot receive a task answer")
-    async with testing.connect_in_memory(build_app().sdk_server, session_options={}) as session:
+    async with testing.connect_in_memory(build_app().sdk_server, bare=True) as session:
         result = await with_tasks(session).call_tool("render", {"frames": 1})
         assert result.content[0].text == "rendered 1 as task"
 

@@ -20,6 +20,7 @@ import base64
 import binascii
 import contextvars
 import json
+import logging
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ notice it.
 """
 
 _STATE_VERSION: Final = 1
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
 
 
 class RoundTripAnswer(Exception):
@@ -177,10 +180,21 @@ class InlineCall:
     The work side calls :meth:`answer` with its outcome (``True``: the caller has it, nothing
     more to do) or :meth:`task` when it needs a task (input, or its outcome came too late). The
     caller side waits with :meth:`wait`, then :meth:`escalate` and :meth:`attach` the new record,
-    or :meth:`drop` the run when its request is gone.
+    or :meth:`drop` the run when its request is gone. The work may also wait for the task without
+    deciding (:meth:`attached`), or be told when it exists (:meth:`on_attach`).
     """
 
-    __slots__ = ("_attached", "_decided", "_phase", "outcome", "record", "rounds", "scope", "status_message")
+    __slots__ = (
+        "_attached",
+        "_decided",
+        "_listeners",
+        "_phase",
+        "outcome",
+        "record",
+        "rounds",
+        "scope",
+        "status_message",
+    )
 
     def __init__(self, stop: RunStop, rounds: RoundTrips | None = None) -> None:
         self.rounds = rounds
@@ -195,6 +209,7 @@ class InlineCall:
         # call for as long as the task runs, and an event costs ~0.9 KB.
         self._decided: anyio.Event | None = anyio.Event()
         self._attached: anyio.Event | None = None  # made when the work waits for its task
+        self._listeners: list[Callable[[TaskRecord], None]] | None = None
 
     @property
     def is_open(self) -> bool:
@@ -210,6 +225,7 @@ class InlineCall:
         self._phase = "answered"
         self.outcome = outcome
         self._wake_caller()
+        self._wake_work()  # a waiter in the work's own task group: never a task now
         return True
 
     async def task(self) -> TaskRecord:
@@ -225,6 +241,24 @@ class InlineCall:
             await anyio.lowlevel.checkpoint()
             raise RuntimeError("the tool call was dropped before it became a task")
         return self.record
+
+    async def attached(self) -> TaskRecord | None:
+        """The task this run becomes, waited for without deciding anything (the grace decides);
+        ``None`` when the call was answered plainly or dropped instead."""
+        if self._phase in ("open", "escalating"):
+            if self._attached is None:
+                self._attached = anyio.Event()
+            await self._attached.wait()
+        return self.record
+
+    def on_attach(self, listener: Callable[[TaskRecord], None]) -> None:
+        """Call ``listener(record)`` when the run becomes a task (at once if it is one already)."""
+        if self.record is not None:
+            _tell(listener, self.record)
+        elif self._phase in ("open", "escalating"):
+            if self._listeners is None:
+                self._listeners = []
+            self._listeners.append(listener)
 
     def _wake_caller(self) -> None:
         if self._decided is not None:
@@ -254,6 +288,9 @@ class InlineCall:
         self.record = record
         record.scope = self.scope
         self._wake_work()
+        listeners, self._listeners = self._listeners, None
+        for listener in listeners or ():
+            _tell(listener, record)
 
     def drop(self) -> None:
         """The call is gone (its request cancelled, or its task could not be created): stop the run."""
@@ -261,6 +298,7 @@ class InlineCall:
             return
         self._phase = "dropped"
         self._decided = None
+        self._listeners = None
         self.scope.cancel()
         self._wake_work()
 
@@ -268,3 +306,11 @@ class InlineCall:
         attached, self._attached = self._attached, None
         if attached is not None:
             attached.set()
+
+
+def _tell(listener: Callable[[TaskRecord], None], record: TaskRecord) -> None:
+    """A tool's own hook: its exception is logged, never raised into the call's decision."""
+    try:
+        listener(record)
+    except Exception:
+        logger.exception("task %s: an on_task hook raised", record.task.task_id)

@@ -4,6 +4,9 @@
 installed on it with :func:`.server.install`. Progress and log messages of a plain call go on
 the current request (the SDK's ``request_ctx``), as ``Context.report_progress`` / ``Context.log``
 would send them, so a tool body needs no 1.x ``Context``.
+
+``Context`` and ``ToolError`` are ``FastMCP``'s own, re-exported by :mod:`mcp_tasks_compat.server`
+so a server written once imports them from one place.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.lowlevel.server import request_ctx
 
 from .server import install, lowlevel_server_of
@@ -20,7 +24,7 @@ from .server import install, lowlevel_server_of
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
 
-__all__ = ["add_tool", "new_server", "run", "send_log", "send_progress"]
+__all__ = ["Context", "ToolError", "add_tool", "new_server", "run", "send_log", "send_progress"]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """Hosts for which ``FastMCP`` turns DNS-rebinding protection on by itself (at construction)."""

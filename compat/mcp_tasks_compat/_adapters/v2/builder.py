@@ -5,6 +5,9 @@ construction), so one server serves both task dialects; its own ``tool`` decorat
 tools. Progress and log messages of a plain call go on the current ``tools/call`` (the request
 :func:`.runtime.with_request` recorded), the way ``Context.report_progress`` / ``Context.log`` send
 them, so a tool body needs no 2.x ``Context``.
+
+``Context`` and ``ToolError`` are ``MCPServer``'s own, re-exported by :mod:`mcp_tasks_compat.server`
+so a server written once imports them from one place.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from .runtime import current_request
 from .server import mcpserver_kwargs
@@ -21,7 +25,7 @@ from .server import mcpserver_kwargs
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
 
-__all__ = ["add_tool", "new_server", "run", "send_log", "send_progress"]
+__all__ = ["Context", "ToolError", "add_tool", "new_server", "run", "send_log", "send_progress"]
 
 _LISTEN = "_mcp_tasks_compat_listen"
 """Where a ``host``/``port`` given at construction waits for :func:`run` (``MCPServer`` takes them there)."""
