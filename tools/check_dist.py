@@ -36,6 +36,7 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 NOT_SHIPPED: Final = ("__pycache__", ".nox", ".venv", ".git", "node_modules", ".pytest_cache", ".hypothesis")
 """Folder names that never belong in a distribution (environments, caches, VCS)."""
 NOT_SHIPPED_SUFFIXES: Final = (".pyc", ".pyo")
+DESCRIPTION: Final = "Check a built sdist and wheel against pyproject.toml and the source tree."
 
 
 def _load_toml(text: str) -> dict[str, Any]:
@@ -255,7 +256,7 @@ def _one(folder: Path, pattern: str) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.check_dist", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.check_dist", description=DESCRIPTION)
     parser.add_argument("dist", type=Path, help="the folder holding one .whl and one .tar.gz")
     parser.add_argument("--root", type=Path, default=ROOT, help="the project (default: this checkout)")
     args = parser.parse_args(argv)
