@@ -73,6 +73,7 @@ from ._engine import (
     TaskRecord,
     TaskStore,
 )
+from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
 from .core.model import Task
 from .dialects import DIALECT_2025_11_25, TaskSupport
@@ -380,11 +381,14 @@ class CallHandle:
         """Call ``hook(task)`` when the call becomes a task (at once if it is one; never for a
         plain call). The hook runs in the server's decision: keep it quick (a log line, a metric);
         an exception it raises is logged."""
+        def on_record(record: TaskRecord) -> None:
+            hook(record.task)
+
         record = self._task_record()
         if record is not None:
-            hook(record.task)
+            run_task_hook(on_record, record)
         elif self._call is not None:
-            self._call.on_attach(lambda attached: hook(attached.task))
+            self._call.on_attach(on_record)
 
 
 def current_call() -> CallHandle:

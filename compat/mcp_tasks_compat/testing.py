@@ -23,6 +23,7 @@ import sys
 
 from ._testkit import (
     APPLICATION_ERROR,
+    COMPOSED_SESSION_OPTIONS,
     DEFAULT_SERVER_NAME,
     EXAMPLE_TOOLSET,
     SDK_VERSIONS,
@@ -48,6 +49,7 @@ from ._testkit import (
 
 __all__ = [
     "APPLICATION_ERROR",
+    "COMPOSED_SESSION_OPTIONS",
     "DEFAULT_SERVER_NAME",
     "EXAMPLE_TOOLSET",
     "SDK_VERSIONS",

@@ -40,6 +40,7 @@ __all__ = [
     "RoundTrips",
     "plain_rounds",
     "rounds_of_plain_call",
+    "run_task_hook",
 ]
 
 DEFAULT_INLINE_GRACE_S: Final = 0.05
@@ -254,7 +255,7 @@ class InlineCall:
     def on_attach(self, listener: Callable[[TaskRecord], None]) -> None:
         """Call ``listener(record)`` when the run becomes a task (at once if it is one already)."""
         if self.record is not None:
-            _tell(listener, self.record)
+            run_task_hook(listener, self.record)
         elif self._phase in ("open", "escalating"):
             if self._listeners is None:
                 self._listeners = []
@@ -290,7 +291,7 @@ class InlineCall:
         self._wake_work()
         listeners, self._listeners = self._listeners, None
         for listener in listeners or ():
-            _tell(listener, record)
+            run_task_hook(listener, record)
 
     def drop(self) -> None:
         """The call is gone (its request cancelled, or its task could not be created): stop the run."""
@@ -308,8 +309,9 @@ class InlineCall:
             attached.set()
 
 
-def _tell(listener: Callable[[TaskRecord], None], record: TaskRecord) -> None:
-    """A tool's own hook: its exception is logged, never raised into the call's decision."""
+def run_task_hook(listener: Callable[[TaskRecord], None], record: TaskRecord) -> None:
+    """A tool's own hook on its task: its exception is logged, never raised into the call's decision
+    (nor into the tool, so a hook behaves the same whenever the call became a task)."""
     try:
         listener(record)
     except Exception:
