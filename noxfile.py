@@ -3,7 +3,7 @@
 mcp 1.x and 2.x both install the import package ``mcp``, so they can never share an environment:
 each SDK version gets its own virtual environment (built with uv), and the suite runs once in each.
 
-    python -m nox                            # lint, typecheck, tests (the default list below)
+    python -m nox                            # the default list below: lint ... conformance, package
     python -m nox -l                         # every session
     python -m nox -s "tests(mcp='2.3.0')"    # one SDK version; arguments after -- go to pytest
 """
