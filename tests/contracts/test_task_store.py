@@ -83,6 +83,8 @@ def rich_state(task_id: str = "rich") -> TaskState:
         lease_until=datetime(2026, 1, 2, 3, 4, 35, 500000, tzinfo=timezone.utc),
         version=7,
         rerun=True,
+        arguments={"target": "docs", "steps": [1, 2]},
+        attempt=2,
     )
 
 
@@ -452,6 +454,8 @@ def states(draw: st.DrawFn, task_id: str) -> TaskState:
         lease_until=draw(st.none() | INSTANTS),
         version=draw(st.integers(0, 3)),
         rerun=draw(st.booleans()),
+        arguments=draw(st.none() | JSON_OBJECTS),
+        attempt=draw(st.integers(1, 101)),
     )
 
 

@@ -73,7 +73,7 @@ from .inline import (
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .policy import SUPPORT_VALUES, TaskPolicy
 from .records import TaskRecord, new_task_id
-from .runs import ToolCallFailure
+from .runs import ToolCallFailure, Work
 from .stores import (
     EVERY_OWNER,
     InMemoryTaskStore,
@@ -118,6 +118,7 @@ __all__ = [
     "TaskStore",
     "TaskWriter",
     "ToolCallFailure",
+    "Work",
     "current_run",
     "input_key_prefix",
     "new_task_id",

@@ -9,7 +9,7 @@ shared store a task whose replica stopped renewing its lease is failed too, sayi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from datetime import datetime, timedelta
 
@@ -27,6 +27,9 @@ __all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "SWEEP_BATCH", "Sweeper"]
 SERVER_STOPPED = "the server stopped while this task ran"
 """Why a task still working when its server (or replica) went away ended failed."""
 
+SERVER_STOPPED_SHORT = "its server stopped"
+"""The same, in the status message of a run started again."""
+
 EXPIRED_GRACE_MS = 60_000
 """How long a task that expired while running stays readable (as failed) before it is dropped."""
 
@@ -42,9 +45,16 @@ class Sweeper:
     nothing here unless its deadline comes before the sweeper would look anyway.
     """
 
-    def __init__(self, writer: TaskWriter, store: TaskStore) -> None:
+    def __init__(
+        self,
+        writer: TaskWriter,
+        store: TaskStore,
+        *,
+        rerun: Callable[[TaskState, str], Awaitable[bool]] | None = None,
+    ) -> None:
         self._writer = writer
         self._store = store
+        self._rerun = rerun
         self._wakeup = anyio.Event()
         self._wake_at: float | None = None  # when (anyio.current_time()) it looks next; None: not running
 
@@ -94,7 +104,8 @@ class Sweeper:
 
     async def sweep_lost_runs(self, *, runner_is_dead: Callable[[str], bool] | None = None) -> int:
         """Fail the tasks whose replica stopped: their lease ran out, or (``runner_is_dead``, at a
-        server's start) their runner is known to be gone."""
+        server's start) their runner is known to be gone. A run whose tool may run again is
+        handed to ``rerun`` instead (which says whether it took it)."""
         now = self._writer.now()
         if runner_is_dead is None:
             lost = await self._store.lease_expired(now)
@@ -104,6 +115,12 @@ class Sweeper:
             since = ""
             if runner_is_dead is None and state.lease_until is not None:
                 since = f" (its lease ran out at {format_timestamp(state.lease_until)})"
+            if (
+                state.rerun
+                and self._rerun is not None
+                and await self._rerun(state, SERVER_STOPPED_SHORT + since)
+            ):
+                continue
             error = JsonRpcError(INTERNAL_ERROR, f"{SERVER_STOPPED}{since}")
             await self._fail(state, error, keep_until=None)
         return len(lost)

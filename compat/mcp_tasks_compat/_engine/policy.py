@@ -22,9 +22,12 @@ from .limits import (
 )
 from .stores import TaskStore, store_from_url
 
-__all__ = ["SUPPORT_VALUES", "TaskPolicy"]
+__all__ = ["MAX_RERUNS", "SUPPORT_VALUES", "TaskPolicy"]
 
 SUPPORT_VALUES: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
+
+MAX_RERUNS = 100
+"""A bound on a tool's re-runs: a run that keeps taking its server down must end some day."""
 
 Scope2025 = Literal["session", "task_id"]
 SCOPES_2025: tuple[Scope2025, ...] = ("session", "task_id")
@@ -54,6 +57,11 @@ class TaskPolicy:
     knows the id (the 2026-07-28 rule: the unguessable id is the capability), so a client reads
     its task back after a reconnect or a restart. ``tasks/list`` stays the session's either way,
     and an authenticated task is always its principal's.
+
+    ``reruns``: tool name to how many times a run of it lost to a crash or a stopped replica is
+    started again (on any replica sharing a durable store, the attempt in its status message)
+    instead of failed. Declare only tools that are safe to run again (idempotent); every other
+    lost run is failed, with the reason.
     """
 
     def __init__(
@@ -73,6 +81,7 @@ class TaskPolicy:
         max_ttl_ms: int | None = DEFAULT_MAX_TTL_MS,
         max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH,
         unauthenticated_2025_scope: Scope2025 = "session",
+        reruns: Mapping[str, int] | None = None,
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -120,6 +129,20 @@ class TaskPolicy:
                 max_task_id_length=max_task_id_length,
             ),
         )
+
+        self.reruns: dict[str, int] = {}
+        self.engine.reruns = self.reruns  # one table: tools declared later are seen by the engine
+        for name, count in (reruns or {}).items():
+            self.allow_reruns(name, count)
+
+    def allow_reruns(self, tool_name: str, count: int) -> None:
+        """Let a lost run of ``tool_name`` start again up to ``count`` times (``0``: never)."""
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_RERUNS:
+            raise ValueError(f"reruns of {tool_name!r} must be an int from 0 to {MAX_RERUNS}; got {count!r}")
+        if count:
+            self.reruns[tool_name] = count
+        else:
+            self.reruns.pop(tool_name, None)
 
     def support_for(self, tool_name: str) -> TaskSupport:
         return self.tools.get(tool_name, self.default_support)

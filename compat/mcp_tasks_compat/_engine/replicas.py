@@ -3,7 +3,8 @@
 Each run's state names its runner (:func:`new_replica_id`: host, pid, random) and until when the
 runner's lease holds. The serving engine renews the leases of its runs, follows the store's
 notifier so a cancel or an answer given on another replica reaches the work here, and at start
-fails at once the runs of a process of this host that is gone (a server killed and restarted).
+fails at once the runs of a process of this host that is gone (a server killed and restarted),
+or starts them again where their tool is declared safe to run again.
 Runs of live processes, or of other hosts, are left to their leases: the sweeper fails them when
 a lease runs out.
 """
@@ -82,6 +83,11 @@ class ReplicaLink:
         if self._recovered:
             return 0
         self._recovered = True
+        return await self._sweeper.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
+
+    async def rerun_dead_runs(self) -> int:
+        """Once the engine can start runs: the runs of dead processes of this host that :meth:`recover`
+        left ``working`` because their tool may run again (each started again, or failed)."""
         return await self._sweeper.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
 
     def claim(self, state: TaskState) -> TaskState:

@@ -25,6 +25,7 @@ from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
 from .records import LiveRecords, RunStop, TaskRecord
+from .stores import TaskState
 from .writer import TaskWriter
 
 __all__ = ["TaskRuns", "ToolCallFailure", "Work", "current_run", "pending_call", "report_status"]
@@ -166,10 +167,18 @@ class TaskRuns:
     out (then another replica fails the task anyway), and only then given up, with a log line.
     """
 
-    def __init__(self, writer: TaskWriter, records: LiveRecords, *, give_up_after_s: float) -> None:
+    def __init__(
+        self,
+        writer: TaskWriter,
+        records: LiveRecords,
+        *,
+        give_up_after_s: float,
+        left_for_rerun: Callable[[TaskState], bool] = lambda state: False,
+    ) -> None:
         self._writer = writer
         self._records = records
         self._give_up_after_s = give_up_after_s
+        self._left_for_rerun = left_for_rerun
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
@@ -292,7 +301,11 @@ class TaskRuns:
 
     async def _run_ended(self, record: TaskRecord) -> None:
         record.scope = None  # the run is over here, whatever happens next
-        if not record.task.is_terminal:
+        if not record.task.is_terminal and self._left_for_rerun(record.state):
+            # Stopped with its server: left ``working``, claimed by a process about to be gone, so
+            # the next start here (or another replica, once the lease runs out) runs it again.
+            logger.info("task %s: stopped with the server; left to be run again", record.task.task_id)
+        elif not record.task.is_terminal:
             # Stopped from outside (the session or the server shutting down: the cancellation
             # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
             # The task must still end rather than stay "working" for its pollers.

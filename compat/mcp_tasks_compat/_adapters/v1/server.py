@@ -19,6 +19,7 @@ The input functions and the exact-wire-JSON messages are in :mod:`.messages`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
@@ -31,12 +32,12 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
 from ..._detect import refuse_unsupported, sdk_info
-from ..._engine import TaskPolicy
+from ..._engine import TaskPolicy, Work
 from ...errors import METHOD_NOT_FOUND, PeerProtocolError, UnsupportedSdkError
 from .messages import input_result as input_result
 from .messages import plain_input as plain_input
 from .messages import undeclared_capability as undeclared_capability
-from .runs import RequestHandler
+from .runs import RequestHandler, call_original
 from .sessions import SessionTasks, current_session
 from .task_handlers import TaskHandlers
 
@@ -97,6 +98,19 @@ def lowlevel_server_of(server: object) -> Server[Any, Any]:
     )
 
 
+def _rerun_work(original: RequestHandler, tool_name: str, arguments: Mapping[str, Any]) -> Work:
+    """A lost run of ``tool_name`` started again: the tool's own handler, called without a request
+    (a FastMCP tool's ``ctx`` then has no request: the library's ``report_status`` still works)."""
+    request = types.CallToolRequest(
+        method="tools/call", params=types.CallToolRequestParams(name=tool_name, arguments=dict(arguments))
+    )
+
+    async def work() -> dict[str, Any]:
+        return await call_original(original, request)
+
+    return work
+
+
 def _with_tasks_capability(
     options: InitializationOptions, capability: Mapping[str, Any]
 ) -> InitializationOptions:
@@ -141,6 +155,8 @@ class _Installation:
             current = handlers.get(request_type)
             if current is not None and current is not self.ours.get(request_type):
                 self.ours[request_type] = handlers[request_type] = make(current)
+                if request_type is types.CallToolRequest:
+                    self.engine.rerun_work = partial(_rerun_work, current)
         for request_type, handler in (
             (types.GetTaskRequest, self.handlers.get_task),
             (types.GetTaskPayloadRequest, self.handlers.get_task_result),
@@ -230,7 +246,7 @@ class _Installation:
         store until its TTL (with a durable store, after a restart too).
         """
         for record in list(session.runs.values()):
-            if not record.task.is_terminal:
+            if not record.task.is_terminal and not self.engine.leaves_for_rerun(record.state):
                 try:
                     await self.engine.cancel_record(record, strict=False, reason=SESSION_ENDED)
                 except PeerProtocolError:

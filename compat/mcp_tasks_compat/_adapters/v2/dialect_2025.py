@@ -165,6 +165,7 @@ class Dialect2025Middleware:
             work=tool_work(call_next),
             run_as=plain,
             listener=self._status_listener,
+            arguments=_arguments_of(params),
         )
         return self.service.created(task)
 
@@ -176,3 +177,8 @@ class Dialect2025Middleware:
             await session.send_notification(cast(Any, notification))
 
         return self.service.status_listener(send)
+
+
+def _arguments_of(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    arguments = params.get("arguments")
+    return cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None

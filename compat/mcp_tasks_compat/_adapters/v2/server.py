@@ -185,6 +185,7 @@ class TasksExtension(Extension):
                 tool_name=params.name,
                 ttl_ms=ttl_ms,
                 work=tool_work(lambda run: _with_round_trips(params, run, call_next, None)),
+                arguments=params.arguments,
             )
             # A dict, not a model: the runner dumps models with exclude_none, which would drop a
             # "ttlMs": null (required, nullable).
@@ -201,6 +202,7 @@ class TasksExtension(Extension):
             work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
             always_task=mode == "task",
             rounds=rounds,
+            arguments=params.arguments,
         )
         if isinstance(answer, Task):
             return codec_2026.encode_create_task_result(answer)
@@ -511,6 +513,18 @@ def install(policy: TaskPolicy, server: Any) -> None:
             "(for MCPServer use MCPServer(name, **tasks.mcpserver_kwargs(...)))"
         )
     lowlevel = cast("Server[Any]", server)
+    if policy.reruns:
+        raise UnsupportedOptInError(
+            [
+                UnsupportedOptIn(
+                    asked=f"reruns of {sorted(policy.reruns)} on a low-level Server",
+                    supported_by="an MCPServer (TaskServer, or MCPServer(name, **tasks.mcpserver_kwargs())), "
+                    "whose tools can be called again without a request",
+                    fix="build the server as TaskServer(...) or MCPServer(name, **tasks.mcpserver_kwargs())",
+                )
+            ],
+            installed=f"mcp {sdk_info().mcp_version}",
+        )
     if TASKS_EXTENSION_ID in lowlevel.extensions:
         raise ValueError(f"tasks are already installed on server {lowlevel.name!r}")
     call_tool = lowlevel.get_request_handler("tools/call")

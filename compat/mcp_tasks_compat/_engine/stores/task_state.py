@@ -37,7 +37,11 @@ class TaskState:
     ``runner``/``lease_until``: the replica running the work and until when its claim holds; a
     non-terminal task whose lease ran out belongs to a replica that stopped, and is failed.
     ``expires_at``: when the store may drop the task (``None``: never), wall clock, UTC.
-    ``rerun``: the tool opted in to be run again, rather than failed, when its replica stopped.
+    ``rerun``: the tool opted in to be run again, rather than failed, when its replica stopped;
+    ``arguments`` (kept only then) are the call's, for that run; ``attempt`` counts its runs from 1.
+    ``trace_context``: the W3C trace context (``traceparent``, ``tracestate``) of the request that
+    created the task, so its run, a re-run and a cancel on any replica join that trace (empty
+    when nothing was traced; absent from records written before it existed).
     """
 
     task: Task
@@ -51,6 +55,9 @@ class TaskState:
     lease_until: datetime | None = None
     version: int = 0
     rerun: bool = False
+    arguments: Mapping[str, Any] | None = None
+    attempt: int = 1
+    trace_context: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
     @property
     def task_id(self) -> str:
@@ -107,9 +114,26 @@ def _task_from_json(data: Mapping[str, Any]) -> Task:
     )
 
 
+def _arguments(value: object) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"arguments must be an object, not {type(value).__name__}")
+    return dict(cast("Mapping[str, Any]", value))
+
+
+def _trace_context(value: object) -> Mapping[str, str]:
+    if not value:
+        return _EMPTY
+    if not isinstance(value, Mapping):
+        raise TypeError(f"traceContext must be an object, not {type(value).__name__}")
+    return MappingProxyType({str(k): str(v) for k, v in cast("Mapping[str, Any]", value).items()})
+
+
 def state_to_json(state: TaskState) -> dict[str, Any]:
-    """The state as JSON-compatible values (what a durable store writes)."""
-    return {
+    """The state as JSON-compatible values (what a durable store writes); ``traceContext`` only
+    when there is one, so an untraced task is written as before."""
+    data: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
         "task": _task_to_json(state.task),
         "dialect": state.dialect,
@@ -122,7 +146,12 @@ def state_to_json(state: TaskState) -> dict[str, Any]:
         "leaseUntil": _time(state.lease_until),
         "version": state.version,
         "rerun": state.rerun,
+        "arguments": None if state.arguments is None else dict(state.arguments),
+        "attempt": state.attempt,
     }
+    if state.trace_context:
+        data["traceContext"] = dict(state.trace_context)
+    return data
 
 
 def state_from_json(data: Mapping[str, Any]) -> TaskState:
@@ -147,6 +176,9 @@ def state_from_json(data: Mapping[str, Any]) -> TaskState:
             lease_until=_parse_time(data.get("leaseUntil")),
             version=int(data.get("version") or 0),
             rerun=bool(data.get("rerun")),
+            arguments=_arguments(data.get("arguments")),
+            attempt=int(data.get("attempt") or 1),
+            trace_context=_trace_context(data.get("traceContext")),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed task state: {exc!r}") from None
