@@ -316,3 +316,17 @@ def test_probe_calls_a_forbidden_tool_forbidden_where_the_server_speaks_2025() -
     support = {tool["name"]: tool["task_support"] for tool in found["tools"]}
     assert "2025-11-25" in found["dialects"]
     assert support == {"render": "optional", "version": "forbidden"}
+
+
+async def test_reruns_are_declared_with_the_tool_and_only_for_task_tools() -> None:
+    app = TaskServer("reruns")
+
+    @app.tool(task="optional", reruns=2)
+    async def build(target: str) -> str:
+        return target
+
+    assert app.tasks.reruns == {"build": 2}
+    with pytest.raises(ValueError, match="a tool with task='forbidden' never runs as a task"):
+        app.tool(reruns=1)
+    with pytest.raises(ValueError, match="must be an int from 0 to 100"):
+        app.tool(task="optional", reruns=-1)(build)

@@ -135,11 +135,16 @@ class TaskPolicy:
         for name, count in (reruns or {}).items():
             self.allow_reruns(name, count)
 
-    def allow_reruns(self, tool_name: str, count: int) -> None:
-        """Let a lost run of ``tool_name`` start again up to ``count`` times (``0``: never)."""
+    @staticmethod
+    def check_reruns(tool_name: str, count: object) -> int:
+        """``count`` if it is a valid number of re-runs, else ``ValueError`` naming the tool."""
         if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_RERUNS:
             raise ValueError(f"reruns of {tool_name!r} must be an int from 0 to {MAX_RERUNS}; got {count!r}")
-        if count:
+        return count
+
+    def allow_reruns(self, tool_name: str, count: int) -> None:
+        """Let a lost run of ``tool_name`` start again up to ``count`` times (``0``: never)."""
+        if self.check_reruns(tool_name, count):
             self.reruns[tool_name] = count
         else:
             self.reruns.pop(tool_name, None)

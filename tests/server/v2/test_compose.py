@@ -319,3 +319,11 @@ async def test_without_the_lifespan_no_task_is_created_and_the_call_is_an_intern
     assert refused.value.error.code == -32603
     assert "lifespan that runs tasks is not active" in refused.value.error.message
     assert await tasks.engine.owned_by(None) == []
+
+
+def test_reruns_on_a_lowlevel_server_are_refused_at_install() -> None:
+    """A low-level Server's tools/call handler needs a request: a lost run could not be run again."""
+    server, _gate = lowlevel_server()
+    with pytest.raises(UnsupportedOptInError, match=r"reruns of \['slow'\] on a low-level Server") as refused:
+        ServerTasks(tools={"slow": "optional"}, reruns={"slow": 1}).install(server)
+    assert "TaskServer" in str(refused.value)
