@@ -148,6 +148,9 @@ def check_metadata(
         field("License-Expression", license_)
     else:
         problems.append(f"pyproject's license is {license_!r}: expected an SPDX expression (a string)")
+    for license_file in project.get("license-files", []):  # the notice MIT asks to go with every copy
+        if license_file not in metadata.get_all("License-File", []):
+            problems.append(f"{where} metadata names no License-File {license_file!r}")
     field("Classifier", sorted(project.get("classifiers", [])), many=True)
     urls: Mapping[str, str] = project.get("urls", {})
     field("Project-URL", sorted(f"{label}, {url}" for label, url in urls.items()), many=True)
