@@ -208,6 +208,7 @@ LAYERS: dict[str, int] = {
     "dialects": 0,
     "_version": 0,
     "core": 1,
+    "_observe": 1,  # OpenTelemetry hooks: imports only _version (and opentelemetry, lazily)
     "_detect": 2,
     "_engine": 3,
     "_client": 3,

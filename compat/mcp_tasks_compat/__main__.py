@@ -88,6 +88,7 @@ def _cmd_example_server(args: argparse.Namespace) -> int:
         lease_s=args.lease_s,
         max_active_tasks=args.max_active_tasks,
         unauthenticated_2025_scope=args.unauthenticated_2025_scope,
+        metrics_port=args.metrics_port,
     )
     return run_example_server(options)
 
@@ -225,6 +226,14 @@ def _add_example_server(add_parser: AddParser) -> None:
         metavar="N",
         help="active tasks per owner (principal, session or server) before new ones are refused "
         f"(default: {DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER})",
+    )
+    serve.add_argument(
+        "--metrics-port",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="serve the task metrics in Prometheus text form on http://<host>:N/metrics (needs "
+        "opentelemetry-sdk and opentelemetry-exporter-prometheus; see docs/observability.md)",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
     serve.set_defaults(handler=_cmd_example_server)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -11,6 +12,7 @@ import anyio
 from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._version import __version__
 from ..errors import CompatError
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
@@ -93,6 +95,8 @@ class ServeOptions:
     lease_s: float = DEFAULT_LEASE_S
     max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
     unauthenticated_2025_scope: str = "session"
+    metrics_port: int | None = None
+    """Serve the metrics in Prometheus text form on ``host:metrics_port`` (``None``: not at all)."""
 
 
 def run_example_server(options: ServeOptions) -> int:
@@ -101,6 +105,22 @@ def run_example_server(options: ServeOptions) -> int:
     def listening(url: str) -> None:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
+    metrics_server: Any = None
+    if options.metrics_port is not None:  # before the server is built: its engine is measured from birth
+        try:
+            metrics_server = serve_prometheus(options.metrics_port, host=options.host)
+        except (MissingExporterError, OSError) as error:
+            print(f"mcp-tasks-compat: --metrics-port: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"metrics on http://{options.host}:{options.metrics_port}/metrics", file=sys.stderr, flush=True)
+    try:
+        return _serve(options, listening)
+    finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
+
+
+def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
     try:
         app = _example_app(
             host=options.host,

@@ -18,6 +18,7 @@ from typing import Any, Generic, Literal, NamedTuple, Protocol
 
 import anyio
 
+from .._observe import traces
 from ..core.model import Task
 from ..dialects import DIALECT_2026_07_28, Dialect
 from ..errors import TaskError, TaskTimeoutError
@@ -246,6 +247,7 @@ async def call_tool(
     )
     reporter = Reporter(on_status)
     progress = progress_sink(on_progress)
+    span = traces.client_call(name, connection.negotiated.dialect)  # a no-op unless tracing
 
     async def operation() -> ResultT:
         started = await connection.call(
@@ -254,7 +256,7 @@ async def call_tool(
                 arguments,
                 as_task,
                 ttl_ms,
-                meta,
+                traces.with_trace_context(meta),
                 progress=progress,
                 read_timeout=read_timeout,
                 sdk_options=dict(sdk_options or {}),
@@ -264,12 +266,14 @@ async def call_tool(
             return started
         # A server may hand back a task even on a "plain" call (2026-07-28: the server decides);
         # it is resolved here rather than dropped.
+        span.task(started.task_id)
         wire = connection.wire()
         guard.attach(wire, started.task_id, reporter)
         expiry = Expiry(started, resumed=False)
         return await follower_for(wire, started, reporter, expiry, resumed=False, tool=name).run()
 
-    return await guard.run(operation)
+    with span:  # the whole follow: creation, polls or push, input rounds, result
+        return await guard.run(operation)
 
 
 async def follow(
@@ -453,8 +457,12 @@ async def start_tool(
     await plan_call(connection, name, "task")
     dialect = connection.negotiated.dialect
     assert dialect is not None
-    with raising_lost_connection(task_id=None, dialect=dialect):
-        started = await connection.call(ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta))
+    with traces.client_call(name, dialect) as span, raising_lost_connection(task_id=None, dialect=dialect):
+        started = await connection.call(
+            ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=traces.with_trace_context(meta))
+        )
+        if isinstance(started, Task):
+            span.task(started.task_id)
     if not isinstance(started, Task):
         return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
     run = TaskRun(

@@ -18,6 +18,7 @@ from functools import partial
 import anyio
 import anyio.abc
 
+from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import Task, TaskStatus, utc_now
 from ..dialects import Dialect
@@ -26,6 +27,7 @@ from . import runs
 from .expiry import Sweeper
 from .inputs import InputRelay
 from .limits import TaskLimits
+from .observed import traced_run
 from .polling import PollPolicy
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
@@ -127,7 +129,11 @@ class TaskEngine(TaskWriter):
 
         Refused (``PeerProtocolError``) when ``owner`` already has its maximum of active tasks.
         """
-        await self.limits.admit(self.store, owner)
+        try:
+            await self.limits.admit(self.store, owner)
+        except PeerProtocolError:
+            metrics.limit_refused(dialect)
+            raise
         now = utc_now()
         task = Task(
             task_id=new_task_id(),
@@ -138,19 +144,27 @@ class TaskEngine(TaskWriter):
             poll_interval_ms=self.poll_policy.hint_ms(0),
             status_message=status_message,
         )
-        state = TaskState(task, dialect, owner, tool_name, expires_at=self.deadline(ttl_ms))
+        state = TaskState(
+            task,
+            dialect,
+            owner,
+            tool_name,
+            expires_at=self.deadline(ttl_ms),
+            trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
+        )
         if self.shared:
             state = self.replicas.claim(state)
         with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
             await self.store.create(state)
         record = TaskRecord(state)
         self._records.add(record)
+        metrics.task_created(tool_name, dialect)
         self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
         return record
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`)."""
-        self.runs.start(record, work, task_group)
+        self.runs.start(record, traced_run(record, work), task_group)
 
     # --- cancelling --------------------------------------------------------------------------
 
@@ -176,7 +190,15 @@ class TaskEngine(TaskWriter):
                 except TaskStateError as exc:
                     raise PeerProtocolError(exc.message, jsonrpc_code=exc.jsonrpc_code) from None
             return record.task
-        await self.finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
+        state = record.state
+        with traces.joined_span(
+            "tasks/cancel",
+            state.trace_context,
+            task_id=state.task_id,
+            tool=state.tool_name,
+            dialect=state.dialect,
+        ):
+            await self.finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
         return record.task
 
     # --- the background work of a server ---------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from .._observe.traces import RunSpan
 from ..core.model import Task
 from ..dialects import Dialect
 from .stores import TaskState
@@ -46,7 +47,8 @@ class TaskRecord:
     """A task as this process sees it: its latest :class:`TaskState` plus its live run, if any.
 
     The state is what the store holds (the same on every replica); the rest exists only here:
-    ``scope``, what stops the run (a :class:`RunStop`, set only where the work runs), the change
+    ``scope``, what stops the run (a :class:`RunStop`, set only where the work runs), its
+    ``run_span`` (only while tracing), the change
     event waiters wait on, the status listeners of the sessions following it, and which input
     requests a stream of this process is relaying. One record per task per process, so all of
     them share one event.
@@ -55,11 +57,13 @@ class TaskRecord:
     on, follows or relays for carries none of them (thousands of tasks are held at once).
     """
 
-    __slots__ = ("_changed", "_input_claims", "_listeners", "last_notified", "scope", "state")
+    __slots__ = ("_changed", "_input_claims", "_listeners", "last_notified", "run_span", "scope", "state")
 
     def __init__(self, state: TaskState, scope: RunStop | None = None) -> None:
         self.state = state
         self.scope = scope
+        self.run_span: RunSpan | None = None
+        """The span of the run held here while tracing (ended when the outcome is saved)."""
         self.last_notified = 0.0
         self._changed: anyio.Event | None = None
         self._listeners: list[Callable[[Task], Awaitable[None]]] | None = None

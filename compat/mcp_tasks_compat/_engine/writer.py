@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import JsonRpcError, TaskStatus, utc_now
 from ..errors import TaskStoreError
 from .limits import TaskLimits
+from .observed import observed
 from .polling import PollPolicy
 from .reader import TaskReader
 from .records import RunStop, TaskRecord, adopt
@@ -65,6 +67,41 @@ async def _tell_listeners(record: TaskRecord) -> None:
             logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
 
 
+def _observe_transition(record: TaskRecord, old: TaskState, new: TaskState) -> None:
+    """A saved status change, told to OpenTelemetry (flag checks only, when nothing listens).
+
+    Counted here, where the compare-and-set succeeded, so each transition counts once whichever
+    replica saved it. The run's span (where the run lives) or else the current span (a cancel
+    through another replica, in the task's trace) gets the change as an event; a terminal
+    status ends the run's span, its error (if any) as the span's status.
+    """
+    status = new.task.status.value
+    ended = new.is_terminal and not old.is_terminal
+    metrics.status_changed(new.tool_name, new.dialect, old.task.status.value, status, terminal=ended)
+    if ended:
+        seconds = (new.task.last_updated_at - new.task.created_at).total_seconds()
+        metrics.run_ended(new.tool_name, new.dialect, status, seconds)
+    span = record.run_span
+    traces.status_event(None, status, new.task.status_message, besides=span)
+    if span is None:
+        return
+    span.status(status, new.task.status_message)
+    if ended:
+        record.run_span = None
+        span.end(status, _failure_reason(new) if new.task.status is TaskStatus.FAILED else None)
+
+
+def _failure_reason(state: TaskState) -> str:
+    """Why a task failed, in a line: its error, else its tool's error text (2025-11-25), else its message."""
+    task = state.task
+    if task.error is not None:
+        return task.error.message
+    for block in (task.result or {}).get("content") or ():
+        if isinstance(block, Mapping) and block.get("type") == "text":  # pyright: ignore[reportUnknownMemberType]
+            return str(block.get("text"))  # pyright: ignore[reportUnknownMemberType,reportUnknownArgumentType]
+    return task.status_message or task.status.value
+
+
 class TaskWriter(TaskReader):
     """Writes every change to a task back to the store, then tells whoever follows the task.
 
@@ -82,6 +119,7 @@ class TaskWriter(TaskReader):
         replica_id: str,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        store = observed(store)  # timed when a meter provider is set, else the store itself
         super().__init__(store, poll_policy=poll_policy, limits=limits, clock=clock)
         self.shared = store.shared
         """Other processes may use the store: leases, the notifier and re-reads matter."""
@@ -111,10 +149,11 @@ class TaskWriter(TaskReader):
         or the task is gone.
         """
         while True:
-            proposed = change(record.state)
+            before = record.state
+            proposed = change(before)
             if proposed is None:
                 return False
-            proposed = self._stamp(record.state, proposed)
+            proposed = self._stamp(before, proposed)
             try:
                 saved = await self.store.save(proposed)
             except StoreConflict as conflict:
@@ -127,6 +166,8 @@ class TaskWriter(TaskReader):
                 continue
             break
         record.state = saved
+        if saved.task.status is not before.task.status:
+            _observe_transition(record, before, saved)
         if stop is not None:
             stop.cancel()
         if announce:

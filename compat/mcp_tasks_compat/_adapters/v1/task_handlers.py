@@ -18,6 +18,7 @@ import mcp.types as types
 from mcp.server.lowlevel.server import request_ctx
 
 from ..._engine import TaskPolicy
+from ..._observe import traces
 from ..._server import TaskCall, Tasks2025Service
 from ...dialects import DIALECT_2025_11_25
 from ...errors import INTERNAL_ERROR, PeerProtocolError, TaskStoreError
@@ -93,7 +94,15 @@ class TaskHandlers:
                 plan = self.service.plan_call(wire_params(req, only={"name", "task"}), self._caller())
             if plan is None:
                 return await original(req)
-            return await self._start_task(original, req, plan)
+            # mcp 1.x opens no span of its own: the task's tools/call gets one here, parented by
+            # the trace context in its _meta (the run, kept with the task, is its child).
+            meta = req.params.meta
+            carrier = meta.model_dump() if meta is not None else None
+            span = traces.server_request(
+                "tools/call", plan.tool_name, carrier, protocol_version=DIALECT_2025_11_25
+            )
+            with span:
+                return await self._start_task(original, req, plan)
 
         return call_tool
 

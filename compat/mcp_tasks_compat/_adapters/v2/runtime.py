@@ -27,6 +27,8 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, Outcome, RoundTrips, TaskPolicy, TaskRecord, ToolCallFailure
+from ..._engine.observed import traced_inline
+from ..._engine.runs import current_run
 from ..._server import Tasks2026Service, principal_id
 from ...core.model import JsonRpcError, Task
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -88,6 +90,12 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
             )
         )
     return wire
+
+
+def _run_record() -> TaskRecord | None:
+    """The task the running work has become, if it has (inside a run)."""
+    run = current_run()
+    return None if run is None else run[1]
 
 
 def tool_work(
@@ -354,6 +362,7 @@ class TasksRuntime:
                 raise mcp_error(exc) from None
 
         run_context, detached = self._run_context(ctx)
+        work = traced_inline(work, tool_name=tool_name, dialect=dialect, record_of=_run_record)
         try:
             return await engine.runs.begin(
                 work,

@@ -1,0 +1,162 @@
+"""The library's instruments, through the OpenTelemetry metrics API, made on first real use.
+
+Attributes are bounded by design: the tool, the dialect, a task status, the store kind and
+operation. Never a task id, a session or a principal. Each function is a flag check and returns
+at once when no meter provider is set (:func:`.otel.metering`). The up-down counters (active,
+waiting for input, push streams) count transitions where they are saved, so on several replicas
+the sum over the replicas is the fleet's figure (a task created on A and cancelled on B is +1 on
+A and -1 on B).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .otel import INSTRUMENTATION_NAME, metering, metrics_api
+from .traces import ATTR_DIALECT, ATTR_STATUS, ATTR_TOOL
+
+__all__ = [
+    "ATTR_OPERATION",
+    "ATTR_STORE",
+    "SERIES",
+    "lease_expired",
+    "lease_renewed",
+    "limit_refused",
+    "polled",
+    "push_stream",
+    "rerun",
+    "result_delivered",
+    "run_ended",
+    "status_changed",
+    "store_operation",
+    "task_created",
+]
+
+ATTR_STORE: Final = "mcp_tasks.store"
+ATTR_OPERATION: Final = "mcp_tasks.store.operation"
+
+_SECONDS: Final = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
+_STORE_SECONDS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5)
+
+SERIES: Final = {
+    # name: (kind, unit, description)
+    "mcp_tasks.created": ("counter", "{task}", "Tasks created"),
+    "mcp_tasks.ended": ("counter", "{task}", "Tasks that reached a terminal status, by status"),
+    "mcp_tasks.active": ("updown", "{task}", "Tasks not yet terminal (sum over replicas)"),
+    "mcp_tasks.input_waiting": ("updown", "{task}", "Tasks in input_required (sum over replicas)"),
+    "mcp_tasks.run.duration": ("histogram", "s", "How long a task's work ran, by how the task ended"),
+    "mcp_tasks.result.delay": ("histogram", "s", "From the end of a run to its result delivered"),
+    "mcp_tasks.store.duration": ("histogram", "s", "One task store operation"),
+    "mcp_tasks.store.errors": ("counter", "{error}", "Task store operations that raised"),
+    "mcp_tasks.lease.renewals": ("counter", "{renewal}", "Leases of running tasks renewed"),
+    "mcp_tasks.lease.expiries": ("counter", "{task}", "Runs lost to a replica whose lease ran out"),
+    "mcp_tasks.reruns": ("counter", "{run}", "Runs started again after their replica stopped"),
+    "mcp_tasks.limit.refusals": ("counter", "{refusal}", "Task creations refused by a limit"),
+    "mcp_tasks.polls": ("counter", "{request}", "tasks/get requests answered"),
+    "mcp_tasks.push.streams": ("updown", "{stream}", "subscriptions/listen streams open"),
+}
+"""Every series this library emits (docs/observability.md describes each)."""
+
+
+class _Instruments:
+    def __init__(self) -> None:
+        api = metrics_api()
+        assert api is not None
+        from .._version import __version__
+
+        meter = api.get_meter(INSTRUMENTATION_NAME, __version__)
+        made: dict[str, Any] = {}
+        for name, (kind, unit, description) in SERIES.items():
+            if kind == "counter":
+                made[name] = meter.create_counter(name, unit=unit, description=description)
+            elif kind == "updown":
+                made[name] = meter.create_up_down_counter(name, unit=unit, description=description)
+            else:
+                bounds = _STORE_SECONDS if name == "mcp_tasks.store.duration" else _SECONDS
+                made[name] = meter.create_histogram(
+                    name, unit=unit, description=description, explicit_bucket_boundaries_advisory=bounds
+                )
+        self.by_name = made
+
+
+_made: _Instruments | None = None
+
+
+def _get(name: str) -> Any:
+    global _made
+    if _made is None:
+        _made = _Instruments()
+    return _made.by_name[name]
+
+
+def task_created(tool: str, dialect: str) -> None:
+    if not metering():
+        return
+    attributes = {ATTR_TOOL: tool, ATTR_DIALECT: dialect}
+    _get("mcp_tasks.created").add(1, attributes)
+    _get("mcp_tasks.active").add(1, attributes)
+
+
+def status_changed(tool: str, dialect: str, old: str, new: str, *, terminal: bool) -> None:
+    """A saved transition ``old`` -> ``new`` (``terminal``: ``new`` ends the task)."""
+    if not metering() or old == new:
+        return
+    attributes = {ATTR_TOOL: tool, ATTR_DIALECT: dialect}
+    if old == "input_required":
+        _get("mcp_tasks.input_waiting").add(-1, attributes)
+    if new == "input_required":
+        _get("mcp_tasks.input_waiting").add(1, attributes)
+    if terminal:
+        _get("mcp_tasks.active").add(-1, attributes)
+        _get("mcp_tasks.ended").add(1, {**attributes, ATTR_STATUS: new})
+
+
+def run_ended(tool: str, dialect: str, status: str, seconds: float) -> None:
+    if metering():
+        _get("mcp_tasks.run.duration").record(
+            seconds, {ATTR_TOOL: tool, ATTR_DIALECT: dialect, ATTR_STATUS: status}
+        )
+
+
+def result_delivered(tool: str, dialect: str, seconds: float) -> None:
+    if metering():
+        _get("mcp_tasks.result.delay").record(max(seconds, 0.0), {ATTR_TOOL: tool, ATTR_DIALECT: dialect})
+
+
+def store_operation(store: str, operation: str, seconds: float, *, failed: bool) -> None:
+    if not metering():
+        return
+    attributes = {ATTR_STORE: store, ATTR_OPERATION: operation}
+    _get("mcp_tasks.store.duration").record(seconds, attributes)
+    if failed:
+        _get("mcp_tasks.store.errors").add(1, attributes)
+
+
+def lease_renewed(count: int = 1) -> None:
+    if metering() and count:
+        _get("mcp_tasks.lease.renewals").add(count)
+
+
+def lease_expired(count: int = 1) -> None:
+    if metering() and count:
+        _get("mcp_tasks.lease.expiries").add(count)
+
+
+def rerun(tool: str) -> None:
+    if metering():
+        _get("mcp_tasks.reruns").add(1, {ATTR_TOOL: tool})
+
+
+def limit_refused(dialect: str) -> None:
+    if metering():
+        _get("mcp_tasks.limit.refusals").add(1, {ATTR_DIALECT: dialect})
+
+
+def polled(tool: str, dialect: str) -> None:
+    if metering():
+        _get("mcp_tasks.polls").add(1, {ATTR_TOOL: tool, ATTR_DIALECT: dialect})
+
+
+def push_stream(delta: int, dialect: str) -> None:
+    if metering():
+        _get("mcp_tasks.push.streams").add(delta, {ATTR_DIALECT: dialect})

@@ -1,0 +1,85 @@
+"""Whether OpenTelemetry is there and configured: one flag check per use, nothing more.
+
+``opentelemetry`` is imported on first use, never at import time, and is optional (the ``otel``
+extra). :func:`tracing` and :func:`metering` say whether an SDK (or any real provider) is set
+globally; until then every hook of the library is a flag check and returns at once, so a server
+or client without an SDK pays nothing for the instrumentation. Once a real provider is seen the
+answer is kept (OpenTelemetry's global providers can be set only once).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Final
+
+__all__ = ["INSTRUMENTATION_NAME", "metering", "metrics_api", "trace_api", "tracing"]
+
+INSTRUMENTATION_NAME: Final = "mcp_tasks_compat"
+"""The instrumentation scope of every span and instrument of this library."""
+
+_trace_module: ModuleType | None = None
+_metrics_module: ModuleType | None = None
+_imported = False
+_tracing = False
+_metering = False
+
+
+def _import() -> None:
+    global _imported, _trace_module, _metrics_module
+    _imported = True
+    try:
+        import opentelemetry.metrics
+        import opentelemetry.trace
+    except ImportError:  # the otel extra is not installed: everything stays off
+        return
+    _trace_module = opentelemetry.trace
+    _metrics_module = opentelemetry.metrics
+
+
+def trace_api() -> ModuleType | None:
+    """``opentelemetry.trace``, or ``None`` when OpenTelemetry is not installed."""
+    if not _imported:
+        _import()
+    return _trace_module
+
+
+def metrics_api() -> ModuleType | None:
+    """``opentelemetry.metrics``, or ``None`` when OpenTelemetry is not installed."""
+    if not _imported:
+        _import()
+    return _metrics_module
+
+
+def tracing() -> bool:
+    """A real tracer provider is set: spans are worth making."""
+    return _tracing or _check_tracing()
+
+
+def metering() -> bool:
+    """A real meter provider is set: measurements are worth taking."""
+    return _metering or _check_metering()
+
+
+def _check_tracing() -> bool:
+    global _tracing
+    api = trace_api()
+    if api is None:
+        return False
+    provider = api.get_tracer_provider()
+    if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
+        return False
+    _tracing = True
+    return True
+
+
+def _check_metering() -> bool:
+    global _metering
+    api = metrics_api()
+    if api is None:
+        return False
+    provider = api.get_meter_provider()
+    # The API's stand-in before a provider is set is private (_ProxyMeterProvider): known by name.
+    if isinstance(provider, api.NoOpMeterProvider) or type(provider).__name__ == "_ProxyMeterProvider":
+        return False
+    _metering = True
+    return True
