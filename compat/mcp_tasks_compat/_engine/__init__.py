@@ -38,6 +38,7 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``inputs``: input requests relayed between the work and the client;
 * ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
 * ``replicas``: what a shared store needs of a serving engine (leases, the notifier, recovery);
+* ``observed``: what the engine tells OpenTelemetry (runs as spans, its store's operations timed);
 * ``limits``: what one client can make a server hold (active tasks, TTL, echoed ids, list pages);
 * ``policy``: :class:`TaskPolicy`, which tools and dialects a server serves, and its engine;
 * ``stores``: where task states live: ``stores.task_state`` (:class:`TaskState` and its JSON),
