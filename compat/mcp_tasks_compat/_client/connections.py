@@ -130,6 +130,9 @@ class NegotiatedConnection(Generic[SessionT]):
     async def tool_support(self, name: str) -> TaskSupport:
         return await self._tools.of(name)
 
+    async def settle(self) -> None:
+        """Nothing is owed by default: an SDK whose session tells the server what it gave up."""
+
 
 class ConnectionCache(Generic[SessionT, ConnectionT]):
     """One connection per live session, opened by the first caller (concurrent callers wait for it)."""

@@ -224,6 +224,16 @@ class ClientConnection(Protocol[ResultT_co]):
         """2025-11-25 ``execution.taskSupport`` of ``name`` (tools listed once and cached)."""
         ...
 
+    async def settle(self) -> None:
+        """Return once no answer is owed to a request this session gave up (a cancelled or timed-out
+        wait whose answer the server still sends); the caller bounds the wait.
+
+        A call that ends early waits for this before it raises, so a caller that closes its
+        session next (a session per call) closes it on a quiet stream: on mcp 1.x over stdio an
+        answer read after the session closed kills the transport (``BrokenResourceError``).
+        """
+        ...
+
     async def call(self, call: ToolCall) -> Task | ResultT_co:
         """Send ``tools/call``: a :class:`Task` when the server created one, else its ``CallToolResult``.
 

@@ -73,18 +73,34 @@ def follower_for(
     return Follower2025(wire, task, reporter, expiry, resumed=resumed, tool=tool)
 
 
+Settle = Callable[[], Awaitable[None]]
+"""A connection's :meth:`~.protocols.ClientConnection.settle`: wait until no answer is owed."""
+
+
 class _Guard:
     """Runs an operation under the overall timeout; ends an unfinished task when the call ends early.
 
     Caller cancellation (anyio or asyncio), the timeout, and any unexpected error all send a
-    shielded, time-bounded ``tasks/cancel`` for a task that is known and not yet terminal.
+    shielded ``tasks/cancel`` for a task that is known and not yet terminal, then wait for the
+    answers the session still owes to requests the call gave up (``settle``), all within
+    ``grace``: a caller that closes its session next (a session per call) then closes it on a
+    quiet stream, and sees its own ``CancelledError``.
     """
 
-    def __init__(self, *, timeout: float | None, grace: float, what: str, dialect: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float | None,
+        grace: float,
+        what: str,
+        dialect: str | None = None,
+        settle: Settle | None = None,
+    ) -> None:
         self.timeout = timeout
         self.grace = grace
         self.what = what
         self.dialect = dialect
+        self.settle = settle
         self.wire: TaskWire[Any] | None = None
         self.task_id: str | None = None
         self.reporter: Reporter | None = None
@@ -99,10 +115,9 @@ class _Guard:
         return last is None or not last.is_terminal
 
     async def _end_task(self) -> None:
-        if self._unfinished():
-            assert self.wire is not None
-            assert self.task_id is not None
-            await best_effort_cancel(self.wire, self.task_id, grace=self.grace)
+        await _end_early(
+            self.wire if self._unfinished() else None, self.task_id, self.settle, grace=self.grace
+        )
 
     async def run(self, operation: Callable[[], Awaitable[ResultT]], *, end_on_abort: bool = True) -> ResultT:
         """Run ``operation``; with ``end_on_abort=False`` only the timeout (not cancelling) ends the task."""
@@ -132,6 +147,18 @@ class _Guard:
             f"{self.what} did not finish within {self.timeout} s; task {self.task_id} was asked to cancel",
             task_id=self.task_id,
         )
+
+
+async def _end_early(
+    wire: TaskWire[Any] | None, task_id: str | None, settle: Settle | None, *, grace: float
+) -> None:
+    """A call that ends before its task: ``tasks/cancel`` (with a ``wire``), then the owed answers
+    awaited; shielded, within ``grace`` in all, never raising."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
+        if wire is not None and task_id is not None:
+            await best_effort_cancel(wire, task_id, grace=grace)
+        if settle is not None:
+            await settle()
 
 
 def progress_sink(on_progress: OnProgress | None) -> ProgressSink | None:
@@ -244,6 +271,7 @@ async def call_tool(
         grace=cancel_grace,
         what=f"tools/call {name!r}",
         dialect=connection.negotiated.dialect,
+        settle=connection.settle,
     )
     reporter = Reporter(on_status)
     progress = progress_sink(on_progress)
@@ -318,8 +346,10 @@ class TaskRun(Generic[ResultT]):
         on_status: OnStatus | None = None,
         resumed: bool = False,
         cancel_grace: float = CANCEL_GRACE_SECONDS,
+        settle: Settle | None = None,
     ) -> None:
         self._wire = wire
+        self._settle = settle
         self._first = task
         self._tool = tool
         self._immediate = immediate
@@ -385,7 +415,12 @@ class TaskRun(Generic[ResultT]):
                 assert self._first is not None
                 assert self._expiry is not None
                 wire, first = self._wire, self._first
-                guard = _Guard(timeout=seconds(timeout), grace=self._grace, what=f"task {first.task_id}")
+                guard = _Guard(
+                    timeout=seconds(timeout),
+                    grace=self._grace,
+                    what=f"task {first.task_id}",
+                    settle=self._settle,
+                )
                 guard.attach(wire, first.task_id, self._reporter)
                 start = self._reporter.last or first
                 follower = follower_for(
@@ -441,7 +476,7 @@ class TaskRun(Generic[ResultT]):
     ) -> None:
         if self._wire is None or self._first is None or self.done:
             return
-        await best_effort_cancel(self._wire, self._first.task_id, grace=self._grace)
+        await _end_early(self._wire, self._first.task_id, self._settle, grace=self._grace)
 
 
 async def start_tool(
@@ -472,6 +507,7 @@ async def start_tool(
         dialect=dialect,
         on_status=on_status,
         cancel_grace=cancel_grace,
+        settle=connection.settle,
     )
     await run._reporter.report(started)  # pyright: ignore[reportPrivateUsage]
     return run
@@ -508,6 +544,7 @@ async def resume(
         on_status=on_status,
         resumed=True,
         cancel_grace=cancel_grace,
+        settle=connection.settle,
     )
     await run._reporter.report(task)  # pyright: ignore[reportPrivateUsage]
     return run

@@ -68,21 +68,25 @@ class _RoutedAtOnce:
 
     The SDK's ``send`` checkpoints before it delivers; this one delivers at once (the stream has
     room for the one answer), and an answer whose waiter is gone (closed stream) is dropped
-    instead of raised into the receive loop.
+    instead of raised into the receive loop. Either way the table hears that the answer came.
     """
 
-    __slots__ = ("_stream",)
+    __slots__ = ("_key", "_stream", "_table")
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, table: _CancelSafeTable, key: Any) -> None:
         self._stream = stream
+        self._table = table
+        self._key = key
 
     async def send(self, item: Any) -> None:
         # No await before delivery: the waiter cannot be cancelled and close the stream between
         # the loop taking it from the table and handing it the answer.
+        self._table.answered(self._key)
         with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._stream.send_nowait(item)
 
     def send_nowait(self, item: Any) -> None:
+        self._table.answered(self._key)
         self._stream.send_nowait(item)
 
     async def aclose(self) -> None:
@@ -93,10 +97,61 @@ class _RoutedAtOnce:
 
 
 class _CancelSafeTable(dict[Any, Any]):
-    """A session's pending-request table whose answer streams are :class:`_RoutedAtOnce`."""
+    """A session's pending-request table whose answer streams are :class:`_RoutedAtOnce`, and which
+    knows the answers still owed to requests their callers gave up (cancelled, timed out).
+
+    mcp 1.x never tells the server a request was given up, so its answer still comes, maybe after
+    the caller has closed the session; over stdio that answer, read after the session closed its
+    end of the stream, kills the transport's reader with ``BrokenResourceError`` and turns the
+    caller's ``CancelledError`` into an ``ExceptionGroup``. :meth:`settle` waits for those answers.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._owed: dict[Any, _RoutedAtOnce] = {}
+        self._settled: anyio.Event | None = None
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value if isinstance(value, _RoutedAtOnce) else _RoutedAtOnce(value))
+        if isinstance(value, _RoutedAtOnce):
+            value = value._stream  # pyright: ignore[reportPrivateUsage]
+        super().__setitem__(key, _RoutedAtOnce(value, self, key))
+
+    # The SDK takes an entry out in two places, both as ``pop(id, None)``: the receive loop when
+    # the answer comes (and hands it over at once), and the requester when it stops waiting. An
+    # entry taken out before its answer came is owed until the answer comes; the receive loop
+    # then finds it here and drops the answer into its closed stream.
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key in self:
+            entry = super().pop(key)
+            self._owed[key] = entry  # until its send (at once, when it is the receive loop's pop)
+            return entry
+        owed = self._owed.get(key)
+        if owed is not None:
+            return owed
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        """The session ended: nothing more is answered, so nothing is owed any longer."""
+        super().clear()
+        self._owed.clear()
+        self._wake()
+
+    def answered(self, key: Any) -> None:
+        self._owed.pop(key, None)
+        if not self._owed:
+            self._wake()
+
+    def _wake(self) -> None:
+        if self._settled is not None:
+            self._settled.set()
+            self._settled = None
+
+    async def settle(self) -> None:
+        """Return once every answer owed to a given-up request has come (or the session ended)."""
+        while self._owed:
+            if self._settled is None:
+                self._settled = anyio.Event()
+            await self._settled.wait()
 
 
 def _make_cancel_safe(session: ClientSession) -> bool:
@@ -309,6 +364,13 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
 
     def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
         super().__init__(session, negotiated, lambda: list_tools(session))
+
+    async def settle(self) -> None:
+        """Wait until every answer owed to a request this session gave up has come, so that a
+        caller who closes the session next (a session per call) closes a quiet stream."""
+        table = getattr(self._session, "_response_streams", None)
+        if isinstance(table, _CancelSafeTable):
+            await table.settle()
 
     async def _call_plainly(self, call: client_logic.ToolCall) -> types.CallToolResult:
         """The base class's ``call_tool`` (which checks the output schema itself); a session
