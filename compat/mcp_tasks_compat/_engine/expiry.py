@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 import anyio
 import anyio.lowlevel
 
+from .._observe import metrics
 from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
@@ -109,6 +110,7 @@ class Sweeper:
         now = self._writer.now()
         if runner_is_dead is None:
             lost = await self._store.lease_expired(now)
+            metrics.lease_expired(len(lost))
         else:
             lost = [s for s in await _all_running(self._store) if s.runner and runner_is_dead(s.runner)]
         for state in lost:

@@ -18,11 +18,12 @@ from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from .._observe import metering, metrics, traces, tracing
+from ..core.model import utc_now
 from .records import TaskRecord
 from .stores import EVERY_OWNER, Notifier, StoreConflict, TaskState, TaskStore
 from .stores.contract import EveryOwner
 
-__all__ = ["ObservedStore", "observed", "store_kind", "traced_inline", "traced_run"]
+__all__ = ["ObservedStore", "joined", "note_read", "observed", "store_kind", "traced_inline", "traced_run"]
 
 _Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
@@ -43,7 +44,9 @@ def traced_run(record: TaskRecord, work: _Work) -> _Work:
 
     async def run() -> Mapping[str, Any]:
         state = record.state
-        span = traces.start_run(state.tool_name, state.dialect, state.task_id, state.trace_context)
+        span = traces.start_run(
+            state.tool_name, state.dialect, state.task_id, state.trace_context, attempt=state.attempt
+        )
         if span is None:
             return await work()
         record.run_span = span
@@ -177,3 +180,25 @@ class ObservedStore:
     def __getattr__(self, name: str) -> object:
         """Anything else a store has (a test's or a tool's look inside) is the wrapped store's."""
         return getattr(self.inner, name)
+
+
+def joined(record: TaskRecord, method: str) -> traces.CallSpan | traces.NoSpan:
+    """A span in ``record``'s own trace for ``method`` done to it here (``tasks/update``, say),
+    linked to the request's span: whichever replica serves it."""
+    state = record.state
+    return traces.joined_span(
+        method, state.trace_context, task_id=state.task_id, tool=state.tool_name, dialect=state.dialect
+    )
+
+
+def note_read(record: TaskRecord, *, poll: bool) -> None:
+    """A read answered to a client: a poll (``tasks/get``) counted, and an ended task's result
+    delivered measured from the end of its run (each delivery counts)."""
+    if not metering():
+        return
+    state = record.state
+    if poll:
+        metrics.polled(state.tool_name, state.dialect)
+    if state.is_terminal:
+        seconds = (utc_now() - state.task.last_updated_at).total_seconds()
+        metrics.result_delivered(state.tool_name, state.dialect, seconds)

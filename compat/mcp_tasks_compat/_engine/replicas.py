@@ -19,6 +19,7 @@ from datetime import timedelta
 
 import anyio
 
+from .._observe import metrics
 from ..errors import TaskStoreError
 from .expiry import Sweeper
 from .records import LiveRecords
@@ -109,7 +110,8 @@ class ReplicaLink:
             await anyio.sleep(self.lease_s / 3)
             for record in self._records.running():
                 try:
-                    await self._writer.mutate(record, self._renewed, force_notify=False, announce=False)
+                    if await self._writer.mutate(record, self._renewed, force_notify=False, announce=False):
+                        metrics.lease_renewed()
                 except TaskStoreError:
                     logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
 

@@ -23,6 +23,7 @@ __all__ = [
     "ATTR_TOOL",
     "NO_SPAN",
     "CallSpan",
+    "NoSpan",
     "RunSpan",
     "client_call",
     "current_carrier",
@@ -92,12 +93,12 @@ def _context_of(carrier: Mapping[str, Any] | None) -> Any:
     return context
 
 
-class _NoSpan:
+class NoSpan:
     """What every hook returns when not tracing: does nothing, allocates nothing."""
 
     __slots__ = ()
 
-    def __enter__(self) -> _NoSpan:
+    def __enter__(self) -> NoSpan:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -110,7 +111,7 @@ class _NoSpan:
         return None
 
 
-NO_SPAN: Final = _NoSpan()
+NO_SPAN: Final = NoSpan()
 
 
 class CallSpan:
@@ -158,7 +159,7 @@ def _set_error(span: Any, error: BaseException) -> None:
     span.set_status(api.Status(api.StatusCode.ERROR, str(error) or type(error).__qualname__))
 
 
-def client_call(tool: str, dialect: str | None, *, kind: str = "execute_tool") -> CallSpan | _NoSpan:
+def client_call(tool: str, dialect: str | None, *, kind: str = "execute_tool") -> CallSpan | NoSpan:
     """The span of one ``call_tool``/``start_tool``: the whole follow (creation, polls or push,
     input rounds, result), ``execute_tool {tool}`` as the GenAI conventions name a tool call."""
     if not tracing():
@@ -173,7 +174,7 @@ def client_call(tool: str, dialect: str | None, *, kind: str = "execute_tool") -
 
 def server_request(
     method: str, tool: str | None, meta: Mapping[str, Any] | None, *, protocol_version: str | None
-) -> CallSpan | _NoSpan:
+) -> CallSpan | NoSpan:
     """A ``SERVER`` span for a request, parented by the trace context of its ``_meta``: what
     mcp 2.x opens for every request itself (``mcp.server._otel``), for mcp 1.x."""
     if not tracing():
@@ -261,7 +262,7 @@ def start_run(
 
 def joined_span(
     name: str, carrier: Mapping[str, Any] | None, *, task_id: str, tool: str, dialect: str
-) -> CallSpan | _NoSpan:
+) -> CallSpan | NoSpan:
     """A span in the task's own trace for something done to it (``tasks/cancel``,
     ``tasks/update``), on whatever replica: parented by the task's creating context, linked to the
     request's own span (the caller's trace)."""

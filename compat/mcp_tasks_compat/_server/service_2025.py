@@ -19,6 +19,7 @@ import anyio
 
 from .._engine import TaskPolicy, TaskRecord
 from .._engine.limits import echoed_id
+from .._engine.observed import note_read
 from ..core import codec_2025 as codec
 from ..core.model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
@@ -204,6 +205,7 @@ class Tasks2025Service:
 
     async def get(self, params: object, caller: Caller) -> dict[str, Any]:
         record = await self._record(params, caller)
+        note_read(record, poll=True)  # a flag check unless metering
         return codec.encode_task(self.engine.shown(record.task))
 
     async def cancel(self, params: object, caller: Caller) -> dict[str, Any]:
@@ -231,6 +233,7 @@ class Tasks2025Service:
             return await caller.relay({"method": request["method"], "params": request_params})
 
         task = await self.engine.inputs.relay_until_terminal(record, send)
+        note_read(record, poll=False)
         if task.status is TaskStatus.FAILED and task.result is None and task.error is not None:
             error: JsonRpcError = task.error
             raise PeerProtocolError(error.message, jsonrpc_code=error.code, data=error.data)

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 from .._engine import TaskPolicy, TaskRecord
 from .._engine.limits import echoed_id
+from .._engine.observed import joined, note_read
 from ..core import codec_2026 as codec
 from ..dialects import DIALECT_2026_07_28
 from ..errors import INVALID_PARAMS, PeerProtocolError
@@ -84,6 +85,7 @@ class Tasks2026Service:
     async def get(self, task_id: str, principal: str | None) -> dict[str, Any]:
         """``tasks/get``: the task as read now, with its result or error inline once it ended."""
         record = await self.record(task_id, principal)
+        note_read(record, poll=True)  # a flag check unless metering
         return codec.encode_get_task_result(self.engine.shown(record.task))
 
     async def cancel(self, task_id: str, principal: str | None) -> dict[str, Any]:
@@ -112,5 +114,6 @@ class Tasks2026Service:
             request = record.task.input_requests.get(key)
             if request is not None:
                 check_response(key, str(request.get("method")), response)
-        await self.engine.inputs.deliver(record, responses)  # the record read above: one store read
+        with joined(record, "tasks/update"):  # in the task's trace, whichever replica serves it
+            await self.engine.inputs.deliver(record, responses)  # the record read above: one store read
         return {}

@@ -35,6 +35,7 @@ from pydantic import BaseModel, model_serializer
 
 from ..._detect import sdk_info
 from ..._engine import TaskRecord
+from ..._observe import metrics
 from ...core import codec_2026
 from ...core.model import Task
 from ...dialects import DIALECT_2026_07_28, TASKS_EXTENSION_ID
@@ -153,6 +154,7 @@ class TaskPushMiddleware:
         if self._streams >= MAX_STREAMS:
             raise MCPError(code=INTERNAL_ERROR, message="Subscription limit reached")
         self._streams += 1
+        metrics.push_stream(1, DIALECT_2026_07_28)
         try:
             with answering_store_errors():
                 records = await self._owned(asked)
@@ -166,6 +168,7 @@ class TaskPushMiddleware:
                     self._runtime.tasks.engine.unwatch(record)
         finally:
             self._streams -= 1
+            metrics.push_stream(-1, DIALECT_2026_07_28)
 
     async def _owned(self, asked: list[object]) -> list[TaskRecord]:
         """The caller's tasks among ``asked``, each watched (the caller unwatches them)."""

@@ -1,0 +1,180 @@
+"""The engine's traces and metrics across replicas, on one SQLite file (two engines, as two
+replicas of a server share it): a cancel through B joins the trace of the create on A, a re-run
+after a crash joins it too, and the metrics move as the tasks go through create, input, cancel,
+failure, a limit and a lease that runs out. SDK-free, so it runs under every SDK version."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry import trace
+
+from mcp_tasks_compat._engine import TaskEngine, Work
+from mcp_tasks_compat._engine.limits import TaskLimits
+from mcp_tasks_compat._engine.stores import SqliteTaskStore
+from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
+from mcp_tasks_compat.errors import PeerProtocolError
+
+from .conftest import Telemetry
+
+pytestmark = pytest.mark.anyio
+BOUND_S = 20
+TOOL = {"gen_ai.tool.name": "build"}
+
+
+async def hang() -> Mapping[str, Any]:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+async def test_a_cancel_through_b_joins_the_trace_of_the_create_on_a(
+    telemetry: Telemetry, tmp_path: Path
+) -> None:
+    path = tmp_path / "tasks.db"
+    # A short lease: SQLite has no notifier, so A hears of the cancel at its next renewal.
+    a = TaskEngine(store=SqliteTaskStore(path), lease_s=0.6)
+    b = TaskEngine(store=SqliteTaskStore(path))
+    tracer = trace.get_tracer("test")
+    with anyio.fail_after(BOUND_S):
+        async with a.running() as group_a, b.running():
+            with tracer.start_as_current_span("client call") as creating:
+                record = await a.create(
+                    dialect=DIALECT_2026_07_28, owner=None, tool_name="build", ttl_ms=None
+                )
+                a.start(record, hang, group_a)
+            with tracer.start_as_current_span("another client") as other:
+                await b.cancel(record.task.task_id, None, strict=False)
+            (run,) = await telemetry.ended("mcp_tasks.run build")  # A heard of it and stopped the run
+    trace_id = creating.get_span_context().trace_id
+    (cancel,) = telemetry.named("tasks/cancel build")
+    assert cancel.context.trace_id == run.context.trace_id == trace_id
+    assert [link.context.span_id for link in cancel.links] == [other.get_span_context().span_id]
+    assert [dict(e.attributes or {})["mcp_tasks.task.status"] for e in cancel.events] == ["cancelled"]
+    assert run.parent is not None
+    assert run.parent.span_id == creating.get_span_context().span_id
+    assert dict(run.attributes or {})["mcp_tasks.task.status"] == "cancelled"
+    stored = SqliteTaskStore(path)  # the context is kept with the task, in the file
+    await stored.open()
+    state = await stored.get(record.task.task_id)
+    await stored.close()
+    assert state is not None
+    assert dict(state.trace_context)["traceparent"].split("-")[1] == f"{trace_id:032x}"
+
+
+async def test_a_rerun_after_a_crash_joins_the_trace_that_created_the_task(
+    telemetry: Telemetry, tmp_path: Path
+) -> None:
+    path = tmp_path / "tasks.db"
+    first = TaskEngine(store=SqliteTaskStore(path))
+    first.reruns["build"] = 1
+    await first.open()
+    with trace.get_tracer("test").start_as_current_span("client call") as creating:
+        record = await first.create(
+            dialect=DIALECT_2026_07_28, owner=None, tool_name="build", ttl_ms=None, arguments={"n": 1}
+        )
+    dead = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
+    await first.store.save(record.state.evolve(runner=f"{socket.gethostname()}/{int(dead.stdout)}/dead"))
+    await first.store.close()
+
+    def rerun_work(tool_name: str, arguments: Mapping[str, Any]) -> Work | None:
+        async def work() -> Mapping[str, Any]:
+            return {"content": [], "isError": False}
+
+        return work
+
+    restarted = TaskEngine(store=SqliteTaskStore(path))
+    restarted.reruns["build"] = 1
+    restarted.rerun_work = rerun_work
+    with anyio.fail_after(BOUND_S):
+        async with restarted.running():
+            await restarted.wait_terminal(record.task.task_id, None)
+            (run,) = await telemetry.ended("mcp_tasks.run build")
+    assert run.context.trace_id == creating.get_span_context().trace_id
+    assert dict(run.attributes or {})["mcp_tasks.run.attempt"] == 2
+    assert telemetry.value("mcp_tasks.reruns", **TOOL) >= 1
+
+
+async def test_the_task_metrics_move_through_create_input_cancel_and_failure(telemetry: Telemetry) -> None:
+    engine = TaskEngine(limits=TaskLimits(max_active_tasks_per_owner=2))
+    attrs = {**TOOL, "mcp_tasks.dialect": DIALECT_2025_11_25}
+    before = {
+        name: telemetry.value(name, **attrs)
+        for name in ("mcp_tasks.created", "mcp_tasks.active", "mcp_tasks.input_waiting")
+    }
+    ended = {
+        s: telemetry.value("mcp_tasks.ended", **attrs, **{"mcp_tasks.task.status": s})
+        for s in ("cancelled", "failed")
+    }
+    refusals = telemetry.value("mcp_tasks.limit.refusals", **{"mcp_tasks.dialect": DIALECT_2025_11_25})
+    store_ops = telemetry.value("mcp_tasks.store.duration", **{"mcp_tasks.store": "memory"})
+
+    def delta(name: str) -> float:
+        return telemetry.value(name, **attrs) - before[name]
+
+    with anyio.fail_after(BOUND_S):
+        async with engine.running() as group:
+            asks = await engine.create(dialect=DIALECT_2025_11_25, owner="o", tool_name="build", ttl_ms=None)
+            fails = await engine.create(dialect=DIALECT_2025_11_25, owner="o", tool_name="build", ttl_ms=None)
+            assert (delta("mcp_tasks.created"), delta("mcp_tasks.active")) == (2, 2)
+            with pytest.raises(PeerProtocolError):  # the owner's limit: two active
+                await engine.create(dialect=DIALECT_2025_11_25, owner="o", tool_name="build", ttl_ms=None)
+            assert (
+                telemetry.value("mcp_tasks.limit.refusals", **{"mcp_tasks.dialect": DIALECT_2025_11_25})
+                == refusals + 1
+            )
+
+            asking = anyio.Event()
+
+            async def ask() -> Mapping[str, Any]:
+                asking.set()
+                await engine.inputs.request(asks, {"method": "elicitation/create", "params": {}})
+                return {}
+
+            engine.start(asks, ask, group)
+            await asking.wait()
+            while asks.task.status is not TaskStatus.INPUT_REQUIRED:
+                await asks.changed.wait()
+            assert delta("mcp_tasks.input_waiting") == 1
+            await engine.cancel(asks.task.task_id, "o", strict=False)
+            assert delta("mcp_tasks.input_waiting") == 0
+
+            async def boom() -> Mapping[str, Any]:
+                raise RuntimeError("no")
+
+            engine.start(fails, boom, group)
+            await engine.wait_terminal(fails.task.task_id, "o")
+    assert delta("mcp_tasks.active") == 0
+    for status in ("cancelled", "failed"):
+        assert (
+            telemetry.value("mcp_tasks.ended", **attrs, **{"mcp_tasks.task.status": status})
+            == ended[status] + 1
+        )
+        assert telemetry.value("mcp_tasks.run.duration", **attrs, **{"mcp_tasks.task.status": status}) >= 1
+    assert telemetry.value("mcp_tasks.store.duration", **{"mcp_tasks.store": "memory"}) > store_ops
+    for attributes, _point in telemetry.points("mcp_tasks.ended"):
+        assert set(attributes) <= {"gen_ai.tool.name", "mcp_tasks.dialect", "mcp_tasks.task.status"}
+
+
+async def test_a_lease_that_runs_out_is_counted(telemetry: Telemetry, tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    gone = TaskEngine(store=SqliteTaskStore(path))
+    await gone.open()
+    record = await gone.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="build", ttl_ms=None)
+    await gone.store.save(record.state.evolve(runner="elsewhere/1/x", lease_until=gone.now()))
+    await gone.store.close()
+    expiries = telemetry.value("mcp_tasks.lease.expiries")
+    survivor = TaskEngine(store=SqliteTaskStore(path))
+    await survivor.open()
+    assert await survivor.expiry.sweep_lost_runs() == 1
+    assert telemetry.value("mcp_tasks.lease.expiries") == expiries + 1
+    failed = await survivor.store.get(record.task.task_id)
+    assert failed is not None
+    assert failed.task.status is TaskStatus.FAILED
+    await survivor.store.close()
