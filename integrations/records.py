@@ -45,6 +45,11 @@ class Records:
             return []
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
+    def summary(self) -> str:
+        """What the server saw, short enough for an assertion message."""
+        events = Counter(f"{run['tool']} {run['event']}" for run in self.runs())
+        return f"runs: {dict(events)}; requests: {dict(self.requests())}"
+
     def runs(self, event: str | None = None) -> list[dict[str, Any]]:
         """The tool runs' events (``started``, ``finished``, ``cancelled``), oldest first."""
         return [line for line in self._lines("tools.jsonl") if event is None or line["event"] == event]
@@ -61,8 +66,8 @@ class Records:
     def finished_task(self, tool: str) -> str:
         """The task id the one finished run of ``tool`` ran in; fails when it ran as a plain call."""
         finished = [run for run in self.runs("finished") if run["tool"] == tool]
-        assert len(finished) == 1, self.runs()
-        assert finished[0]["task_id"], f"{tool} ran as a plain call, not as a task: {self.runs()}"
+        assert len(finished) == 1, self.summary()
+        assert finished[0]["task_id"], f"{tool} ran as a plain call, not as a task: {self.summary()}"
         return str(finished[0]["task_id"])
 
     async def wait_for(self, event: str, tool: str, *, in_task: bool = False) -> dict[str, Any]:
@@ -73,7 +78,7 @@ class Records:
                 if run["tool"] == tool and (run["task_id"] or not in_task):
                     return run
             await anyio.sleep(0.05)  # the condition is in another process's file: look again
-        raise AssertionError(f"the server never recorded {event!r} for {tool}: {self.runs()}")
+        raise AssertionError(f"the server never recorded {event!r} for {tool}: {self.summary()}")
 
     async def running_task(self, tool: str) -> str:
         """Wait until ``tool`` reports a frame from inside a task (past any inline grace); its id."""
@@ -82,6 +87,20 @@ class Records:
     async def assert_cancelled(self, tool: str) -> None:
         """The tool's task was cancelled on the server: the run stopped and ``tasks/cancel`` arrived."""
         cancelled = await self.wait_for("cancelled", tool)
-        assert cancelled["task_id"], f"the cancelled {tool} run was not a task: {self.runs()}"
-        assert self.requests()["tasks/cancel"] >= 1, self.requests()
-        assert not [run for run in self.runs("finished") if run["tool"] == tool], self.runs()
+        assert cancelled["task_id"], f"the cancelled {tool} run was not a task: {self.summary()}"
+        assert self.requests()["tasks/cancel"] >= 1, self.summary()
+        assert not [run for run in self.runs("finished") if run["tool"] == tool], self.summary()
+
+
+def assert_progress(messages: list[str | None], frames: int) -> None:
+    """The tool's own progress reached the framework's callback: its frames, in order.
+
+    Which frames arrive depends on timing (statuses are coalesced, or read by polling), so only
+    that some did, and in order, is asserted here; the last message's fidelity is tests/client's.
+    """
+    sent = [f"frame {frame}/{frames}" for frame in range(1, frames + 1)]
+    heard = [message for message in messages if message is not None]
+    assert heard, f"no progress reached the framework (heard {messages})"
+    assert all(message in sent for message in heard), heard
+    order = [sent.index(message) for message in heard]
+    assert order == sorted(order), heard

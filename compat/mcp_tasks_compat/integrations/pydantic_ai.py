@@ -1,0 +1,102 @@
+"""A fastmcp 3 ``Client`` for pydantic-ai's ``MCPToolset`` on mcp 1.x, whose tool calls run as tasks::
+
+    from mcp_tasks_compat.integrations.pydantic_ai import TaskClient
+
+    toolset = MCPToolset(TaskClient(server, progress_handler=on_progress))
+
+pydantic-ai 2.x's ``MCPToolset`` talks MCP through fastmcp's ``Client`` (fastmcp 3 on mcp 1.x,
+fastmcp 4 on mcp 2.x) and takes a ready-made one. On mcp 1.x its own task path (fastmcp 3's
+SEP-1686 ``call_tool(task=True)``) polls without reporting progress and leaves the task running
+when the agent's call is cancelled. ``TaskClient`` takes fastmcp's ``Client`` arguments and sends
+every tool call through :func:`~mcp_tasks_compat.client.with_tasks` instead: a task where the
+server offers one (statuses to ``progress_handler``, ``tasks/cancel`` when the caller is
+cancelled), a plain call otherwise. It overrides two public methods of fastmcp's ``Client``:
+``call_tool_mcp`` (the raw call, which ``call_tool`` uses) and ``call_tool(task=True)``, which then
+returns a finished task handle holding the result. On mcp 2.x use ``tasks_extension()`` instead
+(``Client(server, extensions=[tasks_extension()])``; docs/integrations.md).
+
+The class is built on first use: importing this module imports neither fastmcp nor pydantic-ai, and
+using ``TaskClient`` without fastmcp installed raises ``ImportError`` naming the package to install.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from . import require_framework
+
+__all__ = ["TaskClient"]
+
+
+class FinishedToolTask:
+    """What fastmcp's ``call_tool(task=True)`` returns, for a task the library already followed."""
+
+    def __init__(self, result: Any) -> None:
+        self._result = result
+
+    async def result(self) -> Any:
+        return self._result
+
+
+def _seconds(timeout: timedelta | float | None) -> float | None:
+    if isinstance(timeout, timedelta):
+        return timeout.total_seconds()
+    return None if timeout is None else float(timeout)
+
+
+@cache
+def task_client_class() -> type[Any]:
+    """``TaskClient``, built once over fastmcp's own ``Client``."""
+    from ..client import with_tasks
+
+    fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__)
+    base: type[Any] = fastmcp.Client
+
+    class TaskClient(base):  # type: ignore[misc, valid-type]
+        """fastmcp's ``Client`` whose tool calls run as tasks where the server offers them."""
+
+        def __init__(self, *args: Any, progress_handler: Any = None, **kwargs: Any) -> None:
+            super().__init__(*args, progress_handler=progress_handler, **kwargs)
+            self.task_progress_handler = progress_handler
+
+        async def call_tool_mcp(
+            self,
+            name: str,
+            arguments: dict[str, Any],
+            progress_handler: Any = None,
+            timeout: timedelta | float | None = None,
+            meta: dict[str, Any] | None = None,
+        ) -> Any:
+            """The raw ``CallToolResult``, the tool run as a task where the server offers one."""
+            return await with_tasks(self.session).call_tool(
+                name,
+                arguments,
+                progress_callback=progress_handler or self.task_progress_handler,
+                meta=meta,
+                timeout=_seconds(timeout),
+            )
+
+        async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
+            """fastmcp's ``call_tool``; ``task=True`` is followed here and returns a finished handle."""
+            as_task = options.pop("task", False)
+            options.pop("task_id", None)
+            options.pop("ttl", None)
+            result = await super().call_tool(name, arguments, **options)
+            return FinishedToolTask(result) if as_task else result
+
+    TaskClient.__module__ = __name__
+    return TaskClient
+
+
+def __getattr__(name: str) -> Any:
+    """``TaskClient`` is built on first use: it subclasses fastmcp's ``Client``."""
+    if name == "TaskClient":
+        return task_client_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    TaskClient: type[Any]
+    """fastmcp's ``Client`` whose tool calls run as tasks where the server offers them."""

@@ -1,0 +1,92 @@
+"""pydantic-ai-slim 2.68 (``MCPToolset`` over fastmcp: fastmcp 3 on mcp 1.x, fastmcp 4 on mcp 2.x ≥ 2.3):
+the page's recipes, the toolset's own tool calls as an agent makes them, no model is asked.
+
+On mcp 2.x the recipe gives fastmcp's ``Client`` the library's ``tasks_extension()``; on mcp 1.x
+pydantic-ai's own SEP-1686 client (fastmcp 3's ``call_tool(task=True)``, for task-required tools
+and, with ``prefer_tasks`` (its default), task-optional ones) talks to the library's server with no
+client glue at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+from tests.doc_blocks import run_doc_block
+
+from integrations.records import MCP_MAJOR, Records, assert_progress
+
+pytestmark = pytest.mark.anyio
+
+PENDING_PUSH = (
+    "tasks_extension() (the mcp.Client route pydantic-ai takes on mcp 2.x) has no push and no progress "
+    "yet: issue 26 section 1, 'Push and progress on the mcp.Client route', is being added by another change"
+)
+
+
+class Toolset:
+    """An entered ``MCPToolset``, its run context and the progress its ``Client`` heard."""
+
+    def __init__(self, toolset: Any, context: Any, progress: list[str | None]) -> None:
+        self.toolset = toolset
+        self.context = context
+        self.progress = progress
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The call an agent run makes: through ``get_tools`` (task routing) and ``call_tool``."""
+        tools = await self.toolset.get_tools(self.context)
+        return await self.toolset.call_tool(name, arguments, self.context, tools[name])
+
+
+@pytest.fixture
+async def toolset(records: Records) -> AsyncIterator[Toolset]:
+    from fastmcp.client.transports import StdioTransport
+    from pydantic_ai import RunContext
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+
+    progress: list[str | None] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    names = {"server": StdioTransport(command=records.command, args=records.args), "on_progress": on_progress}
+    recipe = "pydantic-ai" if MCP_MAJOR == 2 else "pydantic-ai-mcp1"
+    built = run_doc_block("docs/integrations.md", recipe, names)["toolset"]
+    context = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    async with built:
+        yield Toolset(built, context, progress)
+
+
+async def test_a_call_runs_as_a_task(toolset: Toolset, records: Records) -> None:
+    answer = await toolset.call("encode", {"frames": 4, "seconds": 1.0})
+    assert answer == f"encoded 4 frames in task {records.finished_task('encode')}"
+
+
+@pytest.mark.xfail(MCP_MAJOR == 2, strict=True, reason=PENDING_PUSH)
+async def test_the_tasks_progress_reaches_pydantic_ai(toolset: Toolset, records: Records) -> None:
+    await toolset.call("encode", {"frames": 4, "seconds": 1.0})
+    assert_progress(toolset.progress, 4)
+
+
+@pytest.mark.skipif(
+    MCP_MAJOR != 2, reason="the tasks_extension() route is mcp 2.x's; 1.x has pydantic-ai's own"
+)
+@pytest.mark.xfail(strict=True, reason=PENDING_PUSH)
+async def test_the_tasks_extension_route_follows_a_5_s_task_with_3_reads_at_most(
+    toolset: Toolset, records: Records
+) -> None:
+    answer = await toolset.call("encode", {"frames": 5, "seconds": 5.0})
+    assert answer == f"encoded 5 frames in task {records.finished_task('encode')}"
+    assert records.reads() <= 3, records.requests()
+
+
+async def test_cancelling_the_agents_call_cancels_the_task(toolset: Toolset, records: Records) -> None:
+    with anyio.move_on_after(30):  # the backstop; the test cancels much sooner
+        async with anyio.create_task_group() as group:
+            group.start_soon(toolset.call, "encode", {"frames": 200, "seconds": 60})
+            await records.running_task("encode")
+            group.cancel_scope.cancel()
+    await records.assert_cancelled("encode")
