@@ -35,7 +35,7 @@ from ._adapters import get_adapter
 from ._client import MAX_INPUT_ROUNDS, Mode, Negotiated, OnProgress, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from ._reconnect import Reconnect, ReconnectingClient
-from .dialects import ALL_DIALECTS, Dialect
+from .dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, Dialect
 
 __all__ = [
     "MAX_INPUT_ROUNDS",
@@ -160,6 +160,13 @@ def _positive(name: str, value: float | timedelta | None) -> float | None:
     return converted
 
 
+def _asking_task_at_once(connection: Any, meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    """On 2026-07-28 the server decides; this library's server honours the hint with a task."""
+    if connection.negotiated.dialect != DIALECT_2026_07_28:
+        return meta
+    return {**(meta or {}), TASK_AT_ONCE_META_KEY: True}
+
+
 async def call_tool(
     session: Any,
     name: str,
@@ -180,8 +187,10 @@ async def call_tool(
     ``mode``: ``"auto"`` runs a task when the server offers one for this tool (2025-11-25: the
     tool's ``execution.taskSupport`` is optional or required; 2026-07-28: the server decides),
     else a plain call; ``"task"`` refuses before sending anything when the SDK, the connection or
-    the server cannot run it as a task; ``"plain"`` never asks for a task (a 2026-07-28 server
-    may still answer with one, which is then followed like any other).
+    the server cannot run it as a task (on 2026-07-28 the server still decides: this library's
+    server answers with a task, another may answer a quick tool plainly, which is returned as
+    is); ``"plain"`` never asks for a task (a 2026-07-28 server may still answer with
+    one, which is then followed like any other).
 
     ``on_status`` (sync or async) receives each distinct (status, statusMessage) as a
     :class:`~mcp_tasks_compat.core.model.Task`. ``timeout`` bounds the whole call: the task is
@@ -219,6 +228,8 @@ async def call_tool(
     read_timeout = _positive("read_timeout_seconds", read_timeout_seconds)
     ttl_ms = _ttl_ms(ttl, overall)
     connection = await _connection(session)
+    if mode == "task":
+        meta = _asking_task_at_once(connection, meta)
     return await client_logic.call_tool(
         connection,
         name,
@@ -254,6 +265,7 @@ async def start_tool(
     assert grace is not None
     ttl_ms = _ttl_ms(ttl, None)
     connection = await _connection(session)
+    meta = _asking_task_at_once(connection, meta)
     return await client_logic.start_tool(
         connection, name, arguments, on_status=on_status, ttl_ms=ttl_ms, meta=meta, cancel_grace=grace
     )
@@ -324,19 +336,31 @@ def read_result(result: Any) -> ResultView:
 # --- for code that calls session.call_tool itself ------------------------------------------------
 
 
-def tasks_extension(*, dialect: Dialect | None = None) -> Any:
+def tasks_extension(
+    *,
+    dialect: Dialect | None = None,
+    on_status: OnStatus | None = None,
+    on_progress: OnProgress | None = None,
+) -> Any:
     """The Tasks extension for ``mcp.Client(server, extensions=[tasks_extension()])`` (mcp 2.x).
 
     ``mcp.Client`` builds its own ``ClientSession``, so :func:`session_kwargs` cannot reach it;
-    this gives that session the same extension entry, result claim and status binding. Then
-    ``client.call_tool(...)`` follows a task to its result, and
+    this gives that session the same extension entry, result claim and status bindings. Then
+    ``client.call_tool(...)`` follows a task to its result (on the session's one
+    ``subscriptions/listen`` stream where the server pushes, else by polling), and
     ``call_tool(client.session, ...)`` (``on_status``, ``mode``, ``timeout``...) works as on a
     session built with ``session_kwargs()``. Refused on mcp 1.x, which has no ``mcp.Client``.
+
+    ``on_status`` hears the statuses of every task ``client.call_tool`` follows; without it,
+    ``on_progress`` hears them as ``(progress, total, message)``, as ``TaskClientSession``'s
+    ``progress_callback`` does (``mcp.Client`` gives an extension no per-call callback).
     """
     if dialect is not None and dialect not in ALL_DIALECTS:
         raise ValueError(f"dialect must be one of {ALL_DIALECTS} or None, not {dialect!r}")
     refuse_unsupported(["tasks_extension()"], side="client")
-    return get_adapter().client.tasks_extension(dialect=dialect)
+    if on_progress is not None:
+        on_status = client_logic.statuses_as_progress(on_status, on_progress)
+    return get_adapter().client.tasks_extension(dialect=dialect, on_status=on_status)
 
 
 class TaskSessionWrapper:

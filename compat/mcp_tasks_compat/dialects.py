@@ -9,6 +9,7 @@ __all__ = [
     "DIALECT_2025_11_25",
     "DIALECT_2026_07_28",
     "TASKS_EXTENSION_ID",
+    "TASK_AT_ONCE_META_KEY",
     "Dialect",
     "TaskSupport",
 ]
@@ -21,6 +22,12 @@ DIALECT_2026_07_28: Final = "2026-07-28"
 ALL_DIALECTS: Final[tuple[Dialect, ...]] = (DIALECT_2025_11_25, DIALECT_2026_07_28)
 
 TASKS_EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
+
+TASK_AT_ONCE_META_KEY: Final = "io.github.mcp-tasks-compat/taskAtOnce"
+"""A 2026-07-28 ``tools/call`` ``_meta`` hint (``true``) from this library's client when the caller
+asked for a task (``mode="task"``, ``start_tool``): this library's server then answers with a task
+even when the tool is done within the inline grace (an ask-first question is still a round before
+it). Other servers ignore it (the server decides, SEP-2663)."""
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Per-tool task support; the 2025-11-25 ``execution.taskSupport`` values, used for both dialects."""

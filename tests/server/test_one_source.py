@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.client import ResultView, call_tool, read_result
+from mcp_tasks_compat.client import ResultView, call_tool, read_result, start_tool
 from mcp_tasks_compat.core.model import Task
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.server import Context, TaskServer, ToolError, current_call, current_task
@@ -224,3 +224,28 @@ async def test_a_raising_hook_is_logged_and_the_task_goes_on(caplog: pytest.LogC
         result = read_result(await call_tool(session, "hooked", mode="task"))
     assert result.text == "task"
     assert any("an on_task hook raised" in record.getMessage() for record in caplog.records)
+
+
+# --- mode="task" on 2026-07-28: this library's server answers with a task, even for a quick tool ---
+
+
+async def test_an_explicit_task_request_gets_a_task_within_the_inline_grace() -> None:
+    if DIALECT_2026_07_28 not in testing.dialects():
+        pytest.skip("the inline grace is 2026-07-28's (mcp 2.x)")
+    app = TaskServer("at-once", inline_grace_s=30.0)  # a quick tool is always done within it
+
+    @app.tool(task="optional")
+    async def quick() -> str:
+        return "done"
+
+    async with testing.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
+        asked: list[Task] = []
+        result = await call_tool(session, "quick", mode="task", on_status=asked.append)
+        assert read_result(result).text == "done"
+        assert asked[-1].status.value == "completed"  # a task, already ended when it was answered
+        auto: list[Task] = []
+        assert read_result(await call_tool(session, "quick", on_status=auto.append)).text == "done"
+        assert auto == []  # mode="auto": the grace decides, and a quick tool is answered plainly
+        run = await start_tool(session, "quick")
+        assert run.task_id is not None
+        assert read_result(await run.result()).text == "done"

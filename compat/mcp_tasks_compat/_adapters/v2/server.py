@@ -51,7 +51,7 @@ from ..._engine import (
 from ..._server import refuse_plain_call
 from ...core import codec_2026
 from ...core.model import Task
-from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
+from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
 from .push import push_middleware
@@ -103,6 +103,12 @@ def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     capabilities = ctx.session.client_capabilities
     extensions = capabilities.extensions if capabilities is not None else None
     return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
+
+
+def _asks_task_at_once(params: CallToolRequestParams) -> bool:
+    """The caller asked for a task (this library's client, ``mode="task"``): it gets one."""
+    meta: object = params.meta
+    return isinstance(meta, Mapping) and cast("Mapping[str, object]", meta).get(TASK_AT_ONCE_META_KEY) is True
 
 
 def _check_mcp_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
@@ -200,7 +206,9 @@ class TasksExtension(Extension):
             # Detached from the start, as a task's run: the call may become a task at any moment,
             # and its running frames keep whatever request context they were given.
             work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
-            always_task=mode == "task",
+            # A caller that asked for a task (the hint) gets one, as a required tool does: a quick
+            # outcome still ends a task, and an ask-first question is still a round before it.
+            always_task=mode == "task" or _asks_task_at_once(params),
             rounds=rounds,
             arguments=params.arguments,
         )
