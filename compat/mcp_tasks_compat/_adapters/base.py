@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from ..dialects import Dialect
 
 if TYPE_CHECKING:
-    from .._client import ClientConnection
+    from .._client import ClientConnection, OnStatus
     from .._engine.policy import TaskPolicy
 
 __all__ = [
@@ -65,7 +65,7 @@ class ClientFacet(Protocol):
         """The ``ClientSession`` subclass whose ``call_tool`` is ``call_tool(self, ...)``."""
         ...
 
-    def tasks_extension(self, *, dialect: Dialect | None) -> Any:
+    def tasks_extension(self, *, dialect: Dialect | None, on_status: OnStatus | None = None) -> Any:
         """The Tasks extension as ``mcp.Client(extensions=[...])`` takes it (mcp 2.x only)."""
         ...
 

@@ -486,7 +486,7 @@ async def connection(session: object, *, discover_timeout: float = 5.0) -> Conne
     return await _CONNECTIONS.get(session, open_connection)
 
 
-def tasks_extension(*, dialect: Dialect | None) -> Any:
+def tasks_extension(*, dialect: Dialect | None, on_status: client_logic.OnStatus | None = None) -> Any:
     """Never reached: ``client.tasks_extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
-    del dialect
+    del dialect, on_status
     raise NotImplementedError("mcp 1.x has no mcp.Client; build the session with session_kwargs()")

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn, cast
 
 import mcp_types
@@ -182,12 +183,15 @@ class TasksClientExtension(ClientExtension):
 
     The same pieces :func:`session_kwargs` gives a ``ClientSession``: the extension entry, the
     result claim on ``resultType: "task"`` (``mcp.Client.call_tool`` then follows a task to its
-    result) and the 2025-11-25 status binding, so ``call_tool(client.session, ...)`` runs tasks too.
+    result, on the session's one listen stream where the server pushes, else by polling) and the
+    status bindings, so ``call_tool(client.session, ...)`` runs tasks too. ``on_status`` hears
+    the statuses of every task ``mcp.Client.call_tool`` follows (its resolver is handed no
+    per-call callback).
     """
 
     identifier = TASKS_EXTENSION_ID
 
-    def __init__(self, dialect: Dialect | None) -> None:
+    def __init__(self, dialect: Dialect | None, on_status: client_logic.OnStatus | None = None) -> None:
         kwargs = session_kwargs(
             dialect=dialect,
             extensions=None,
@@ -195,9 +199,12 @@ class TasksClientExtension(ClientExtension):
             notification_bindings=None,
             message_handler=None,
         )
-        self._claims: list[ResultClaim[Any]] = list(
-            kwargs.get("result_claims", {}).get(TASKS_EXTENSION_ID, ())
-        )
+        self._claims: list[ResultClaim[Any]] = [
+            replace(claim, resolve=ResolveTask(claim.resolve.config, on_status))
+            if isinstance(claim.resolve, ResolveTask)
+            else claim
+            for claim in kwargs.get("result_claims", {}).get(TASKS_EXTENSION_ID, ())
+        ]
         self._bindings: list[NotificationBinding[Any]] = list(kwargs["notification_bindings"])
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
@@ -207,8 +214,10 @@ class TasksClientExtension(ClientExtension):
         return self._bindings
 
 
-def tasks_extension(*, dialect: Dialect | None) -> TasksClientExtension:
-    return TasksClientExtension(dialect)
+def tasks_extension(
+    *, dialect: Dialect | None, on_status: client_logic.OnStatus | None = None
+) -> TasksClientExtension:
+    return TasksClientExtension(dialect, on_status)
 
 
 def _has_claim_for_task(session: ClientSession) -> bool:

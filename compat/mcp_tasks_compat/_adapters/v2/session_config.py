@@ -9,6 +9,7 @@ the ``message_handler`` that takes our listen streams' acknowledgements. The pus
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ __all__ = [
     "listen",
     "listen_available",
 ]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
 
 STATUS_NOTIFICATION = "notifications/tasks/status"
 TASKS_NOTIFICATION = "notifications/tasks"
@@ -69,6 +72,8 @@ class SessionConfig:
             group: object = getattr(session, "_task_group", None)
             if not isinstance(group, anyio.abc.TaskGroup):
                 return None  # not entered, or an SDK whose session keeps no task group: poll
+            if not _hears_acks(session, self):
+                return None
             link = self.links[session] = client_logic.PushLink(
                 lambda stream_id, task_ids: listen(session, task_ids), group.start_soon
             )
@@ -78,20 +83,57 @@ class SessionConfig:
         return list(self.links.values())
 
 
+_warned_no_handler = False
+
+
+def _hears_acks(session: ClientSession, config: SessionConfig) -> bool:
+    """Whether our listen streams' acknowledgements reach :class:`CatchAcks` on ``session``.
+
+    A session built with ``session_kwargs()`` has it as its ``message_handler``; one that
+    ``mcp.Client`` builds (``tasks_extension()``) has the client's own, and a ``ClientExtension``
+    cannot contribute a handler (an acknowledgement is a core notification, never given to a
+    ``NotificationBinding``). So the session's private ``_message_handler`` gets a
+    :class:`CatchAcks` around it, per session, once. Probed: without it the session polls, and
+    says why once.
+    """
+    global _warned_no_handler
+    handler: object = getattr(session, "_message_handler", None)
+    if isinstance(handler, CatchAcks):
+        return True
+    if not callable(handler):
+        if not _warned_no_handler:
+            _warned_no_handler = True
+            logger.info(
+                "task states are polled on sessions mcp.Client builds: this mcp %s ClientSession has "
+                "no _message_handler to hear subscriptions/listen acknowledgements",
+                sdk_info().mcp_version,
+            )
+        return False
+    session._message_handler = CatchAcks(config, handler)  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+    return True
+
+
 class ResolveTask:
     """``ResultClaim.resolve``: follows the task to its result (``mcp.Client.call_tool`` calls it).
 
-    No output-schema check here: ``mcp.Client.call_tool`` checks what ``resolve`` returns itself.
+    ``on_status`` hears the task's statuses (``tasks_extension(on_status=...)``: ``mcp.Client``
+    hands a resolver neither the call's ``progress_callback`` nor anything of its own). No
+    output-schema check here: ``mcp.Client.call_tool`` checks what ``resolve`` returns itself.
     """
 
-    def __init__(self, config: SessionConfig) -> None:
+    def __init__(self, config: SessionConfig, on_status: client_logic.OnStatus | None = None) -> None:
         self.config = config
+        self.on_status = on_status
 
     async def __call__(self, handle: TaskHandle, context: ClaimContext) -> mcp_types.CallToolResult:
         task = codec_2026.decode_create_task_result(raw_json(handle))
         wire = Wire2026(context.session, self.config)
         return await client_logic.follow(
-            wire, task, on_status=None, overall_timeout=None, cancel_grace=client_logic.CANCEL_GRACE_SECONDS
+            wire,
+            task,
+            on_status=self.on_status,
+            overall_timeout=None,
+            cancel_grace=client_logic.CANCEL_GRACE_SECONDS,
         )
 
 
