@@ -7,11 +7,13 @@ client sent ``tasks/cancel``; reads are the ``tasks/get`` / ``tasks/result`` req
 
 from __future__ import annotations
 
+import asyncio
 import importlib.metadata
 import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,3 +106,23 @@ def assert_progress(messages: list[str | None], frames: int) -> None:
     assert all(message in sent for message in heard), heard
     order = [sent.index(message) for message in heard]
     assert order == sorted(order), heard
+
+
+async def cancel_once_running(records: Records, tool: str, call: Callable[[], Awaitable[Any]]) -> None:
+    """Start the framework's ``call``, cancel it (as asyncio cancels an agent: once) once ``tool``
+    runs as a task, and check both ends: the caller saw ``CancelledError``, the server cancelled
+    the task.
+
+    One ``Task.cancel()``, not an anyio cancel scope: frameworks run a tool call in tasks of their
+    own (LangChain, openai-agents), where anyio's repeated delivery would reach them as repeated
+    native cancels, which is not how an asyncio agent is stopped.
+    """
+    call_task = asyncio.ensure_future(call())
+    try:
+        await records.running_task(tool)
+    finally:
+        call_task.cancel()
+    done, _ = await asyncio.wait({call_task}, timeout=WAIT_SECONDS)
+    assert done, "the cancelled call did not end"
+    assert call_task.cancelled(), f"the caller saw {call_task.exception()!r}, not CancelledError"
+    await records.assert_cancelled(tool)
