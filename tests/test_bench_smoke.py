@@ -24,7 +24,7 @@ from benchmarks import report  # noqa: E402
 from benchmarks.__main__ import run_bench  # noqa: E402
 from benchmarks.sections import PROFILES, SECTIONS, TARGETS_ORDER, profile_sizes  # noqa: E402
 
-SECTIONS_IN_ORDER = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores")
+SECTIONS_IN_ORDER = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores", "telemetry")
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..section import Section
-from . import capacity, latency, mechanisms, overhead, stores, throughput
+from . import capacity, latency, mechanisms, overhead, stores, telemetry, throughput
 
 __all__ = ["NAMES", "PROFILES", "SECTIONS", "TARGETS_ORDER", "profile_sizes"]
 
@@ -22,6 +22,7 @@ SECTIONS: tuple[Section[Any], ...] = (
     capacity.SECTION,
     mechanisms.SECTION,
     stores.SECTION,
+    telemetry.SECTION,  # last: it sets OpenTelemetry's global providers in turns (and unsets them)
 )
 """In the order they run, their rows are merged in and their tables are printed."""
 
@@ -34,6 +35,7 @@ TARGETS_ORDER: tuple[Section[Any], ...] = (
     capacity.SECTION,
     mechanisms.SECTION,
     stores.SECTION,
+    telemetry.SECTION,
 )
 """The order of the targets table."""
 

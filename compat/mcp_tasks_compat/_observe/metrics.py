@@ -80,6 +80,16 @@ class _Instruments:
 
 
 _made: _Instruments | None = None
+_attribute_sets: dict[tuple[str, ...], dict[str, str]] = {}
+
+
+def _attributes(*pairs: str) -> dict[str, str]:
+    """One shared attribute dictionary per combination (bounded: tools, dialects, statuses,
+    stores and operations are few), so a measurement builds none."""
+    found = _attribute_sets.get(pairs)
+    if found is None:
+        found = _attribute_sets[pairs] = dict(zip(pairs[::2], pairs[1::2], strict=True))
+    return found
 
 
 def _get(name: str) -> Any:
@@ -92,7 +102,7 @@ def _get(name: str) -> Any:
 def task_created(tool: str, dialect: str) -> None:
     if not metering():
         return
-    attributes = {ATTR_TOOL: tool, ATTR_DIALECT: dialect}
+    attributes = _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect)
     _get("mcp_tasks.created").add(1, attributes)
     _get("mcp_tasks.active").add(1, attributes)
 
@@ -101,32 +111,34 @@ def status_changed(tool: str, dialect: str, old: str, new: str, *, terminal: boo
     """A saved transition ``old`` -> ``new`` (``terminal``: ``new`` ends the task)."""
     if not metering() or old == new:
         return
-    attributes = {ATTR_TOOL: tool, ATTR_DIALECT: dialect}
+    attributes = _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect)
     if old == "input_required":
         _get("mcp_tasks.input_waiting").add(-1, attributes)
     if new == "input_required":
         _get("mcp_tasks.input_waiting").add(1, attributes)
     if terminal:
         _get("mcp_tasks.active").add(-1, attributes)
-        _get("mcp_tasks.ended").add(1, {**attributes, ATTR_STATUS: new})
+        _get("mcp_tasks.ended").add(1, _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect, ATTR_STATUS, new))
 
 
 def run_ended(tool: str, dialect: str, status: str, seconds: float) -> None:
     if metering():
         _get("mcp_tasks.run.duration").record(
-            seconds, {ATTR_TOOL: tool, ATTR_DIALECT: dialect, ATTR_STATUS: status}
+            seconds, _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect, ATTR_STATUS, status)
         )
 
 
 def result_delivered(tool: str, dialect: str, seconds: float) -> None:
     if metering():
-        _get("mcp_tasks.result.delay").record(max(seconds, 0.0), {ATTR_TOOL: tool, ATTR_DIALECT: dialect})
+        _get("mcp_tasks.result.delay").record(
+            max(seconds, 0.0), _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect)
+        )
 
 
 def store_operation(store: str, operation: str, seconds: float, *, failed: bool) -> None:
     if not metering():
         return
-    attributes = {ATTR_STORE: store, ATTR_OPERATION: operation}
+    attributes = _attributes(ATTR_STORE, store, ATTR_OPERATION, operation)
     _get("mcp_tasks.store.duration").record(seconds, attributes)
     if failed:
         _get("mcp_tasks.store.errors").add(1, attributes)
@@ -154,7 +166,7 @@ def limit_refused(dialect: str) -> None:
 
 def polled(tool: str, dialect: str) -> None:
     if metering():
-        _get("mcp_tasks.polls").add(1, {ATTR_TOOL: tool, ATTR_DIALECT: dialect})
+        _get("mcp_tasks.polls").add(1, _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect))
 
 
 def push_stream(delta: int, dialect: str) -> None:

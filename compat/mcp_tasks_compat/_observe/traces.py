@@ -43,12 +43,22 @@ ATTR_TASK_ID: Final = "mcp_tasks.task.id"
 STATUS_EVENT: Final = "mcp_tasks.task.status"
 
 
+_tracers: dict[int, Any] = {}
+
+
 def _tracer() -> Any:
+    """The library's tracer from the global provider (made once per provider: an SDK makes a new
+    tracer object on every ``get_tracer``)."""
     api = trace_api()
     assert api is not None  # only called once tracing() said yes
-    from .._version import __version__
+    provider = api.get_tracer_provider()
+    tracer = _tracers.get(id(provider))
+    if tracer is None:
+        from .._version import __version__
 
-    return api.get_tracer(INSTRUMENTATION_NAME, __version__)
+        _tracers.clear()  # one provider at a time (a test may replace it)
+        tracer = _tracers[id(provider)] = provider.get_tracer(INSTRUMENTATION_NAME, __version__)
+    return tracer
 
 
 def _propagate() -> Any:
@@ -287,15 +297,16 @@ def status_event(
     the span of ``besides``, which gets its own)."""
     if not tracing():
         return
-    if span is None:
+    target: Any = span
+    if target is None:
         api = trace_api()
         assert api is not None
-        span = api.get_current_span()
-        if besides is not None and span is besides._span:  # pyright: ignore[reportPrivateUsage]
+        target = api.get_current_span()
+        if besides is not None and target is besides._span:  # pyright: ignore[reportPrivateUsage]
             return
-    if not span.is_recording():
+    if not target.is_recording():
         return
     attributes: dict[str, Any] = {ATTR_STATUS: status}
     if message:
         attributes["mcp_tasks.task.status_message"] = message
-    span.add_event(STATUS_EVENT, attributes)
+    target.add_event(STATUS_EVENT, attributes)
