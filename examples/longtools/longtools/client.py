@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_tasks_compat.client import Mode, call_tool
+from mcp_tasks_compat.client import Mode, call_tool, read_result
 from mcp_tasks_compat.core.model import Task
 
 __all__ = ["render_remote"]
@@ -31,6 +31,7 @@ async def render_remote(
     result = await call_tool(
         session, "render", {"frames": frames}, mode=mode, on_status=status, on_progress=progress
     )
-    if result.content and getattr(result.content[0], "text", None):
-        return str(result.content[0].text)
-    raise RuntimeError(f"render answered without text: {result!r}")
+    answer = read_result(result)  # the same on mcp 1.x (isError) and 2.x (is_error)
+    if answer.is_error or not answer.text:
+        raise RuntimeError(f"render failed: {answer.text or result!r}")
+    return answer.text

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from longtools import render_remote
 
-from mcp_tasks_compat.client import start_tool
+from mcp_tasks_compat.client import read_result, start_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +24,7 @@ async def test_render_runs_as_a_task_with_progress(mcp_tasks_session: Any) -> No
 async def test_render_as_a_handle(mcp_tasks_session: Any) -> None:
     run = await start_tool(mcp_tasks_session, "render", {"frames": 2})
     result = await run.result()
-    assert result.content[0].text == "rendered 2 frames"
+    assert read_result(result).text == "rendered 2 frames"
     assert run.done
 
 
