@@ -237,19 +237,34 @@ def bench(session: nox.Session, major: str) -> None:
 
 
 # Agent frameworks (opt-in: `nox -s integrations`): docs/integrations.md's recipes against the
-# frameworks from PyPI, on the newest mcp of each major that both frameworks' pins admit
-# (google-adk 2.13: mcp>=1.24,<3; openai-agents 0.24: mcp>=1.19,<3).
-INTEGRATION_SDK_VERSIONS = ["1.30.0", "2.3.0"]
-INTEGRATION_FRAMEWORKS = ["google-adk==2.13.0", "openai-agents==0.24.0"]
+# frameworks from PyPI (no model: each framework's MCP tool objects are called directly), checked on
+# the server's side (integrations/render_server.py --records). Each framework runs on the newest mcp
+# of each major its pins admit, so one leg per mcp release, with the frameworks that release fits:
+# google-adk 2.13 and openai-agents 0.24 take mcp 1.x and 2.x; pydantic-ai-slim 2.68 mcp 1.x and
+# (through fastmcp 4) 2.x >= 2.3; langchain-mcp-adapters 0.3.2 mcp < 2; strands-agents 1.62 mcp < 2.2.
+INTEGRATION_TESTS = {
+    "google-adk==2.13.0": "integrations/test_google_adk.py",
+    "openai-agents==0.24.0": "integrations/test_openai_agents.py",
+    "pydantic-ai-slim[mcp]==2.68.0": "integrations/test_pydantic_ai.py",
+    "langchain-mcp-adapters==0.3.2": "integrations/test_langchain_mcp_adapters.py",
+    "strands-agents==1.62.0": "integrations/test_strands_agents.py",
+}
+INTEGRATION_LEGS = {
+    "1.30.0": list(INTEGRATION_TESTS),
+    "2.3.0": ["google-adk==2.13.0", "openai-agents==0.24.0", "pydantic-ai-slim[mcp]==2.68.0"],
+    "2.1.1": ["strands-agents==1.62.0"],
+}
 
 
 @nox.session
-@nox.parametrize("mcp", INTEGRATION_SDK_VERSIONS)
+@nox.parametrize("mcp", list(INTEGRATION_LEGS))
 def integrations(session: nox.Session, mcp: str) -> None:
-    """integrations/: the google-adk and openai-agents recipes, driving their MCP tool objects (no model)."""
+    """integrations/: the framework recipes on one mcp release (the frameworks whose pins admit it)."""
+    frameworks = INTEGRATION_LEGS[mcp]
     install_with_sdk(session, mcp, "test")
-    session.install(*INTEGRATION_FRAMEWORKS, f"mcp=={mcp}")
-    session.run("python", "-m", "pytest", "integrations", "-p", "no:cacheprovider", *session.posargs)
+    session.install(*frameworks, f"mcp=={mcp}")
+    tests = [INTEGRATION_TESTS[framework] for framework in frameworks]
+    session.run("python", "-m", "pytest", *tests, "-p", "no:cacheprovider", "-rxXs", *session.posargs)
 
 
 # Interoperability (opt-in: `tests` already runs tests/interop in every SDK session). This session

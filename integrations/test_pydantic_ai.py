@@ -1,10 +1,11 @@
 """pydantic-ai-slim 2.68 (``MCPToolset`` over fastmcp: fastmcp 3 on mcp 1.x, fastmcp 4 on mcp 2.x ≥ 2.3):
-the page's recipes, the toolset's own tool calls as an agent makes them, no model is asked.
+the page's recipes, the toolset's own tool calls as an agent run makes them, no model is asked.
 
-On mcp 2.x the recipe gives fastmcp's ``Client`` the library's ``tasks_extension()``; on mcp 1.x
-pydantic-ai's own SEP-1686 client (fastmcp 3's ``call_tool(task=True)``, for task-required tools
-and, with ``prefer_tasks`` (its default), task-optional ones) talks to the library's server with no
-client glue at all.
+On mcp 2.x the recipe gives fastmcp's ``Client`` the library's ``tasks_extension()`` (a public
+argument of fastmcp 4's ``Client``); on mcp 1.x it gives ``MCPToolset`` the library's
+``TaskClient`` (fastmcp 3's ``Client`` with its tool calls run through ``with_tasks``), because
+pydantic-ai's own SEP-1686 path reports no progress and leaves the task running when the agent's
+call is cancelled.
 """
 
 from __future__ import annotations
@@ -18,11 +19,6 @@ from tests.doc_blocks import run_doc_block
 from integrations.records import MCP_MAJOR, Records, assert_progress, cancel_once_running
 
 pytestmark = pytest.mark.anyio
-
-PENDING_PUSH = (
-    "tasks_extension() (the mcp.Client route pydantic-ai takes on mcp 2.x) has no push and no progress "
-    "yet: issue 26 section 1, 'Push and progress on the mcp.Client route', is being added by another change"
-)
 
 
 class Toolset:
@@ -64,7 +60,6 @@ async def test_a_call_runs_as_a_task(toolset: Toolset, records: Records) -> None
     assert answer == f"encoded 4 frames in task {records.finished_task('encode')}"
 
 
-@pytest.mark.xfail(MCP_MAJOR == 2, strict=True, reason=PENDING_PUSH)
 async def test_the_tasks_progress_reaches_pydantic_ai(toolset: Toolset, records: Records) -> None:
     await toolset.call("encode", {"frames": 4, "seconds": 1.0})
     assert_progress(toolset.progress, 4)
@@ -73,7 +68,6 @@ async def test_the_tasks_progress_reaches_pydantic_ai(toolset: Toolset, records:
 @pytest.mark.skipif(
     MCP_MAJOR != 2, reason="the tasks_extension() route is mcp 2.x's; 1.x has pydantic-ai's own"
 )
-@pytest.mark.xfail(strict=True, reason=PENDING_PUSH)
 async def test_the_tasks_extension_route_follows_a_5_s_task_with_3_reads_at_most(
     toolset: Toolset, records: Records
 ) -> None:
