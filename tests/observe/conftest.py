@@ -93,6 +93,12 @@ def _reset_globals() -> None:
     otel._tracing = False  # pyright: ignore[reportPrivateUsage]
     otel._metering = False  # pyright: ignore[reportPrivateUsage]
     our_metrics._made = None  # pyright: ignore[reportPrivateUsage]
+    try:  # mcp 2.x's module-level ProxyTracer keeps the SDK's tracer once it has used it
+        from mcp.shared import _otel as sdk_otel
+
+        sdk_otel._tracer._real_tracer = None  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):
+        pass
 
 
 @pytest.fixture(scope="package")

@@ -1,13 +1,14 @@
-"""The engine's traces and metrics across replicas, on one SQLite file (two engines, as two
-replicas of a server share it): a cancel through B joins the trace of the create on A, a re-run
-after a crash joins it too, and the metrics move as the tasks go through create, input, cancel,
-failure, a limit and a lease that runs out. SDK-free, so it runs under every SDK version."""
+"""The engine's traces and metrics across replicas (two engines sharing one SQLite file or one
+redis-server, as two replicas of a server do): a cancel through B joins the trace of the create
+on A, a re-run after a crash joins it too, and the metrics move as the tasks go through create,
+input, cancel, failure, a limit and a lease that runs out. SDK-free: it runs under every SDK."""
 
 from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from opentelemetry import trace
 
 from mcp_tasks_compat._engine import TaskEngine, Work
 from mcp_tasks_compat._engine.limits import TaskLimits
-from mcp_tasks_compat._engine.stores import SqliteTaskStore
+from mcp_tasks_compat._engine.stores import SqliteTaskStore, TaskStore
+from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import PeerProtocolError
@@ -34,13 +36,23 @@ async def hang() -> Mapping[str, Any]:
     raise AssertionError("unreachable")
 
 
+@pytest.fixture(params=["sqlite", "redis"])
+def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], TaskStore]:
+    """Stores of one shared place, one per replica: a SQLite file, or a prefix on a redis-server."""
+    if request.param == "sqlite":
+        path = tmp_path / "tasks.db"
+        return lambda: SqliteTaskStore(path)
+    url: str = request.getfixturevalue("redis_url")
+    prefix = f"observe-{uuid.uuid4().hex[:12]}:"
+    return lambda: RedisTaskStore(url, prefix=prefix)
+
+
 async def test_a_cancel_through_b_joins_the_trace_of_the_create_on_a(
-    telemetry: Telemetry, tmp_path: Path
+    telemetry: Telemetry, shared_store: Callable[[], TaskStore]
 ) -> None:
-    path = tmp_path / "tasks.db"
-    # A short lease: SQLite has no notifier, so A hears of the cancel at its next renewal.
-    a = TaskEngine(store=SqliteTaskStore(path), lease_s=0.6)
-    b = TaskEngine(store=SqliteTaskStore(path))
+    # A short lease: without a notifier (SQLite) A hears of the cancel at its next renewal.
+    a = TaskEngine(store=shared_store(), lease_s=0.6)
+    b = TaskEngine(store=shared_store())
     tracer = trace.get_tracer("test")
     with anyio.fail_after(BOUND_S):
         async with a.running() as group_a, b.running():
@@ -52,6 +64,9 @@ async def test_a_cancel_through_b_joins_the_trace_of_the_create_on_a(
             with tracer.start_as_current_span("another client") as other:
                 await b.cancel(record.task.task_id, None, strict=False)
             (run,) = await telemetry.ended("mcp_tasks.run build")  # A heard of it and stopped the run
+            stored = await b.store.get(record.task.task_id)  # the context is kept with the task
+        await a.store.close()
+        await b.store.close()
     trace_id = creating.get_span_context().trace_id
     (cancel,) = telemetry.named("tasks/cancel build")
     assert cancel.context.trace_id == run.context.trace_id == trace_id
@@ -60,12 +75,8 @@ async def test_a_cancel_through_b_joins_the_trace_of_the_create_on_a(
     assert run.parent is not None
     assert run.parent.span_id == creating.get_span_context().span_id
     assert dict(run.attributes or {})["mcp_tasks.task.status"] == "cancelled"
-    stored = SqliteTaskStore(path)  # the context is kept with the task, in the file
-    await stored.open()
-    state = await stored.get(record.task.task_id)
-    await stored.close()
-    assert state is not None
-    assert dict(state.trace_context)["traceparent"].split("-")[1] == f"{trace_id:032x}"
+    assert stored is not None
+    assert dict(stored.trace_context)["traceparent"].split("-")[1] == f"{trace_id:032x}"
 
 
 async def test_a_rerun_after_a_crash_joins_the_trace_that_created_the_task(
