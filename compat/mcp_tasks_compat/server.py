@@ -75,7 +75,7 @@ from ._engine import (
 )
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
-from .core.model import Task
+from .core.model import Progress, Task
 from .dialects import DIALECT_2025_11_25, TaskSupport
 from .errors import TaskStateError
 
@@ -275,13 +275,16 @@ async def report_progress(progress: float, total: float | None = None, message: 
     """Report progress: ``notifications/progress`` in a plain call whose caller asked for it.
 
     In a task (whose request was already answered) it sets the status message instead: ``message``,
-    or ``"progress/total"`` without one, so ``on_status`` sees it. ``progress`` should increase
-    from one report to the next, as the MCP specification requires.
+    or ``"progress/total"`` without one, so ``on_status`` sees it; the numbers ride with that status
+    (in its ``_meta``), so this library's client hands ``(progress, total, message)`` to a progress
+    callback as they were sent, on either dialect. ``progress`` should increase from one report to
+    the next, as the MCP specification requires.
     """
     if _engine.current_run() is not None:
         if message is None:
             message = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
-        await _engine.report_status(message)
+        numbers = Progress(float(progress), None if total is None else float(total))
+        await _engine.report_status(message, numbers)
         return
     await _plain_progress(progress, total, message)
 

@@ -26,7 +26,7 @@ from typing import Any, Final, Generic, TypeVar
 import anyio
 
 from ..core import codec_2025
-from ..core.model import Task, TaskStatus
+from ..core.model import Progress, Task, TaskStatus
 from ..errors import INVALID_PARAMS, PeerProtocolError
 from .outcomes import expired_error, lookup_error
 from .protocols import (
@@ -132,7 +132,7 @@ class StatusListeners:
 
 
 class Reporter:
-    """Feeds ``on_status`` each distinct (status, statusMessage), in the order observed.
+    """Feeds ``on_status`` each distinct (status, statusMessage, progress numbers), in the order observed.
 
     Stale answers (an older ``lastUpdatedAt`` than the newest seen) and anything after a
     terminal status are dropped, so a push that overtook a poll never reports backwards.
@@ -141,7 +141,7 @@ class Reporter:
     def __init__(self, on_status: OnStatus | None) -> None:
         self._on_status = on_status
         self.last: Task | None = None
-        self._reported: tuple[TaskStatus, str | None] | None = None
+        self._reported: tuple[TaskStatus, str | None, Progress | None] | None = None
         self._pending: list[Task] = []
         self.wakeup = anyio.Event()
 
@@ -162,7 +162,7 @@ class Reporter:
             if task.last_updated_at < last.last_updated_at and not task.is_terminal:
                 return False
         self.last = task
-        key = (task.status, task.status_message)
+        key = (task.status, task.status_message, task.progress)
         if key != self._reported:
             self._reported = key
             self._pending.append(task)

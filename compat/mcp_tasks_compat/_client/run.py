@@ -43,6 +43,7 @@ from .protocols import (
 
 __all__ = [
     "CallDefaults",
+    "ProgressRelay",
     "TaskRun",
     "call_tool",
     "call_with_defaults",
@@ -174,27 +175,63 @@ def progress_sink(on_progress: OnProgress | None) -> ProgressSink | None:
     return sink
 
 
-def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
-    """The ``on_status`` a session's call uses: ``on_status`` when there is one, else each status
-    message handed to ``on_progress`` as ``(n, None, message)``.
+_Reported = tuple[float, "float | None", "str | None"]
 
-    For callers that only know the SDK's ``progress_callback`` (agent frameworks): a task's
-    progress reaches them as its status messages, counted 1, 2, 3... With an ``on_status`` (the
-    call's or the session's), statuses go there only, so none arrives twice (docs/client.md).
+
+class ProgressRelay:
+    """One progress callback fed by a call's ``notifications/progress`` and its task's statuses.
+
+    A status carrying the tool's own numbers (``Task.progress``, this library's ``_meta``) is
+    handed on with them; one without counts on by one from the last value handed on (a plain
+    call's progress before the call became a task included), so progress never goes back. The
+    same (progress, total, message) is never handed on twice in a row (a task ending with the
+    message of its last step adds no callback), nor a status without a message.
+    """
+
+    def __init__(self, on_progress: OnProgress) -> None:
+        self._on_progress = on_progress
+        self._last: dict[str | None, _Reported] = {}
+        """What was last handed on, per task (``None``: the plain call's own notifications)."""
+
+    async def report(self, progress: float, total: float | None, message: str | None) -> None:
+        """A plain call's ``notifications/progress`` (the SDK's ``progress_callback``)."""
+        await self._hand_on(None, (progress, total, message))
+
+    async def on_status(self, task: Task) -> None:
+        """A task's status, as ``on_status`` receives it."""
+        last = self._last.get(task.task_id) or self._last.get(None)
+        if task.status_message is not None:
+            if task.progress is not None:
+                reported = (task.progress.progress, task.progress.total, task.status_message)
+            elif last is not None and last[2] == task.status_message:
+                reported = last  # the same step again (e.g. the terminal status): not a new one
+            else:
+                reported = ((last[0] if last is not None else 0.0) + 1.0, None, task.status_message)
+            await self._hand_on(task.task_id, reported)
+        if task.is_terminal:
+            self._last.pop(task.task_id, None)
+
+    async def _hand_on(self, key: str | None, reported: _Reported) -> None:
+        last = self._last.get(key) or (self._last.get(None) if key is not None else None)
+        self._last[key] = reported
+        if reported == last:
+            return
+        outcome = self._on_progress(*reported)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+
+def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
+    """The ``on_status`` a session's call uses: ``on_status`` when there is one, else the task's
+    statuses handed to ``on_progress`` as ``(progress, total, message)`` (:class:`ProgressRelay`).
+
+    For callers that only know the SDK's ``progress_callback`` (agent frameworks). With an
+    ``on_status`` (the call's or the session's), statuses go there only, so none arrives twice
+    (docs/client.md).
     """
     if on_status is not None:
         return on_status
-    count = 0
-
-    async def report(task: Task) -> None:
-        nonlocal count
-        if task.status_message:
-            count += 1
-            outcome = on_progress(float(count), None, task.status_message)
-            if inspect.isawaitable(outcome):
-                await outcome
-
-    return report
+    return ProgressRelay(on_progress).on_status
 
 
 class CallDefaults(Protocol):
@@ -233,15 +270,18 @@ async def call_with_defaults(
     The one body of ``TaskClientSession.call_tool`` and ``TaskSessionWrapper.call_tool``.
     """
     status = call.on_status if call.on_status is not None else defaults.task_on_status
-    if call.progress_callback is not None:
-        status = statuses_as_progress(status, call.progress_callback)
+    on_progress = call.progress_callback
+    if on_progress is not None:
+        relay = ProgressRelay(on_progress)  # one per call: its plain progress, then its task's
+        on_progress = relay.report
+        status = status if status is not None else relay.on_status
     return await call_tool(
         session,
         call.name,
         call.arguments,
         mode=call.mode or defaults.task_mode,
         on_status=status,
-        on_progress=call.progress_callback,
+        on_progress=on_progress,
         read_timeout_seconds=call.read_timeout_seconds,
         timeout=call.timeout,
         ttl=call.ttl,

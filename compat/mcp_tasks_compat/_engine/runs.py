@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 
 from ..core.lifecycle import TaskEvent
-from ..core.model import JsonRpcError, Task
+from ..core.model import JsonRpcError, Progress, Task
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
@@ -131,8 +131,9 @@ def pending_call() -> InlineCall | None:
     return run.call
 
 
-async def report_status(message: str) -> bool:
-    """Set the running task's status message; ``False`` (and nothing happens) outside a task."""
+async def report_status(message: str, progress: Progress | None = None) -> bool:
+    """Set the running task's status message (and the tool's own ``progress`` numbers for it);
+    ``False`` (and nothing happens) outside a task."""
     run = current_run()
     if run is None:
         call = pending_call()
@@ -140,7 +141,7 @@ async def report_status(message: str) -> bool:
             call.status_message = message  # kept for the task this call may still become
         return False
     writer, record = run
-    await writer.set_status_message(record, message)
+    await writer.set_status_message(record, message, progress)
     return True
 
 

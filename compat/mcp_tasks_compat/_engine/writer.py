@@ -18,7 +18,7 @@ from typing import Any
 
 from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import JsonRpcError, TaskStatus, utc_now
+from ..core.model import JsonRpcError, Progress, TaskStatus, utc_now
 from ..errors import TaskStoreError
 from .limits import TaskLimits
 from .observed import observed
@@ -201,8 +201,11 @@ class TaskWriter(TaskReader):
 
         await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
 
-    async def set_status_message(self, task: TaskRecord | str, message: str) -> None:
-        """Record a progress message (listeners hear it at most every ``status_interval_s``).
+    async def set_status_message(
+        self, task: TaskRecord | str, message: str, progress: Progress | None = None
+    ) -> None:
+        """Record a progress message (listeners hear it at most every ``status_interval_s``), with
+        the tool's own ``progress`` numbers when it gave them (``None`` clears the last ones).
 
         ``task`` is the record (a run reporting on itself) or a task id, whose record is the one
         held here or else one for its stored state; an unknown id is ignored.
@@ -220,7 +223,7 @@ class TaskWriter(TaskReader):
         def say(state: TaskState) -> TaskState | None:
             if state.is_terminal:
                 return None
-            return state.evolve(task=state.task.evolve(status_message=message))
+            return state.evolve(task=state.task.evolve(status_message=message, progress=progress))
 
         try:
             await self.mutate(record, say, force_notify=False)

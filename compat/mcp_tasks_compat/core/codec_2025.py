@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..dialects import TaskSupport
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 from . import _read as read
-from .model import Task, TaskStatus, format_timestamp
+from .model import Progress, Task, TaskStatus, format_timestamp
 
 __all__ = [
     "CLIENT_TASK_CAPABILITY_KEY",
@@ -72,6 +72,8 @@ def encode_task(task: Task) -> dict[str, Any]:
     wire["ttl"] = task.ttl_ms
     if task.poll_interval_ms is not None:
         wire["pollInterval"] = task.poll_interval_ms
+    if task.progress is not None:
+        wire["_meta"] = task.progress.to_meta()
     return wire
 
 
@@ -89,6 +91,7 @@ def decode_task(value: object, *, where: str = "task", code: int = INVALID_PARAM
         else created,
         ttl_ms=read.opt_millis(data, "ttl", where, code),
         poll_interval_ms=read.opt_millis(data, "pollInterval", where, code),
+        progress=Progress.from_meta(data.get("_meta")),
     )
 
 

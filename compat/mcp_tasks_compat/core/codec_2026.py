@@ -18,7 +18,7 @@ from typing import Any, Final
 from ..dialects import TASKS_EXTENSION_ID
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, PeerProtocolError
 from . import _read as read
-from .model import JsonRpcError, Task, TaskStatus, format_timestamp
+from .model import JsonRpcError, Progress, Task, TaskStatus, format_timestamp
 
 __all__ = [
     "ACK",
@@ -69,6 +69,8 @@ def encode_task(task: Task) -> dict[str, Any]:
     wire["ttlMs"] = task.ttl_ms
     if task.poll_interval_ms is not None:
         wire["pollIntervalMs"] = task.poll_interval_ms
+    if task.progress is not None:
+        wire["_meta"] = task.progress.to_meta()
     return wire
 
 
@@ -107,6 +109,7 @@ def decode_task(
         result=dict(result) if result is not None else None,
         error=error,
         input_requests=input_requests,
+        progress=Progress.from_meta(data.get("_meta")),
     )
 
 

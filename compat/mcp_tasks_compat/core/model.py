@@ -7,16 +7,19 @@ path of every poll, and the codecs validate input themselves (so decoding is tot
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 __all__ = [
+    "PROGRESS_META_KEY",
     "TERMINAL_STATUSES",
     "UNLIMITED_TTL",
     "JsonRpcError",
+    "Progress",
     "Task",
     "TaskStatus",
     "format_timestamp",
@@ -62,13 +65,56 @@ class JsonRpcError:
         return wire
 
 
+PROGRESS_META_KEY: Final = "io.github.mcp-tasks-compat/progress"
+"""The status's ``_meta`` key carrying a tool's own ``report_progress`` numbers (this library's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A tool's own ``report_progress(progress, total)`` numbers, carried with the status it set.
+
+    Neither dialect has progress for a task (2026-07-28 forbids ``notifications/progress`` on
+    tasks), so this library's server puts them in the status's ``_meta`` under
+    :data:`PROGRESS_META_KEY` and its client hands them to a progress callback as they were sent.
+    """
+
+    progress: float
+    total: float | None = None
+
+    def to_meta(self) -> dict[str, Any]:
+        value: dict[str, Any] = {"progress": self.progress}
+        if self.total is not None:
+            value["total"] = self.total
+        return {PROGRESS_META_KEY: value}
+
+    @classmethod
+    def from_meta(cls, meta: object) -> Progress | None:
+        """The numbers in a status's ``_meta``; ``None`` when absent or malformed (never raises:
+        another server's ``_meta`` is its own business)."""
+        if not isinstance(meta, Mapping):
+            return None
+        value = cast("Mapping[str, object]", meta).get(PROGRESS_META_KEY)
+        if not isinstance(value, Mapping):
+            return None
+        fields = cast("Mapping[str, object]", value)
+        progress, total = fields.get("progress"), fields.get("total")
+        if not _is_number(progress) or not (total is None or _is_number(total)):
+            return None
+        return cls(float(progress), None if total is None else float(total))  # pyright: ignore[reportArgumentType]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Task:
     """One task as either dialect describes it.
 
     ``result`` is the original request's result as wire JSON (a ``CallToolResult`` dict), present
     once the task completed (and, in 2025-11-25, once a tool error made it ``failed``).
-    ``input_requests`` maps request keys to ``{"method": ..., "params": ...}``.
+    ``input_requests`` maps request keys to ``{"method": ..., "params": ...}``. ``progress`` is
+    the tool's own numbers for ``status_message`` (this library's ``_meta``; ``None`` otherwise).
     """
 
     task_id: str
@@ -81,6 +127,7 @@ class Task:
     result: Mapping[str, Any] | None = None
     error: JsonRpcError | None = None
     input_requests: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    progress: Progress | None = None
 
     @property
     def is_terminal(self) -> bool:

@@ -239,7 +239,7 @@ class TaskPushMiddleware:
 
     async def _send(self, ctx: ServerRequestContext[Any, Any], task: Task, meta: dict[str, Any]) -> None:
         wire = codec_2026.encode_tasks_notification(self._runtime.tasks.engine.shown(task))
-        params: dict[str, Any] = {**wire["params"], "_meta": meta}
+        params: dict[str, Any] = {**wire["params"], "_meta": {**wire["params"].get("_meta", {}), **meta}}
         send: Callable[..., Awaitable[None]] = ctx.session.send_notification
         await send(
             cast(Any, _RawNotification(method=wire["method"], params=params)),

@@ -159,8 +159,7 @@ class RoutePushed:
         self.chained = chained
 
     async def __call__(self, params: TaskStatusParams) -> None:
-        raw = raw_json(params)
-        raw.pop("_meta", None)
+        raw = raw_json(params)  # its _meta may carry this library's progress numbers (Task.progress)
         for link in self.config.all_links():
             link.deliver(raw)
         if self.chained is not None:

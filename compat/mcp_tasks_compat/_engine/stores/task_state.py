@@ -17,7 +17,15 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final, cast
 
-from ...core.model import JsonRpcError, Task, TaskStatus, format_timestamp, parse_timestamp
+from ...core.model import (
+    PROGRESS_META_KEY,
+    JsonRpcError,
+    Progress,
+    Task,
+    TaskStatus,
+    format_timestamp,
+    parse_timestamp,
+)
 from ...dialects import ALL_DIALECTS, Dialect
 
 __all__ = ["SCHEMA_VERSION", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
@@ -91,6 +99,7 @@ def _task_to_json(task: Task) -> dict[str, Any]:
         "result": None if task.result is None else dict(task.result),
         "error": None if task.error is None else task.error.to_wire(),
         "inputRequests": {key: dict(value) for key, value in task.input_requests.items()},
+        "progress": None if task.progress is None else task.progress.to_meta()[PROGRESS_META_KEY],
     }
 
 
@@ -111,6 +120,7 @@ def _task_from_json(data: Mapping[str, Any]) -> Task:
         if error is None
         else JsonRpcError(int(error["code"]), str(error["message"]), error.get("data")),
         input_requests=MappingProxyType({str(k): dict(v) for k, v in requests.items()}),
+        progress=Progress.from_meta({PROGRESS_META_KEY: data.get("progress")}),
     )
 
 
