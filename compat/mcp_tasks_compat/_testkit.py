@@ -228,7 +228,8 @@ def _kind(value: object) -> object:
     if isinstance(value, Mapping):
         return frozenset(cast("Mapping[object, object]", value))
     if isinstance(value, (list, tuple)):
-        return frozenset(type(getattr(item, "handler", item)) for item in cast("Sequence[object]", value))
+        handlers: list[object] = [getattr(item, "handler", item) for item in cast("Sequence[object]", value)]
+        return frozenset(type(handler) for handler in handlers)
     return type(value)
 
 

@@ -98,11 +98,15 @@ class BuilderFacet(Protocol):
     """What :class:`mcp_tasks_compat.server.TaskServer` needs: the major's documented server, and a
     tool body's view of its own request (progress, log), without a major-specific ``Context``."""
 
-    Context: type[Any]
-    """The SDK's tool ``Context`` class (``FastMCP``'s / ``MCPServer``'s), for a tool that wants one."""
+    @property
+    def Context(self) -> type[Any]:
+        """The SDK's tool ``Context`` class (``FastMCP``'s / ``MCPServer``'s), for a tool that wants one."""
+        ...
 
-    ToolError: type[Exception]
-    """The SDK's ``ToolError``: raised by a tool, its message reaches the model on every version."""
+    @property
+    def ToolError(self) -> type[Exception]:
+        """The SDK's ``ToolError``: raised by a tool, its message reaches the model on every version."""
+        ...
 
     def new_server(self, name: str, policy: TaskPolicy, sdk_kwargs: Mapping[str, Any]) -> Any:
         """``FastMCP`` (1.x) / ``MCPServer`` (2.x) named ``name`` with ``policy``'s tasks enabled."""
