@@ -1,6 +1,6 @@
-"""What the recording server (``render_server.py --records DIR``) says happened, read back by the tests.
+"""What the recording server (``wire_relay.py DIR`` in front of ``render_server.py``) says happened.
 
-The checks are made on the server's side (``render_server.py --records DIR``): a call ran as a
+The checks are made on the server's side (the records in ``DIR``): a call ran as a
 task when the tool's run had a task id; it was cancelled when the tool's run was cancelled and the
 client sent ``tasks/cancel``; reads are the ``tasks/get`` / ``tasks/result`` requests on the wire.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-SERVER = str(Path(__file__).with_name("render_server.py"))
+RELAY = str(Path(__file__).with_name("wire_relay.py"))
 MCP_MAJOR = int(importlib.metadata.version("mcp").split(".")[0])
 READ_METHODS = ("tasks/get", "tasks/result")
 WAIT_SECONDS = 30.0
@@ -28,7 +28,7 @@ WAIT_SECONDS = 30.0
 
 @dataclass
 class Records:
-    """The server's own account of a test's calls (its ``--records`` folder)."""
+    """The server's own account of a test's calls (its records folder)."""
 
     folder: Path
 
@@ -38,8 +38,8 @@ class Records:
 
     @property
     def args(self) -> list[str]:
-        """``python render_server.py --records DIR``: how a framework starts the server over stdio."""
-        return [SERVER, "--records", str(self.folder)]
+        """``python wire_relay.py DIR``: how a framework starts the recording server over stdio."""
+        return [RELAY, str(self.folder)]
 
     def _lines(self, name: str) -> list[dict[str, Any]]:
         path = self.folder / name

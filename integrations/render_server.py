@@ -1,32 +1,30 @@
-"""The server the framework recipes call: ``python render_server.py [--records DIR]`` serves it over stdio.
+"""The server the framework recipes call: ``python render_server.py`` serves it over stdio.
 
 ``encode`` is task-required: a framework session without this library's plumbing cannot call it,
-so its answer alone already says the call ran as a task. With ``--records DIR`` the server also
+so its answer alone already says the call ran as a task. Started by ``wire_relay.py DIR``, it also
 writes down, on its own side, what happened (``records.py`` reads it back):
 
 * ``DIR/tools.jsonl``: each tool run as this server saw it (started, each frame, finished or
   cancelled, each with the task id it ran in at that moment, or none: a plain call, or a
   2026-07-28 call still in its inline grace);
 * ``DIR/wire.jsonl``: every JSON-RPC request the client sent (``tasks/get``, ``tasks/cancel``...),
-  logged by a relay in front of the real server process, so reads are counted on the wire.
+  logged by ``wire_relay.py`` in front of this server's process, so reads are counted on the wire.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 
 from mcp_tasks_compat.server import TaskServer, current_task, report_progress
 
 app = TaskServer("render-server")
-RECORDS_ENV = "RENDER_SERVER_RECORDS"  # set by the relay for the real server process only
+RECORDS_ENV = "RENDER_SERVER_RECORDS"  # the records folder, set by wire_relay.py
 
 
 def record(event: str, **fields: Any) -> None:
@@ -73,43 +71,5 @@ async def render(frames: int, seconds: float = 0.0) -> str:
     return f"rendered {frames} frames as {'a task' if ended_in else 'a plain call'}"
 
 
-def _pump(source: IO[bytes], sink: IO[bytes], log: Path | None) -> None:
-    """Copy newline-delimited JSON-RPC from ``source`` to ``sink``, logging each request's method."""
-    for line in iter(source.readline, b""):
-        if log is not None:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
-            if isinstance(message, dict) and "method" in message:
-                entry = {"method": message["method"], "id": message.get("id"), "at": time.time()}
-                with open(log, "a", encoding="utf-8") as out:
-                    out.write(json.dumps(entry) + "\n")
-        sink.write(line)
-        sink.flush()
-    sink.close()
-
-
-def relay(records: Path) -> int:
-    """Run the real server as a child, logging the client's requests on the way in."""
-    import subprocess
-
-    records.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, RECORDS_ENV: str(records)}
-    child = subprocess.Popen(
-        [sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
-    )
-    assert child.stdin is not None
-    assert child.stdout is not None
-    inbound = threading.Thread(
-        target=_pump, args=(sys.stdin.buffer, child.stdin, records / "wire.jsonl"), daemon=True
-    )
-    inbound.start()
-    _pump(child.stdout, sys.stdout.buffer, None)
-    return child.wait()
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--records":
-        sys.exit(relay(Path(sys.argv[2])))
     app.run()
