@@ -87,3 +87,22 @@ async def test_without_a_provider_nothing_is_made(telemetry: Telemetry) -> None:
     finally:
         otel._tracing = saved  # pyright: ignore[reportPrivateUsage]
     assert traces.with_trace_context(None) is None or otel.tracing()
+
+
+@pytest.mark.parametrize("dialect", dialects())
+async def test_a_started_task_is_one_span_from_its_creation_to_its_result(
+    telemetry: Telemetry, dialect: str
+) -> None:
+    server = build_task_server(TOOLS)
+    async with connect_in_memory(server, dialect=dialect) as session:
+        with anyio.fail_after(BOUND):
+            handle = await start_tool(session, "work", {"text": "x"})
+            assert telemetry.named("execute_tool work") == []  # open: the follow is still to come
+            await handle.result()
+    (client,) = telemetry.named("execute_tool work")
+    (run,) = await telemetry.ended("mcp_tasks.run work")
+    assert client.context.trace_id == run.context.trace_id
+    assert dict(client.attributes or {})["mcp_tasks.task.id"] == handle.task_id
+    assert client.end_time is not None
+    assert run.end_time is not None
+    assert client.end_time >= run.end_time  # it lasted until the client had the result

@@ -387,7 +387,9 @@ class TaskRun(Generic[ResultT]):
         resumed: bool = False,
         cancel_grace: float = CANCEL_GRACE_SECONDS,
         settle: Settle | None = None,
+        span: traces.CallSpan | traces.NoSpan = traces.NO_SPAN,
     ) -> None:
+        self._span = span  # start_tool's, ended with the task's outcome as this handle learns it
         self._wire = wire
         self._settle = settle
         self._first = task
@@ -467,11 +469,14 @@ class TaskRun(Generic[ResultT]):
                     wire, start, self._reporter, self._expiry, resumed=self._resumed, tool=self._tool
                 )
                 try:
-                    value = await guard.run(follower.run, end_on_abort=False)
+                    with self._span.current():
+                        value = await guard.run(follower.run, end_on_abort=False)
                 except TaskError as error:
                     self._outcome = ("error", error)
+                    self._span.close(error)
                     raise
                 self._outcome = ("ok", value)
+                self._span.close()
             if self._outcome[0] == "error":
                 raise self._outcome[1]
             return self._outcome[1]
@@ -489,7 +494,8 @@ class TaskRun(Generic[ResultT]):
         if last is not None and last.is_terminal:
             return last
         try:
-            answered = await wire.cancel(task_id)
+            with self._span.current():
+                answered = await wire.cancel(task_id)
         except RemoteError as error:
             logger.debug("tasks/cancel for %s answered %s; reading the state instead", task_id, error)
             answered = None
@@ -506,6 +512,8 @@ class TaskRun(Generic[ResultT]):
             if not fetched.is_terminal:
                 pause = clamp_poll_seconds(fetched.poll_interval_ms)
                 await anyio.sleep(max(0.0, min(pause, deadline - anyio.current_time())))
+        if current is not None and current.is_terminal:
+            self._span.close()
         return current or self.last_status
 
     async def __aenter__(self) -> TaskRun[ResultT]:
@@ -532,14 +540,19 @@ async def start_tool(
     await plan_call(connection, name, "task")
     dialect = connection.negotiated.dialect
     assert dialect is not None
-    with traces.client_call(name, dialect) as span, raising_lost_connection(task_id=None, dialect=dialect):
-        started = await connection.call(
-            ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=traces.with_trace_context(meta))
-        )
-        if isinstance(started, Task):
-            span.task(started.task_id)
+    span = traces.client_call(name, dialect)  # to the task's outcome, as the handle learns it
+    try:
+        with span.current(), raising_lost_connection(task_id=None, dialect=dialect):
+            started = await connection.call(
+                ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=traces.with_trace_context(meta))
+            )
+    except BaseException as error:
+        span.close(error)
+        raise
     if not isinstance(started, Task):
+        span.close()
         return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
+    span.task(started.task_id)
     run = TaskRun(
         wire=connection.wire(),
         task=started,
@@ -548,6 +561,7 @@ async def start_tool(
         on_status=on_status,
         cancel_grace=cancel_grace,
         settle=connection.settle,
+        span=span,
     )
     await run._reporter.report(started)  # pyright: ignore[reportPrivateUsage]
     return run

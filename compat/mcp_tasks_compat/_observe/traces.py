@@ -117,6 +117,9 @@ class NoSpan:
     def task(self, task_id: str) -> None:
         return None
 
+    def current(self) -> NoSpan:
+        return self
+
     def close(self, error: BaseException | None = None) -> None:
         return None
 
@@ -152,6 +155,11 @@ class CallSpan:
     def task(self, task_id: str) -> None:
         """The call became a task: name it on the span."""
         self._span.set_attribute(ATTR_TASK_ID, task_id)
+
+    def current(self) -> CallSpan:
+        """The span as the current one for a ``with`` block that does not end it (a started
+        task's span lives from its creation to its outcome, across calls of its handle)."""
+        return _Current(self._span)
 
     def close(self, error: BaseException | None = None) -> None:
         """End the span (once); ``error``: the call failed so."""
