@@ -19,7 +19,15 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def adk_tools(records: Records, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[dict[str, Any]]:
+def modern_protocol() -> bool:
+    """Whether ADK's modern-protocol flag is set (the page recommends it on mcp 2.x)."""
+    return True
+
+
+@pytest.fixture
+async def adk_tools(
+    records: Records, monkeypatch: pytest.MonkeyPatch, modern_protocol: bool
+) -> AsyncIterator[dict[str, Any]]:
     from google.adk.agents import LlmAgent
     from google.adk.agents.invocation_context import InvocationContext
     from google.adk.sessions import InMemorySessionService
@@ -27,7 +35,10 @@ async def adk_tools(records: Records, monkeypatch: pytest.MonkeyPatch) -> AsyncI
     from google.adk.tools.tool_context import ToolContext
     from mcp import StdioServerParameters
 
-    monkeypatch.setenv("ADK_ENABLE_MCP_MODERN_PROTOCOL", "1")  # no effect on mcp 1.x
+    if modern_protocol:
+        monkeypatch.setenv("ADK_ENABLE_MCP_MODERN_PROTOCOL", "1")  # no effect on mcp 1.x
+    else:
+        monkeypatch.delenv("ADK_ENABLE_MCP_MODERN_PROTOCOL", raising=False)
     run_doc_block("docs/integrations.md", "google-adk")
     progress: list[str | None] = []
 
@@ -74,3 +85,16 @@ async def test_cancelling_the_agents_call_cancels_the_task(
     await cancel_once_running(
         records, "encode", lambda: tools["encode"].run_async(args=arguments, tool_context=context)
     )
+
+
+@pytest.mark.skipif(MCP_MAJOR != 2, reason="ADK's modern-protocol flag has no effect on mcp 1.x")
+@pytest.mark.parametrize("modern_protocol", [False])
+async def test_without_the_flag_mcp_2_runs_a_2025_11_25_task_by_polling(
+    adk_tools: dict[str, Any], records: Records
+) -> None:
+    tools, context = adk_tools["tools"], adk_tools["context"]
+    encoded = await tools["encode"].run_async(args={"frames": 4, "seconds": 1.0}, tool_context=context)
+    assert encoded["content"][0]["text"] == f"encoded 4 frames in task {records.finished_task('encode')}"
+    assert records.requests()["initialize"] == 1, records.summary()  # a handshake-era connection
+    assert records.requests()["subscriptions/listen"] == 0, records.summary()
+    assert records.reads() > 3, records.summary()  # followed by polling: why the page recommends the flag
