@@ -31,7 +31,7 @@ a class without openai-agents installed raises ``ImportError`` naming the packag
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -80,7 +80,7 @@ def task_server_class(name: str) -> type[Any]:
 
     class TaskServer(base):  # type: ignore[misc, valid-type]
         @asynccontextmanager
-        async def _client_session_context(self, read_timeout: Any = None) -> AsyncIterator[Any]:
+        async def _client_session_context(self, read_timeout: Any = None) -> AsyncGenerator[Any, None]:
             async with AsyncExitStack() as stack:
                 read, write, *rest = await stack.enter_async_context(self.create_streams())
                 if self.session is None and rest and callable(rest[0]):

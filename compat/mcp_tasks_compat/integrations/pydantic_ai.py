@@ -58,7 +58,8 @@ def task_client_class() -> type[Any]:
         """fastmcp's ``Client`` whose tool calls run as tasks where the server offers them."""
 
         def __init__(self, *args: Any, progress_handler: Any = None, **kwargs: Any) -> None:
-            super().__init__(*args, progress_handler=progress_handler, **kwargs)
+            framework_client: Any = super()
+            framework_client.__init__(*args, progress_handler=progress_handler, **kwargs)
             self.task_progress_handler = progress_handler
 
         async def call_tool_mcp(
@@ -83,7 +84,8 @@ def task_client_class() -> type[Any]:
             as_task = options.pop("task", False)
             options.pop("task_id", None)
             options.pop("ttl", None)
-            result = await super().call_tool(name, arguments, **options)
+            framework_client: Any = super()
+            result = await framework_client.call_tool(name, arguments, **options)
             return FinishedToolTask(result) if as_task else result
 
     TaskClient.__module__ = __name__
