@@ -1,8 +1,10 @@
 """How many round trips to redis-server a task costs on the hot path: create, finish, read.
 
-Counted on the wire (every command or pipeline redis-py sends is one ``send_packed_command``),
-through a real redis-server, with the engine's background (sweeper, leases, notifier) running:
-the figure is asserted, not assumed. The save publishes its event from inside its script, the
+Counted on the wire (every command or pipeline sent is one ``send_packed_command``), through a
+real redis-server, with the engine's background (sweeper, leases, notifier) running: the figure
+is asserted, not assumed. A round trip of the hot path's commands may carry the background's
+too (concurrent commands share round trips); it is the hot path's if it carries one of its
+commands. The save publishes its event from inside its script, the
 sweeper is not woken by a create whose deadline comes after its next round, and leases are
 checked on their own timer, so a task is three round trips (four with a per-owner limit, whose
 count is one more).
@@ -24,6 +26,7 @@ from redis.asyncio.connection import AbstractConnection
 
 from mcp_tasks_compat._engine import TaskEngine
 from mcp_tasks_compat._engine.limits import TaskLimits
+from mcp_tasks_compat._engine.stores import redis_link
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
@@ -42,6 +45,8 @@ def anyio_backend() -> str:
 _HOT_PATH: ContextVar[bool] = ContextVar("hot_path", default=False)
 """Set in the task doing the hot path; the runs it starts inherit it, the background does not."""
 _HANDSHAKE: ContextVar[bool] = ContextVar("handshake", default=False)
+_SHARED_TRIP: ContextVar[str | None] = ContextVar("shared_trip", default=None)
+"""Whose a round trip of the hot path's link is (``hot``, ``background``), by the commands it carries."""
 
 
 _SETUP_COMMANDS = (b"HELLO", b"CLIENT", b"SELECT", b"AUTH", b"PING", b"SUBSCRIBE")
@@ -61,12 +66,29 @@ def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
     sent = {"hot": 0, "background": 0, "handshake": 0}
     original_send = AbstractConnection.send_packed_command
     original_on_connect = AbstractConnection.on_connect
+    original_packed = redis_link.packed
+    original_round_trip = redis_link._round_trip
+    hot_requests: list[bytes] = []  # packed by the hot path (compared by identity)
+
+    def packed(command: Any) -> bytes:
+        request = original_packed(command)
+        if _HOT_PATH.get():
+            hot_requests.append(request)
+        return request
+
+    async def round_trip(client: Any, requests: list[bytes]) -> list[Any]:
+        hot = any(request is mine for request in requests for mine in hot_requests)
+        token = _SHARED_TRIP.set("hot" if hot else "background")
+        try:
+            return await original_round_trip(client, requests)
+        finally:
+            _SHARED_TRIP.reset(token)
 
     async def send(self: AbstractConnection, command: Any, check_health: bool = True) -> None:
         if _HANDSHAKE.get() or _is_setup(command):
             sent["handshake"] += 1  # a new pooled connection's setup (HELLO, CLIENT ...), not a task's
         else:
-            sent["hot" if _HOT_PATH.get() else "background"] += 1
+            sent[_SHARED_TRIP.get() or ("hot" if _HOT_PATH.get() else "background")] += 1
         await original_send(self, command, check_health)
 
     async def on_connect(self: AbstractConnection, *args: Any, **kwargs: Any) -> None:
@@ -79,6 +101,8 @@ def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
     with monkeypatch.context() as patch:
         patch.setattr(AbstractConnection, "send_packed_command", send)
         patch.setattr(AbstractConnection, "on_connect", on_connect)
+        patch.setattr(redis_link, "packed", packed)
+        patch.setattr(redis_link, "_round_trip", round_trip)
         token = _HOT_PATH.set(True)
         try:
             yield sent

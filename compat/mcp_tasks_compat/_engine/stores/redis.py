@@ -180,8 +180,7 @@ class RedisTaskStore:
             raise StoreConflict(state.task_id, current)
 
     async def get(self, task_id: str) -> TaskState | None:
-        async with self._link.talking() as client:
-            data: object = await client.hget(self._keys.task(task_id), "data")  # pyright: ignore[reportUnknownMemberType]
+        data: object = await self._link.execute("HGET", self._keys.task(task_id), "data")
         return None if data is None else self._decode(task_id, data)
 
     async def save(self, state: TaskState) -> TaskState:

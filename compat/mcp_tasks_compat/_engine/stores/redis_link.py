@@ -10,11 +10,22 @@ redis-py's own retries are off: a write whose answer was lost must not run twice
 would conflict with itself); after a connection error the pool's idle connections are dropped, so
 the calls after Redis is back get fresh ones. No redis-py error leaves this module: each becomes a
 :class:`TaskStoreError` that names the URL (without its password) and the fix.
+
+The hot path's commands (a task's create, save, read and count: :meth:`RedisLink.execute`) share
+round trips, as SQLite's group commit shares an fsync: while one round trip is out, the commands
+issued meanwhile wait for it, then go out together on one pooled connection, as a pipeline (not a
+transaction). Each is still one script or one read, atomic on its own and answered to its own
+caller, so a caller sees nothing change but the cost: the per-command work in this process (a
+pooled connection taken and given back, a socket write, the wake-ups) is paid once per batch. A
+caller alone goes at once; batches grow with the load. The rest (sweeps, lists) go through
+redis-py's client as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -33,7 +44,7 @@ try:
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError
+    from redis.exceptions import NoScriptError, RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as missing:  # pragma: no cover - the test group installs redis
     raise TaskStoreError(
@@ -54,6 +65,15 @@ __all__ = [
 CONNECT_TIMEOUT_S: Final = 5.0
 COMMAND_TIMEOUT_S: Final = 10.0
 EVENT_POLL_S: Final = 1.0  # one pub/sub read; a message arriving meanwhile returns at once
+
+_CONNECTION_NEEDS_NO_NAME: Final = (
+    inspect.signature(aioredis.ConnectionPool.get_connection).parameters["command_name"].default
+    is not inspect.Parameter.empty
+)
+"""redis-py 5.3 made ``get_connection``'s command name optional, and deprecated passing it."""
+
+_Queued = tuple[bytes, "asyncio.Future[Any]"]
+"""A command waiting to be sent (in the Redis protocol), and where its caller waits for the reply."""
 
 _WIRE_KIND: Final = "changed"
 """The ``kind`` every published event carries, for replicas of an earlier release.
@@ -102,7 +122,10 @@ class RedisLink:
             raise TaskStoreError(f"not a Redis URL: {redacted(url)!r} (use redis://host:port/db)")
         self._url = url
         self._client: aioredis.Redis | None = None
-        self._scripts: dict[str, Any] = {}
+        self._shas = {name: hashlib.sha1(script.encode()).hexdigest() for name, script in SCRIPTS.items()}
+        self._queued: list[_Queued] = []  # commands waiting for the round trip out to end
+        self._sending = False  # a round trip is out
+        self._batches: set[asyncio.Task[None]] = set()
 
     @property
     def describe(self) -> str:
@@ -135,11 +158,16 @@ class RedisLink:
             await client.aclose()
             raise self._unreachable(exc) from None
         self._client = client
-        register = client.register_script  # pyright: ignore[reportUnknownMemberType]
-        self._scripts = {name: register(script) for name, script in SCRIPTS.items()}
 
     async def close(self) -> None:
         client, self._client = self._client, None
+        queued, self._queued = self._queued, []
+        _reply_each(queued, [self._closed()] * len(queued))
+        for batch in list(self._batches):  # their callers are told the store closed
+            batch.cancel()
+        for batch in list(self._batches):
+            with suppress(asyncio.CancelledError):
+                await batch
         if client is not None:
             with suppress(RedisError, OSError):  # closing a broken pool
                 await client.aclose()
@@ -161,9 +189,81 @@ class RedisLink:
             raise await self.failed(exc) from None
 
     async def run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
-        """Run the registered script ``script`` (a name in :data:`~.redis_scripts.SCRIPTS`)."""
-        async with self.talking():
-            return await self._scripts[script](keys=list(keys), args=list(args))
+        """Run the script ``script`` (a name in :data:`~.redis_scripts.SCRIPTS`), by its SHA1."""
+        return await self.execute("EVALSHA", self._shas[script], len(keys), *keys, *args)
+
+    async def execute(self, *command: str | int) -> Any:
+        """One command's reply; a redis-py error becomes a :class:`TaskStoreError`.
+
+        With nothing out it goes at once. While a round trip is out, it waits, and goes out with
+        every other command that waited meanwhile, in one round trip (:meth:`_send_batch`), so
+        concurrent callers share round trips. A caller cancelled while it waits stops waiting; its
+        command may still run, as a command cancelled mid-flight may.
+        """
+        client = self.client()
+        request = packed(command)  # here, so a command that cannot be sent fails its caller only
+        if self._sending:
+            reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self._queued.append((request, reply))
+            try:
+                return await reply
+            except (RedisError, OSError) as exc:  # the batch dropped the idle connections once
+                raise self.store_error(exc) from None
+        self._sending = True
+        try:
+            (answer,) = await self._exchange(client, [request])
+        except (RedisError, OSError) as exc:
+            raise await self.failed(exc) from None
+        finally:
+            self._sending = False
+            self._send_queued(client)
+        if isinstance(answer, RedisError):
+            raise self.store_error(answer)
+        return answer
+
+    def _send_queued(self, client: aioredis.Redis) -> None:
+        """Send what waited, as one batch, unless a round trip is still out (its end sends it)."""
+        if not self._queued or self._sending:
+            return
+        batch, self._queued = self._queued, []
+        if self._client is not client:  # closed meanwhile
+            _reply_each(batch, [self._closed()] * len(batch))
+            return
+        self._sending = True
+        sending = asyncio.get_running_loop().create_task(self._send_batch(client, batch))
+        self._batches.add(sending)
+        sending.add_done_callback(self._batches.discard)
+
+    async def _send_batch(self, client: aioredis.Redis, batch: list[_Queued]) -> None:
+        """Send ``batch`` in one round trip, and answer each caller (its reply or its error)."""
+        answers: list[Any] = [self._closed()] * len(batch)  # if close() cancels the round trip
+        try:
+            answers = await self._exchange(client, [request for request, _ in batch])
+        except (RedisError, OSError) as exc:
+            answers = [exc] * len(batch)
+            await self.failed(exc)
+        except Exception as exc:  # not redis-py's: each caller sees it, as if it had sent alone
+            answers = [exc] * len(batch)
+        finally:
+            self._sending = False
+            _reply_each(batch, answers)
+            self._send_queued(client)
+
+    async def _exchange(self, client: aioredis.Redis, requests: list[bytes]) -> list[Any]:
+        """Each request's reply, or its ``ResponseError``: one round trip, two when Redis had lost
+        the scripts (restarted, flushed); a script not run for that is loaded and run then."""
+        replies = await _round_trip(client, requests)
+        missing = [index for index, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if missing:
+            for script in SCRIPTS.values():
+                await client.script_load(script)  # pyright: ignore[reportUnknownMemberType]
+            again = await _round_trip(client, [requests[index] for index in missing])
+            for index, reply in zip(missing, again, strict=True):
+                replies[index] = reply
+        return replies
+
+    def _closed(self) -> TaskStoreError:
+        return TaskStoreError(f"the Redis task store {self.describe} was closed")
 
     async def failed(self, exc: BaseException) -> TaskStoreError:
         """:meth:`store_error`, after dropping the pool's idle connections when Redis went away.
@@ -189,6 +289,54 @@ class RedisLink:
             f"the Redis task store {self.describe} does not answer ({reason}): "
             "start redis-server, or check the URL"
         )
+
+
+def packed(command: Sequence[str | int]) -> bytes:
+    """``command`` in the Redis protocol (an array of bulk strings), as redis-py would send it.
+
+    Ours rather than redis-py's ``pack_command``, which checks each argument's type several times
+    and was a third of a hot-path command's cost in this process (``benchmarks/sections/cost.py``).
+    """
+    parts = [b"*%d\r\n" % len(command)]
+    for arg in command:
+        data = arg.encode() if isinstance(arg, str) else b"%d" % arg
+        parts += (b"$%d\r\n" % len(data), data, b"\r\n")
+    return b"".join(parts)
+
+
+async def _round_trip(client: aioredis.Redis, requests: list[bytes]) -> list[Any]:
+    """Send ``requests`` together on one pooled connection, and read a reply (or a
+    ``ResponseError``) for each. On any other error the connection is dropped, not reused: what
+    is left unread on it is unknown."""
+    pool = client.connection_pool
+    connection = await (
+        pool.get_connection() if _CONNECTION_NEEDS_NO_NAME else pool.get_connection("EVALSHA")
+    )  # pyright: ignore[reportUnknownMemberType]
+    try:
+        await connection.send_packed_command(b"".join(requests))
+        replies: list[Any] = []
+        for _ in requests:
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as exc:  # read whole: the connection is still in step
+                replies.append(exc)
+        return replies
+    except BaseException:
+        await connection.disconnect(nowait=True)
+        raise
+    finally:
+        await pool.release(connection)
+
+
+def _reply_each(batch: Sequence[tuple[object, asyncio.Future[Any]]], answers: Sequence[Any]) -> None:
+    """Give each waiting caller of ``batch`` its reply, or raise its error there."""
+    for (_, reply), answer in zip(batch, answers, strict=True):
+        if reply.done():  # its caller was cancelled
+            continue
+        if isinstance(answer, BaseException):
+            reply.set_exception(answer)
+        else:
+            reply.set_result(answer)
 
 
 async def _next_message(pubsub: PubSub) -> dict[str, object] | None:
