@@ -7,15 +7,18 @@ measures each store once, in a rotated order, and the ratios to the memory store
 a round, so load that drifts over the run falls on all three alike.
 
 * Throughput: tool ``job`` returning at once, ``call_tool(mode="task")`` to completion, one
-  caller and ``stores_clients`` concurrent callers (on one session: the store, not the session
-  count, is what differs).
+  caller and ``stores_clients`` concurrent callers (50 in the full profile; on one session: the
+  store, not the session count, is what differs).
 * ``tasks/get`` latency: status reads of tasks that exist, on stores holding few and many tasks.
   The store is pre-filled through its own API (``TaskStore.create`` of completed tasks of another
   owner, so the reads go through the same owner check as any), then a few tasks are run through
   the client and read back; a store with few and one with many tasks are read in alternation.
 
-Targets (issue 12): SQLite and Redis task rate at least 0.5x memory; ``tasks/get`` p50 with many
-tasks stored at most 1.2x with few.
+Targets: SQLite and Redis task rate at least 0.5x memory with one caller (issue 12) and at least
+0.8x with the concurrent callers (issue 27); ``tasks/get`` p50 with many tasks stored at most
+1.2x with few. What a task costs each store, and what one Redis node or SQLite file carries, is
+measured apart by ``python -m benchmarks.store_cost`` (docs/deploy.md, "What a task costs the
+store").
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ PROFILES = {
         transports=("memory", "http"),
         seq_calls=15,
         rounds=3,
-        clients=20,
+        clients=50,  # the callers DESCRIBED and the issue 27 target name
         calls_per_client=3,
         get_sizes=(100, 10_000),
         get_targets=20,
@@ -392,8 +395,13 @@ async def measure(bench: Bench, profile: StoresProfile) -> None:
 STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis"}
 
 
+SEQUENTIAL_TARGET = 0.5  # issue 12: a durable store's task rate, one caller, at least half memory's
+CONCURRENT_TARGET = 0.8  # issue 27: with concurrent callers, at least 0.8x memory's
+
+
 def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Issue 12: SQLite and Redis task rate >= 0.5x memory; tasks/get p50 with many tasks <= 1.2x few."""
+    """SQLite and Redis task rate >= 0.5x memory with one caller, >= 0.8x with the concurrent callers;
+    tasks/get p50 with many tasks <= 1.2x few."""
     out: list[dict[str, Any]] = []
     for row in find(rows, section="stores"):
         store = STORE_NAMES.get(row["store"], row["store"])
@@ -405,7 +413,7 @@ def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
                     f"task throughput {store} ÷ memory, {row['variant']} ({row['callers']} caller"
                     f"{'s' if row['callers'] != 1 else ''}; {where})",
                     ratio["median"],
-                    0.5,
+                    SEQUENTIAL_TARGET if row["variant"] == "sequential" else CONCURRENT_TARGET,
                     at_most=False,
                     detail=f"{row['task_per_s']['median']} tasks/s; per-round ratio p10-p90 "
                     f"{ratio['p10']}-{ratio['p90']}",

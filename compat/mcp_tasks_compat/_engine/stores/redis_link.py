@@ -236,7 +236,7 @@ class RedisLink:
 
     async def _send_batch(self, client: aioredis.Redis, batch: list[_Queued]) -> None:
         """Send ``batch`` in one round trip, and answer each caller (its reply or its error)."""
-        answers: list[Any] = [self._closed()] * len(batch)  # if close() cancels the round trip
+        answers: list[Any] | None = None  # None: close() cancelled the round trip
         try:
             answers = await self._exchange(client, [request for request, _ in batch])
         except (RedisError, OSError) as exc:
@@ -246,7 +246,7 @@ class RedisLink:
             answers = [exc] * len(batch)
         finally:
             self._sending = False
-            _reply_each(batch, answers)
+            _reply_each(batch, [self._closed()] * len(batch) if answers is None else answers)
             self._send_queued(client)
 
     async def _exchange(self, client: aioredis.Redis, requests: list[bytes]) -> list[Any]:
