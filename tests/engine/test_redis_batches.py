@@ -246,3 +246,25 @@ async def wait_until_queued(link: redis_link.RedisLink, count: int) -> None:
     """Until ``count`` commands wait for the round trip that is out (checked once per loop turn)."""
     while len(link._queued) < count:  # pyright: ignore[reportPrivateUsage]
         await anyio.lowlevel.checkpoint()
+
+
+async def test_a_round_trip_carries_at_most_the_batch_limit_and_the_rest_go_next(
+    store: RedisTaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    link = store._link  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(redis_link, "BATCH_LIMIT", 4)
+    answers: list[object] = []
+
+    async def echo(index: int) -> None:
+        answers.append(await link.execute("ECHO", str(index)))
+
+    with counting_sends(monkeypatch) as sends, anyio.fail_after(BOUND_S):
+        async with round_trips_held(monkeypatch) as (out, release), anyio.create_task_group() as group:
+            group.start_soon(echo, 0)
+            await out.wait()
+            for index in range(1, 11):
+                group.start_soon(echo, index)
+            await wait_until_queued(link, 10)
+            release.set()
+    assert sorted(answers, key=int) == [str(index) for index in range(11)]
+    assert sends == [1, 4, 4, 2]

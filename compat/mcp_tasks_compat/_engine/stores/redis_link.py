@@ -52,6 +52,7 @@ except ImportError as missing:  # pragma: no cover - the test group installs red
     ) from missing
 
 __all__ = [
+    "BATCH_LIMIT",
     "COMMAND_TIMEOUT_S",
     "CONNECT_TIMEOUT_S",
     "EVENT_POLL_S",
@@ -65,6 +66,9 @@ __all__ = [
 CONNECT_TIMEOUT_S: Final = 5.0
 COMMAND_TIMEOUT_S: Final = 10.0
 EVENT_POLL_S: Final = 1.0  # one pub/sub read; a message arriving meanwhile returns at once
+BATCH_LIMIT: Final = 512
+"""The most commands one round trip carries (the rest go in the next), so no caller waits on an
+unbounded pipeline."""
 
 _CONNECTION_NEEDS_NO_NAME: Final = (
     inspect.signature(aioredis.ConnectionPool.get_connection).parameters["command_name"].default
@@ -225,10 +229,11 @@ class RedisLink:
         """Send what waited, as one batch, unless a round trip is still out (its end sends it)."""
         if not self._queued or self._sending:
             return
-        batch, self._queued = self._queued, []
         if self._client is not client:  # closed meanwhile
-            _reply_each(batch, [self._closed()] * len(batch))
+            queued, self._queued = self._queued, []
+            _reply_each(queued, [self._closed()] * len(queued))
             return
+        batch, self._queued = self._queued[:BATCH_LIMIT], self._queued[BATCH_LIMIT:]
         self._sending = True
         sending = asyncio.get_running_loop().create_task(self._send_batch(client, batch))
         self._batches.add(sending)
@@ -263,6 +268,7 @@ class RedisLink:
         return replies
 
     def _closed(self) -> TaskStoreError:
+        """What a caller whose command was still waiting hears when the store is closed."""
         return TaskStoreError(f"the Redis task store {self.describe} was closed")
 
     async def failed(self, exc: BaseException) -> TaskStoreError:
