@@ -23,8 +23,9 @@ Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
 Every write is one Lua script (:mod:`.redis_scripts`: create-if-absent, compare-and-set save,
 delete), so the hash and its index entries change together; a save also publishes its
 :class:`~.contract.StoreEvent` (once the engine named its origin), so a change is one round
-trip. An index entry whose hash Redis expired is dropped when a read meets it. The client, its
-errors and pub/sub are in :mod:`.redis_link`.
+trip, and concurrent callers' creates, saves, reads and counts share round trips
+(:meth:`.redis_link.RedisLink.execute`). An index entry whose hash Redis expired is dropped when a
+read meets it. The client, its errors and pub/sub are in :mod:`.redis_link`.
 """
 
 from __future__ import annotations
