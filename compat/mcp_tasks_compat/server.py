@@ -220,6 +220,9 @@ class TaskServer:
             raise ValueError(f"task must be one of {SUPPORT_VALUES}, not {task!r}")
         if reruns and task == "forbidden":
             raise ValueError("reruns= concerns task runs; a tool with task='forbidden' never runs as a task")
+        self.tasks.check_reruns(
+            str(sdk_tool_kwargs.get("name") or getattr(function, "__name__", "tool")), reruns
+        )
 
         def register(tool_function: FunctionT) -> FunctionT:
             name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
@@ -384,6 +387,7 @@ class CallHandle:
         """Call ``hook(task)`` when the call becomes a task (at once if it is one; never for a
         plain call). The hook runs in the server's decision: keep it quick (a log line, a metric);
         an exception it raises is logged."""
+
         def on_record(record: TaskRecord) -> None:
             hook(record.task)
 

@@ -10,10 +10,12 @@ replica reaches the work here.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -50,6 +52,12 @@ DEFAULT_TTL_FLOOR_MS = 3_600_000
 
 DEFAULT_LEASE_S = 30.0
 """How long a replica's claim on a run holds without renewal (renewed every third of it)."""
+
+RerunWork = Callable[[str, Mapping[str, Any]], Work | None]
+"""The adapter's way to run a tool again without a request: ``(tool_name, arguments)`` to its work,
+or ``None`` when that tool cannot be called so here."""
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
 
 
 def current_run() -> tuple[TaskEngine, TaskRecord] | None:
@@ -93,9 +101,16 @@ class TaskEngine(TaskWriter):
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.lease_s = lease_s
         self._opened = False
-        self.runs = TaskRuns(self, self._records, give_up_after_s=lease_s)
+        self.reruns: dict[str, int] = {}
+        """Tool name to how many times a run of it lost to a stopped replica is started again."""
+        self.rerun_work: RerunWork | None = None
+        """Set by the server adapter that can call a tool without a request (else nothing re-runs)."""
+        self._rerun_group: anyio.abc.TaskGroup | None = None
+        self.runs = TaskRuns(
+            self, self._records, give_up_after_s=lease_s, left_for_rerun=self.leaves_for_rerun
+        )
         self.inputs = InputRelay(self)
-        self.expiry = Sweeper(self, self.store)
+        self.expiry = Sweeper(self, self.store, rerun=self.rerun_lost)
         self.replicas = ReplicaLink(self, self.store, self._records, self.expiry, lease_s=lease_s)
 
     def effective_ttl(self, requested_ms: int | None, *, requested: bool) -> int | None:
@@ -124,10 +139,13 @@ class TaskEngine(TaskWriter):
         tool_name: str,
         ttl_ms: int | None,
         status_message: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
     ) -> TaskRecord:
         """Create a ``working`` task, durably stored (readable by any replica) before this returns.
 
-        Refused (``PeerProtocolError``) when ``owner`` already has its maximum of active tasks.
+        ``arguments`` (the call's) are kept only for a tool declared safe to run again
+        (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
+        its maximum of active tasks.
         """
         try:
             await self.limits.admit(self.store, owner)
@@ -152,6 +170,8 @@ class TaskEngine(TaskWriter):
             expires_at=self.deadline(ttl_ms),
             trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
         )
+        if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
+            state = state.evolve(rerun=True, arguments=dict(arguments))
         if self.shared:
             state = self.replicas.claim(state)
         with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
@@ -165,6 +185,54 @@ class TaskEngine(TaskWriter):
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`)."""
         self.runs.start(record, traced_run(record, work), task_group)
+
+    # --- re-running a run lost to a stopped replica ------------------------------------------------
+
+    def _may_rerun(self, state: TaskState) -> bool:
+        """Whether ``state``'s run, if lost, is started again here rather than failed."""
+        return (
+            state.rerun
+            and state.arguments is not None
+            and self.rerun_work is not None
+            and state.attempt <= self.reruns.get(state.tool_name, 0)
+        )
+
+    def leaves_for_rerun(self, state: TaskState) -> bool:
+        """A run stopped by its server's stop (not by ``tasks/cancel``) is left ``working`` for a
+        re-run, on a shared store, when its tool may run again: a stop is not a cancel."""
+        return self.shared and self._may_rerun(state)
+
+    async def rerun_lost(self, state: TaskState, why: str) -> bool:
+        """Start again here the run of ``state``, lost to a stopped replica; ``False``: fail it.
+
+        The claim is a compare-and-set on the lost runner and attempt, so of several replicas
+        sweeping the same lease only one runs it. Before this engine serves (no task group yet)
+        the task is left as it is, for :meth:`background`'s own pass.
+        """
+        if not self._may_rerun(state) or self.rerun_work is None or state.arguments is None:
+            return False
+        group = self._rerun_group
+        if group is None:
+            return True
+        work = self.rerun_work(state.tool_name, state.arguments)
+        if work is None:
+            return False
+        attempt = state.attempt + 1
+        message = f"attempt {attempt} of {self.reruns[state.tool_name] + 1}: started again after {why}"
+
+        def claim(current: TaskState) -> TaskState | None:
+            if current.is_terminal or current.runner != state.runner or current.attempt != state.attempt:
+                return None  # ended meanwhile, or another replica took it first
+            task = current.task.evolve(status_message=message)
+            return self.replicas.claim(current).evolve(task=task, attempt=attempt)
+
+        record = self.record_of(state)
+        if await self.mutate(record, claim, force_notify=True):
+            logger.info("task %s: %s", state.task_id, message)
+            self._records.add(record)
+            metrics.rerun(state.tool_name)
+            self.start(record, work, group)  # its span joins the trace that created the task
+        return True
 
     # --- cancelling --------------------------------------------------------------------------
 
@@ -223,11 +291,17 @@ class TaskEngine(TaskWriter):
         renewal and the notifier (so a cancel or an answer given on another replica arrives)."""
         await self.open()
         await self.recover()
-        async with anyio.create_task_group() as group:
-            group.start_soon(partial(self.expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")
-            if self.shared:
-                group.start_soon(self.replicas.renew_leases, name="mcp-tasks leases")
-                group.start_soon(self.replicas.follow_other_replicas, name="mcp-tasks notifier")
+        try:
+            async with anyio.create_task_group() as group:
+                if self.shared and self.reruns:
+                    self._rerun_group = group  # re-runs live as long as the background serving them
+                    await self.replicas.rerun_dead_runs()
+                group.start_soon(partial(self.expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")
+                if self.shared:
+                    group.start_soon(self.replicas.renew_leases, name="mcp-tasks leases")
+                    group.start_soon(self.replicas.follow_other_replicas, name="mcp-tasks notifier")
+        finally:
+            self._rerun_group = None
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:

@@ -113,7 +113,11 @@ class TaskHandlers:
         context = request_ctx.get()
         with _service_errors():  # the owner's active-task limit reached
             record = await self.engine.create(
-                dialect=DIALECT_2025_11_25, owner=plan.owner, tool_name=plan.tool_name, ttl_ms=plan.ttl_ms
+                dialect=DIALECT_2025_11_25,
+                owner=plan.owner,
+                tool_name=plan.tool_name,
+                ttl_ms=plan.ttl_ms,
+                arguments=req.params.arguments,
             )
         sdk_session = context.session
 

@@ -8,18 +8,21 @@ that outlives the ``tools/call`` request can only live in the lifespan.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import anyio.abc
 import mcp_types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
@@ -49,6 +52,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("mcp_tasks_compat.server")
 
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
@@ -90,6 +95,26 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
             )
         )
     return wire
+
+
+def _rerun_work(server: MCPServer[Any], tool_name: str, arguments: Mapping[str, Any]) -> Work:
+    """A lost run of ``tool_name`` started again: ``MCPServer.call_tool`` without a request (the
+    tool's ``ctx`` then has no request: the library's ``report_status`` still works). A tool error
+    is answered as the SDK answers it in a request, an error result with its text."""
+
+    async def work() -> Mapping[str, Any]:
+        try:
+            result = await server.call_tool(tool_name, dict(arguments))
+        except MCPError as exc:
+            raise ToolCallFailure(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
+        except Exception as exc:
+            logger.warning("task run of tool %r raised", tool_name, exc_info=True)
+            result = mcp_types.CallToolResult(
+                content=[mcp_types.TextContent(type="text", text=str(exc))], is_error=True
+            )
+        return tool_result_wire(result)
+
+    return work
 
 
 def _run_record() -> TaskRecord | None:
@@ -267,6 +292,8 @@ class TasksRuntime:
                 value: Any = {}
                 if user_lifespan is not None:
                     value = await stack.enter_async_context(user_lifespan(server))
+                if isinstance(server, MCPServer):
+                    self.tasks.engine.rerun_work = partial(_rerun_work, cast("MCPServer[Any]", server))
                 group = await stack.enter_async_context(self.tasks.engine.running())
                 entry = (cast(object, value), group)
                 self._live.append(entry)
@@ -297,6 +324,7 @@ class TasksRuntime:
         work: Work,
         listener: Callable[[ServerSession], Callable[[Task], Awaitable[None]]] | None = None,
         run_as: ServerRequestContext[Any, Any] | None = None,
+        arguments: Mapping[str, Any] | None = None,
     ) -> Task:
         """Create the task (readable before this returns) and start its work in the lifespan group.
 
@@ -309,7 +337,7 @@ class TasksRuntime:
         group = self._run_group(ctx)
         try:  # the owner's active-task limit reached: a JSON-RPC error, the session lives on
             record: TaskRecord = await self.tasks.engine.create(
-                dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms
+                dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms, arguments=arguments
             )
         except PeerProtocolError as exc:
             raise mcp_error(exc) from None
@@ -345,6 +373,7 @@ class TasksRuntime:
         work: Work,
         always_task: bool,
         rounds: RoundTrips | None,
+        arguments: Mapping[str, Any] | None = None,
     ) -> Outcome | Task:
         """Start the work undecided (the inline grace): its plain outcome, or the task it became."""
         engine = self.tasks.engine
@@ -357,6 +386,7 @@ class TasksRuntime:
                     tool_name=tool_name,
                     ttl_ms=ttl_ms,
                     status_message=status_message,
+                    arguments=arguments,
                 )
             except PeerProtocolError as exc:
                 raise mcp_error(exc) from None
