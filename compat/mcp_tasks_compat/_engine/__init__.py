@@ -35,6 +35,7 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``runs``: a task's run (started as a task, or undecided first), the work's outcome ending the
   task, and the current run of a tool body (``current_run``, ``report_status``);
 * ``inline``: a call not yet known to be a task (the inline grace; multi-round-trip input);
+* ``grace``: which calls wait out the inline grace (a tool whose calls outlive it skips it);
 * ``inputs``: input requests relayed between the work and the client;
 * ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
 * ``replicas``: what a shared store needs of a serving engine (leases, the notifier, recovery);

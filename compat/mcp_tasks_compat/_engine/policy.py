@@ -13,6 +13,7 @@ from typing import Literal
 from .._detect import refuse_unsupported
 from ..dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect, TaskSupport
 from .engine import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, PollPolicy, TaskEngine
+from .grace import GraceMemory
 from .inline import DEFAULT_INLINE_GRACE_S
 from .limits import (
     DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
@@ -111,7 +112,8 @@ class TaskPolicy:
         self.unauthenticated_2025_scope: Scope2025 = unauthenticated_2025_scope
         if inline_grace_s < 0:
             raise ValueError(f"inline_grace_s must be >= 0; got {inline_grace_s}")
-        self.inline_grace_s = inline_grace_s
+        self.grace = GraceMemory(inline_grace_s)
+        """The inline grace per call, learnt per tool: a tool whose calls outlive it skips it."""
         self.tools: dict[str, TaskSupport] = declared
         self.default_support: TaskSupport = default_support
         self.push = push
@@ -134,6 +136,17 @@ class TaskPolicy:
         self.engine.reruns = self.reruns  # one table: tools declared later are seen by the engine
         for name, count in (reruns or {}).items():
             self.allow_reruns(name, count)
+
+    @property
+    def inline_grace_s(self) -> float:
+        """How long a 2026-07-28 call that may be a task waits to be answered plainly."""
+        return self.grace.grace_s
+
+    @inline_grace_s.setter
+    def inline_grace_s(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError(f"inline_grace_s must be >= 0; got {seconds}")
+        self.grace.grace_s = seconds  # what was learnt of each tool is kept
 
     @staticmethod
     def check_reruns(tool_name: str, count: object) -> int:

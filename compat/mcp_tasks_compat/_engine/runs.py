@@ -23,6 +23,7 @@ from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError, Progress, Task
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, TaskStoreError
+from .grace import GraceTicket
 from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
 from .records import LiveRecords, RunStop, TaskRecord
 from .stores import TaskState
@@ -229,11 +230,12 @@ class TaskRuns:
         work: Work,
         task_group: anyio.abc.TaskGroup,
         *,
-        grace_s: float,
+        grace_s: float | None = None,
         create: Callable[[str | None], Awaitable[TaskRecord]],
         always_task: bool = False,
         rounds: RoundTrips | None = None,
         context: contextvars.Context | None = None,
+        ticket: GraceTicket | None = None,
     ) -> Outcome | Task:
         """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
         as created (``working``: a task begins so, even one whose outcome is already known).
@@ -245,15 +247,25 @@ class TaskRuns:
         multi-round-trip call answers before any task exists. ``context``: the contextvars the run
         starts in (a copy of it), where the adapter has swapped the request for its detached copy;
         by default a copy of the caller's, which would keep the whole request for the task's life.
+        ``ticket``: the call's grace as the tool's recent calls decide it (:mod:`.grace`), told
+        whether this one outlived it; ``grace_s`` instead: a fixed grace, nothing learnt.
         """
+        if ticket is None:
+            ticket = GraceTicket(None, "", grace_s or 0.0, grace_s or 0.0)
         call = InlineCall(_new_stop(), rounds)
         spawn_in = (context or contextvars.copy_context()).run
-        spawn_in(_spawn, task_group, call.scope, self._run_inline, call, work, name="mcp-call (undecided)")
+        spawn_in(
+            _spawn, task_group, call.scope, self._run_inline, call, work, ticket, name="mcp-call (undecided)"
+        )
         try:
-            await call.wait(grace_s)
+            if ticket.seconds > 0:
+                await call.wait(ticket.seconds)
+            undecided = call.is_open  # neither answered nor asking for its task
             outcome = call.outcome if not call.escalate() else None
             if outcome is not None and (outcome.is_round_trip or not always_task):
                 return outcome
+            if undecided and ticket.seconds > 0:
+                ticket.outlived()  # waited it out: not a quick answer, not a question
             record = await create(call.status_message)
         except BaseException:
             call.drop()
@@ -266,12 +278,15 @@ class TaskRuns:
         self._records.release_if_idle(record)
         return created
 
-    async def _run_inline(self, call: InlineCall, work: Work, own_scope: anyio.CancelScope | None) -> None:
+    async def _run_inline(
+        self, call: InlineCall, work: Work, ticket: GraceTicket, own_scope: anyio.CancelScope | None
+    ) -> None:
         run = _Run(self._writer, None, call)
         token = _current.set(run)
         try:
             with _entered(own_scope):
                 outcome = await _outcome_of(work)
+                ticket.ended(asked_first=outcome.is_round_trip)
                 if call.answer(outcome):
                     return  # the caller answers it plainly, or makes it a task itself
                 await self._end_durably(await call.task(), outcome)

@@ -374,8 +374,12 @@ class TasksRuntime:
         always_task: bool,
         rounds: RoundTrips | None,
         arguments: Mapping[str, Any] | None = None,
+        at_once: bool = False,
     ) -> Outcome | Task:
-        """Start the work undecided (the inline grace): its plain outcome, or the task it became."""
+        """Start the work undecided (the inline grace): its plain outcome, or the task it became.
+
+        The grace is the tool's (:class:`~..._engine.grace.GraceMemory`): none for a tool whose
+        recent calls outlived it, or when the caller asked for a task (``at_once``)."""
         engine = self.tasks.engine
 
         async def create(status_message: str | None) -> TaskRecord:
@@ -397,7 +401,7 @@ class TasksRuntime:
             return await engine.runs.begin(
                 work,
                 self._run_group(ctx),
-                grace_s=self.tasks.inline_grace_s,
+                ticket=self.tasks.grace.ticket(tool_name, at_once=at_once),
                 create=create,
                 always_task=always_task,
                 rounds=rounds,

@@ -197,6 +197,7 @@ class TasksExtension(Extension):
             # "ttlMs": null (required, nullable).
             return codec_2026.encode_create_task_result(task)
         rounds = _rounds_of(params)
+        at_once = _asks_task_at_once(params)
         answer = await runtime.begin_call(
             ctx,
             dialect=DIALECT_2026_07_28,
@@ -206,11 +207,12 @@ class TasksExtension(Extension):
             # Detached from the start, as a task's run: the call may become a task at any moment,
             # and its running frames keep whatever request context they were given.
             work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
-            # A caller that asked for a task (the hint) gets one, as a required tool does: a quick
-            # outcome still ends a task, and an ask-first question is still a round before it.
-            always_task=mode == "task" or _asks_task_at_once(params),
+            # A caller that asked for a task (the hint) gets one at once, without the grace, as a
+            # required tool does after it: a quick outcome still ends a task.
+            always_task=mode == "task" or at_once,
             rounds=rounds,
             arguments=params.arguments,
+            at_once=at_once,
         )
         if isinstance(answer, Task):
             return codec_2026.encode_create_task_result(answer)
