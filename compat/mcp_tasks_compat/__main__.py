@@ -224,7 +224,8 @@ def _add_example_server(add_parser: AddParser) -> None:
         type=_positive_int,
         default=DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
         metavar="N",
-        help="active tasks per owner (principal, session or server) before new ones are refused "
+        help="active tasks per owner (principal, session or server) before new ones are refused; "
+        "unauthenticated 2026-07-28 callers share one owner, so for them it is server-wide "
         f"(default: {DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER})",
     )
     serve.add_argument(
