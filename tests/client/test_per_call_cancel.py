@@ -33,6 +33,9 @@ from .cancel_tools import LOG_ENV, STARTED
 pytestmark = pytest.mark.anyio
 
 RUNS = 20
+"""Runs where the fault was seen (mcp 1.x over stdio, 8 of 8 before the fix)."""
+RUNS_ELSEWHERE = 5
+"""Runs on the other transport and major, where it never failed: the same check, cheaper."""
 SPEC = "tests.client.cancel_tools:TOOLS"
 REPO = Path(__file__).resolve().parents[2]
 BOUND = 15.0
@@ -100,11 +103,12 @@ async def test_cancelling_the_caller_of_a_session_per_call(
     server: AbstractContextManager[str | None] = (
         http_server_process(SPEC, env=env, cwd=REPO) if transport == "http" else nullcontext()
     )
+    runs = RUNS if transport == "stdio" and sdk_info().major == 1 else RUNS_ELSEWHERE
     with server as url:
-        for run in range(RUNS):
+        for run in range(runs):
             with anyio.fail_after(BOUND):
                 streams = _stdio(log) if url is None else get_adapter().app.http_streams(url)
                 await cancelled_after_start(entry, streams, f"run-{run}")
     # Every server process has exited (stdio: each with its session; HTTP: stopped above), so
     # each run has written how it ended: cancelled by tasks/cancel, not stopped with its session.
-    assert how_runs_ended(log) == {f"run-{run}": "cancelled" for run in range(RUNS)}
+    assert how_runs_ended(log) == {f"run-{run}": "cancelled" for run in range(runs)}
