@@ -24,8 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from opentelemetry.util._once import Once  # noqa: E402
 
-from mcp_tasks_compat._observe import metrics as our_metrics  # noqa: E402
-from mcp_tasks_compat._observe import otel  # noqa: E402
+from mcp_tasks_compat import _observe  # noqa: E402
 
 
 class _WakeOnEnd(SpanProcessor):
@@ -90,9 +89,7 @@ def _reset_globals() -> None:
     metrics_internal = metrics._internal  # pyright: ignore[reportPrivateUsage]
     metrics_internal._METER_PROVIDER = None
     metrics_internal._METER_PROVIDER_SET_ONCE = Once()
-    otel._tracing = False  # pyright: ignore[reportPrivateUsage]
-    otel._metering = False  # pyright: ignore[reportPrivateUsage]
-    our_metrics._made = None  # pyright: ignore[reportPrivateUsage]
+    _observe.forget()
     try:  # mcp 2.x's module-level ProxyTracer keeps the SDK's tracer once it has used it
         from mcp.shared import _otel as sdk_otel
 

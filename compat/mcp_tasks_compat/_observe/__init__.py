@@ -14,7 +14,15 @@ The engine, the client logic and the adapters call it; nothing here knows a task
 
 from __future__ import annotations
 
-from . import metrics, traces
+from . import metrics, otel, traces
 from .otel import metering, tracing
 
-__all__ = ["metering", "metrics", "traces", "tracing"]
+__all__ = ["forget", "metering", "metrics", "traces", "tracing"]
+
+
+def forget() -> None:
+    """Forget every provider seen, tracer and instrument made, and the switch read
+    (:data:`.otel.SWITCH`): for tests and the bench, which replace OpenTelemetry's global providers."""
+    otel.forget()
+    metrics.forget()
+    traces.forget()

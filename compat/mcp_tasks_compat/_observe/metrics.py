@@ -2,14 +2,17 @@
 
 Attributes are bounded by design: the tool, the dialect, a task status, the store kind and
 operation. Never a task id, a session or a principal. Each function is a flag check and returns
-at once when no meter provider is set (:func:`.otel.metering`). The up-down counters (active,
-waiting for input, push streams) count transitions where they are saved, so on several replicas
-the sum over the replicas is the fleet's figure (a task created on A and cancelled on B is +1 on
-A and -1 on B).
+at once when no meter provider is set (:func:`.otel.metering`). Counters and up-down counters
+are kept here and read by the SDK when it collects (observable instruments: the same cumulative
+series, no SDK measurement on a task's path); histograms are recorded as they happen. The
+up-down counters (active, waiting for input, push streams) count transitions where they are
+saved, so on several replicas the sum over the replicas is the fleet's figure (a task created on
+A and cancelled on B is +1 on A and -1 on B).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from .otel import INSTRUMENTATION_NAME, metering, metrics_api
@@ -19,6 +22,7 @@ __all__ = [
     "ATTR_OPERATION",
     "ATTR_STORE",
     "SERIES",
+    "forget",
     "lease_expired",
     "lease_renewed",
     "limit_refused",
@@ -58,6 +62,39 @@ SERIES: Final = {
 """Every series this library emits (docs/observability.md describes each)."""
 
 
+class _Tally:
+    """A counter kept here and reported when the SDK collects (an observable instrument's callback):
+    adding to it is a dictionary update, where a synchronous instrument's ``add`` is an SDK
+    measurement (its attributes cleaned and hashed, an exemplar offered) on the task's path. The
+    exported series is the same cumulative sum."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, ...], int] = {}
+
+    def add(self, amount: int, pairs: tuple[str, ...]) -> None:
+        self.counts[pairs] = self.counts.get(pairs, 0) + amount
+
+    def observations(self) -> list[Any]:
+        api = metrics_api()
+        assert api is not None
+        # A copy: the collecting thread (a periodic reader, a Prometheus scrape) reads while the
+        # event loop adds; copying a dictionary is one step under the GIL.
+        return [api.Observation(value, _attributes(*pairs)) for pairs, value in self.counts.copy().items()]
+
+
+def _observer(name: str) -> Callable[[Any], list[Any]]:
+    """The callback of the observable instrument ``name``: the tally of the instruments made last
+    (a meter gives back an instrument already registered under that name, with its first callback,
+    so the callback must not hold a tally of its own)."""
+
+    def observe(_options: Any) -> list[Any]:
+        return [] if _made is None else _made.tallies[name].observations()
+
+    return observe
+
+
 class _Instruments:
     def __init__(self) -> None:
         api = metrics_api()
@@ -65,18 +102,24 @@ class _Instruments:
         from .._version import __version__
 
         meter = api.get_meter(INSTRUMENTATION_NAME, __version__)
-        made: dict[str, Any] = {}
+        histograms: dict[str, Any] = {}
+        tallies: dict[str, _Tally] = {}
         for name, (kind, unit, description) in SERIES.items():
-            if kind == "counter":
-                made[name] = meter.create_counter(name, unit=unit, description=description)
-            elif kind == "updown":
-                made[name] = meter.create_up_down_counter(name, unit=unit, description=description)
-            else:
+            if kind == "histogram":
                 bounds = _STORE_SECONDS if name == "mcp_tasks.store.duration" else _SECONDS
-                made[name] = meter.create_histogram(
+                histograms[name] = meter.create_histogram(
                     name, unit=unit, description=description, explicit_bucket_boundaries_advisory=bounds
                 )
-        self.by_name = made
+                continue
+            tallies[name] = _Tally()
+            create = (
+                meter.create_observable_counter
+                if kind == "counter"
+                else meter.create_observable_up_down_counter
+            )
+            create(name, callbacks=[_observer(name)], unit=unit, description=description)
+        self.histograms = histograms
+        self.tallies = tallies
 
 
 _made: _Instruments | None = None
@@ -92,83 +135,92 @@ def _attributes(*pairs: str) -> dict[str, str]:
     return found
 
 
-def _get(name: str) -> Any:
+def _instruments() -> _Instruments:
     global _made
     if _made is None:
         _made = _Instruments()
-    return _made.by_name[name]
+    return _made
+
+
+def _count(name: str, amount: int, *pairs: str) -> None:
+    _instruments().tallies[name].add(amount, pairs)
+
+
+def _record(name: str, value: float, *pairs: str) -> None:
+    _instruments().histograms[name].record(value, _attributes(*pairs))
+
+
+def forget() -> None:
+    """Forget the instruments (the meter provider was replaced): made again, from zero, on next use."""
+    global _made
+    _made = None
 
 
 def task_created(tool: str, dialect: str) -> None:
     if not metering():
         return
-    attributes = _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect)
-    _get("mcp_tasks.created").add(1, attributes)
-    _get("mcp_tasks.active").add(1, attributes)
+    _count("mcp_tasks.created", 1, ATTR_TOOL, tool, ATTR_DIALECT, dialect)
+    _count("mcp_tasks.active", 1, ATTR_TOOL, tool, ATTR_DIALECT, dialect)
 
 
 def status_changed(tool: str, dialect: str, old: str, new: str, *, terminal: bool) -> None:
     """A saved transition ``old`` -> ``new`` (``terminal``: ``new`` ends the task)."""
     if not metering() or old == new:
         return
-    attributes = _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect)
     if old == "input_required":
-        _get("mcp_tasks.input_waiting").add(-1, attributes)
+        _count("mcp_tasks.input_waiting", -1, ATTR_TOOL, tool, ATTR_DIALECT, dialect)
     if new == "input_required":
-        _get("mcp_tasks.input_waiting").add(1, attributes)
+        _count("mcp_tasks.input_waiting", 1, ATTR_TOOL, tool, ATTR_DIALECT, dialect)
     if terminal:
-        _get("mcp_tasks.active").add(-1, attributes)
-        _get("mcp_tasks.ended").add(1, _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect, ATTR_STATUS, new))
+        _count("mcp_tasks.active", -1, ATTR_TOOL, tool, ATTR_DIALECT, dialect)
+        _count("mcp_tasks.ended", 1, ATTR_TOOL, tool, ATTR_DIALECT, dialect, ATTR_STATUS, new)
 
 
 def run_ended(tool: str, dialect: str, status: str, seconds: float) -> None:
     if metering():
-        _get("mcp_tasks.run.duration").record(
-            seconds, _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect, ATTR_STATUS, status)
+        _record(
+            "mcp_tasks.run.duration", seconds, ATTR_TOOL, tool, ATTR_DIALECT, dialect, ATTR_STATUS, status
         )
 
 
 def result_delivered(tool: str, dialect: str, seconds: float) -> None:
     if metering():
-        _get("mcp_tasks.result.delay").record(
-            max(seconds, 0.0), _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect)
-        )
+        _record("mcp_tasks.result.delay", max(seconds, 0.0), ATTR_TOOL, tool, ATTR_DIALECT, dialect)
 
 
 def store_operation(store: str, operation: str, seconds: float, *, failed: bool) -> None:
     if not metering():
         return
-    attributes = _attributes(ATTR_STORE, store, ATTR_OPERATION, operation)
-    _get("mcp_tasks.store.duration").record(seconds, attributes)
+    _record("mcp_tasks.store.duration", seconds, ATTR_STORE, store, ATTR_OPERATION, operation)
     if failed:
-        _get("mcp_tasks.store.errors").add(1, attributes)
+        _count("mcp_tasks.store.errors", 1, ATTR_STORE, store, ATTR_OPERATION, operation)
 
 
 def lease_renewed(count: int = 1) -> None:
     if metering() and count:
-        _get("mcp_tasks.lease.renewals").add(count)
+        _count("mcp_tasks.lease.renewals", count)
 
 
 def lease_expired(count: int = 1) -> None:
     if metering() and count:
-        _get("mcp_tasks.lease.expiries").add(count)
+        _count("mcp_tasks.lease.expiries", count)
 
 
 def rerun(tool: str) -> None:
     if metering():
-        _get("mcp_tasks.reruns").add(1, {ATTR_TOOL: tool})
+        _count("mcp_tasks.reruns", 1, ATTR_TOOL, tool)
 
 
 def limit_refused(dialect: str) -> None:
     if metering():
-        _get("mcp_tasks.limit.refusals").add(1, {ATTR_DIALECT: dialect})
+        _count("mcp_tasks.limit.refusals", 1, ATTR_DIALECT, dialect)
 
 
 def polled(tool: str, dialect: str) -> None:
     if metering():
-        _get("mcp_tasks.polls").add(1, _attributes(ATTR_TOOL, tool, ATTR_DIALECT, dialect))
+        _count("mcp_tasks.polls", 1, ATTR_TOOL, tool, ATTR_DIALECT, dialect)
 
 
 def push_stream(delta: int, dialect: str) -> None:
     if metering():
-        _get("mcp_tasks.push.streams").add(delta, {ATTR_DIALECT: dialect})
+        _count("mcp_tasks.push.streams", delta, ATTR_DIALECT, dialect)

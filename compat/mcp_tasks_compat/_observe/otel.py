@@ -5,23 +5,58 @@ extra). :func:`tracing` and :func:`metering` say whether an SDK (or any real pro
 globally; until then every hook of the library is a flag check and returns at once, so a server
 or client without an SDK pays nothing for the instrumentation. Once a real provider is seen the
 answer is kept (OpenTelemetry's global providers can be set only once).
+
+``MCP_TASKS_COMPAT_OTEL=off`` keeps the library's own spans and metrics out even with an SDK set
+(mcp 2.x's own spans and any other instrumentation stay): what the bench uses to tell the SDK's
+share of the cost from ours, and a way for an operator to keep only the SDK's spans.
 """
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 from typing import Final
 
-__all__ = ["INSTRUMENTATION_NAME", "metering", "metrics_api", "trace_api", "tracing"]
+__all__ = [
+    "INSTRUMENTATION_NAME",
+    "SWITCH",
+    "forget",
+    "metering",
+    "metrics_api",
+    "switched_off",
+    "trace_api",
+    "tracing",
+]
 
 INSTRUMENTATION_NAME: Final = "mcp_tasks_compat"
 """The instrumentation scope of every span and instrument of this library."""
+
+SWITCH: Final = "MCP_TASKS_COMPAT_OTEL"
+"""The environment variable that, set to ``off`` (or ``0``, ``false``, ``no``), turns the library's
+own instrumentation off; read on first use (and again after :func:`forget`)."""
 
 _trace_module: ModuleType | None = None
 _metrics_module: ModuleType | None = None
 _imported = False
 _tracing = False
 _metering = False
+_off: bool | None = None
+
+
+def switched_off() -> bool:
+    """:data:`SWITCH` says ``off``: every hook stays a flag check whatever provider is set."""
+    global _off
+    if _off is None:
+        _off = os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "false", "no")
+    return _off
+
+
+def forget() -> None:
+    """Forget the providers seen and the switch read (the global providers were replaced, as
+    tests and the bench do); the next use looks again."""
+    global _tracing, _metering, _off
+    _tracing = _metering = False
+    _off = None
 
 
 def _import() -> None:
@@ -63,7 +98,7 @@ def metering() -> bool:
 def _check_tracing() -> bool:
     global _tracing
     api = trace_api()
-    if api is None:
+    if api is None or switched_off():
         return False
     provider = api.get_tracer_provider()
     if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
@@ -75,7 +110,7 @@ def _check_tracing() -> bool:
 def _check_metering() -> bool:
     global _metering
     api = metrics_api()
-    if api is None:
+    if api is None or switched_off():
         return False
     provider = api.get_meter_provider()
     # The API's stand-in before a provider is set is private (_ProxyMeterProvider): known by name.

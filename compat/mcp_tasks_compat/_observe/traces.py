@@ -27,6 +27,7 @@ __all__ = [
     "RunSpan",
     "client_call",
     "current_carrier",
+    "forget",
     "joined_span",
     "server_request",
     "start_run",
@@ -59,6 +60,11 @@ def _tracer() -> Any:
         _tracers.clear()  # one provider at a time (a test may replace it)
         tracer = _tracers[id(provider)] = provider.get_tracer(INSTRUMENTATION_NAME, __version__)
     return tracer
+
+
+def forget() -> None:
+    """Forget the tracer made (the tracer provider was replaced)."""
+    _tracers.clear()
 
 
 def _propagate() -> Any:
