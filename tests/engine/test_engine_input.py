@@ -292,3 +292,18 @@ async def test_a_request_goes_to_one_stream_and_moves_on_when_that_stream_closes
         ("result-2", "elicit-1"),
     ]
     assert asker.answers == [ACCEPT]
+
+
+async def test_an_engine_serving_two_lifespans_keeps_sweeping_after_one_ends() -> None:
+    """The same tasks served by two servers at once (the bench's detach rows did): the lifespan
+    that ends first used to leave the other's sweeper without its next round, and it crashed."""
+    engine = TaskEngine(ttl_floor_ms=0)
+    async with engine.running():
+        async with engine.running():
+            pass  # the second lifespan ends first
+        record = await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="ask", ttl_ms=30)
+        with anyio.fail_after(BOUND_S):  # the sweeper left running expires it
+            task = await engine.wait_terminal(record.task.task_id, None)
+    assert task.status is TaskStatus.FAILED
+    assert task.error is not None
+    assert "TTL" in task.error.message

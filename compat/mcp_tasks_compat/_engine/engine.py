@@ -301,7 +301,8 @@ class TaskEngine(TaskWriter):
                     group.start_soon(self.replicas.renew_leases, name="mcp-tasks leases")
                     group.start_soon(self.replicas.follow_other_replicas, name="mcp-tasks notifier")
         finally:
-            self._rerun_group = None
+            if self._rerun_group is group:  # another background (a second lifespan) keeps its own
+                self._rerun_group = None
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:

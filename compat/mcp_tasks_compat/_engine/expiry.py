@@ -58,6 +58,7 @@ class Sweeper:
         self._rerun = rerun
         self._wakeup = anyio.Event()
         self._wake_at: float | None = None  # when (anyio.current_time()) it looks next; None: not running
+        self._runners = 0  # an engine may serve two lifespans at once (the same tasks on two servers)
 
     def wake(self) -> None:
         """Sweep now."""
@@ -140,12 +141,15 @@ class Sweeper:
     async def run(self, *, max_sleep_s: float = 1.0) -> None:
         """Sweep forever: expiry at most every ``max_sleep_s`` (sooner for a deadline before that,
         :meth:`wake_for`), and the leases every ``max_sleep_s`` on a timer of their own."""
+        self._runners += 1
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._check_leases, max_sleep_s)
                 await self._expire(max_sleep_s)
         finally:
-            self._wake_at = None
+            self._runners -= 1
+            if not self._runners:
+                self._wake_at = None
 
     async def _expire(self, max_sleep_s: float) -> None:
         while True:
@@ -155,7 +159,10 @@ class Sweeper:
                 await self.sweep()
             while True:  # sleep until the next round, or an earlier deadline heard of meanwhile
                 self._wakeup = anyio.Event()
-                left_s = self._wake_at - anyio.current_time()
+                wake_at = self._wake_at
+                if wake_at is None:  # pragma: no cover - only between two runners' ends
+                    wake_at = self._wake_at = anyio.current_time() + max_sleep_s
+                left_s = wake_at - anyio.current_time()
                 if left_s <= 0:
                     break
                 with anyio.move_on_after(left_s):
