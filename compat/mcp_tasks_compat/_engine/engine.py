@@ -291,6 +291,7 @@ class TaskEngine(TaskWriter):
         renewal and the notifier (so a cancel or an answer given on another replica arrives)."""
         await self.open()
         await self.recover()
+        group: anyio.abc.TaskGroup | None = None
         try:
             async with anyio.create_task_group() as group:
                 if self.shared and self.reruns:
