@@ -25,7 +25,7 @@ import anyio
 
 from . import servers
 
-__all__ = ["Conn", "ServerProcess", "connect", "ours_client_available", "server_process"]
+__all__ = ["Conn", "ServerProcess", "connect", "is_created_task", "ours_client_available", "server_process"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,6 +188,14 @@ class Conn:
 
         return await start_tool(self.session, name, dict(arguments or {}), ttl=ttl_s)
 
+    async def create_bare(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """The SDK's own ``call_tool`` on a session that declares the Tasks extension (mcp 2.x).
+
+        Returns what the server answered: the task it created (:func:`_created_task_model`), or a
+        ``CallToolResult`` when it answered plainly. No follow, no hint: what any SDK client sends.
+        """
+        return await self.session.call_tool(name, dict(arguments or {}), allow_claimed=True)
+
     async def stats(self, *, collect: bool = False, trim: bool = False) -> dict[str, Any]:
         import json
 
@@ -253,6 +261,7 @@ async def connect(
     opt_ins: Mapping[str, Any] | None = None,
     off: Sequence[str] = (),
     counter: Any = None,
+    declare_tasks: bool = False,
 ) -> AsyncIterator[Conn]:
     """Open and negotiate one session.
 
@@ -260,7 +269,9 @@ async def connect(
     ``session_kwargs(**opt_ins)`` and negotiates with our ``negotiate``; otherwise it is a bare SDK
     session negotiated the SDK's way. ``off``: the client side of mechanisms turned off
     (:func:`.mechanisms.client_kwargs`); ``counter``: a :class:`.mechanisms.RequestCounter` that
-    counts the requests this session writes.
+    counts the requests this session writes. ``declare_tasks`` (a bare session on mcp 2.x): it
+    declares the Tasks extension, with a claim of the created task so ``Conn.create_bare`` can
+    return it, and nothing else of ours.
     """
     from mcp import ClientSession
 
@@ -293,10 +304,64 @@ async def connect(
                 protocol_version=getattr(negotiated, "protocol_version", None),
             )
         else:
-            session = await stack.enter_async_context(ClientSession(read, write))
+            bare_kwargs = _declaring_tasks() if declare_tasks else {}
+            session = await stack.enter_async_context(ClientSession(read, write, **bare_kwargs))
             protocol_version = await _sdk_negotiate(session)
-            conn = Conn(session, kind, transport, False, protocol_version=protocol_version)
+            conn = Conn(
+                session,
+                kind,
+                transport,
+                False,
+                dialect="2026-07-28" if declare_tasks else None,
+                protocol_version=protocol_version,
+            )
         yield conn
+
+
+TASKS_EXTENSION_ID = "io.modelcontextprotocol/tasks"
+
+
+def _created_task_model() -> Any:
+    """The SEP-2663 ``CreateTaskResult`` as a claim model of the SDK's own (mcp 2.x), fields raw."""
+    global _CREATED_TASK
+    if _CREATED_TASK is None:
+        from typing import Literal
+
+        import mcp_types
+        from pydantic import ConfigDict
+
+        class CreatedTask(mcp_types.Result):
+            model_config = ConfigDict(extra="allow")
+            result_type: Literal["task"] = "task"
+
+        _CREATED_TASK = CreatedTask
+    return _CREATED_TASK
+
+
+_CREATED_TASK: Any = None
+
+
+def _declaring_tasks() -> dict[str, Any]:
+    """``ClientSession`` keywords that declare the Tasks extension with the SDK's seams alone."""
+    if servers.mcp_major() == 1:
+        raise ValueError("declare_tasks is for mcp 2.x sessions (the Tasks extension)")
+    from mcp.client.extension import ClaimContext, ResultClaim
+
+    async def never_followed(task: Any, context: ClaimContext) -> Any:
+        raise RuntimeError("the bench's bare creator does not follow its tasks")
+
+    claim = ResultClaim(
+        result_type="task",
+        model=_created_task_model(),
+        resolve=never_followed,
+        protocol_versions=frozenset({"2026-07-28"}),
+    )
+    return {"extensions": {TASKS_EXTENSION_ID: {}}, "result_claims": {TASKS_EXTENSION_ID: [claim]}}
+
+
+def is_created_task(result: Any) -> bool:
+    """Whether a bare ``create_bare`` answer is a created task (not a plain ``CallToolResult``)."""
+    return getattr(result, "result_type", None) == "task"
 
 
 async def _sdk_negotiate(session: Any) -> str | None:

@@ -24,7 +24,16 @@ from benchmarks import report  # noqa: E402
 from benchmarks.__main__ import run_bench  # noqa: E402
 from benchmarks.sections import PROFILES, SECTIONS, TARGETS_ORDER, profile_sizes  # noqa: E402
 
-SECTIONS_IN_ORDER = ("overhead", "latency", "throughput", "capacity", "mechanisms", "stores", "telemetry")
+SECTIONS_IN_ORDER = (
+    "overhead",
+    "latency",
+    "throughput",
+    "capacity",
+    "creation",
+    "mechanisms",
+    "stores",
+    "telemetry",
+)
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
 
 
@@ -94,6 +103,14 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert capacity["stored_after_expiry"] == 0
     assert capacity["rss_baseline_kib"] > 0
     assert capacity["tasks_get_ms"]["n"] > 0
+
+    creation = {row["client"]: row for row in rows if row["section"] == "creation"}
+    assert creation.keys() == ({"ours"} if run["major"] == 1 else {"ours", "sdk"})
+    for row in creation.values():
+        assert row["kind"] == "ours"
+        assert row["running_at_once"] == row["tasks"]  # every create was a task, held
+        assert row["created_per_s"]["median"] > 0
+        assert row["first_ms"]["n"] + row["rest_ms"]["n"] == row["tasks"]
 
     stores = [row for row in rows if row["section"] == "stores"]
     expected_stores = {"memory", "sqlite", "redis"} if REDIS_HERE else {"memory", "sqlite"}

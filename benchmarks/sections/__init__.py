@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..section import Section
-from . import capacity, latency, mechanisms, overhead, stores, telemetry, throughput
+from . import capacity, creation, latency, mechanisms, overhead, stores, telemetry, throughput
 
 __all__ = ["NAMES", "PROFILES", "SECTIONS", "TARGETS_ORDER", "profile_sizes"]
 
@@ -20,6 +20,7 @@ SECTIONS: tuple[Section[Any], ...] = (
     latency.SECTION,
     throughput.SECTION,
     capacity.SECTION,
+    creation.SECTION,
     mechanisms.SECTION,
     stores.SECTION,
     telemetry.SECTION,  # last: it sets OpenTelemetry's global providers in turns (and unsets them)
@@ -33,6 +34,7 @@ TARGETS_ORDER: tuple[Section[Any], ...] = (
     throughput.SECTION,  # throughput's targets have always come before latency's
     latency.SECTION,
     capacity.SECTION,
+    creation.SECTION,
     mechanisms.SECTION,
     stores.SECTION,
     telemetry.SECTION,
