@@ -7,7 +7,8 @@ too (concurrent commands share round trips); it is the hot path's if it carries 
 commands. The save publishes its event from inside its script, the
 sweeper is not woken by a create whose deadline comes after its next round, and leases are
 checked on their own timer, so a task is three round trips (four with a per-owner limit, whose
-count is one more).
+count is one more); two (three) when it is read back within a moment of ending here, which
+needs no read (``records.LiveRecords.recently_ended``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import anyio.abc
 import pytest
 from redis.asyncio.connection import AbstractConnection
 
-from mcp_tasks_compat._engine import TaskEngine
+from mcp_tasks_compat._engine import TaskEngine, records
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat._engine.stores import redis_link
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
@@ -142,13 +143,19 @@ async def one_task(engine: TaskEngine, group: anyio.abc.TaskGroup) -> None:
 
 
 @pytest.mark.parametrize(
-    ("limit", "round_trips"),
-    [(None, 3), (1_000, 4)],
-    ids=["no-limit: create, finish, read", "limit: and the count"],
+    ("limit", "ended_kept_s", "round_trips"),
+    [(None, records.ENDED_KEPT_S, 2), (1_000, records.ENDED_KEPT_S, 3), (None, -1.0, 3), (1_000, -1.0, 4)],
+    ids=[
+        "no-limit: create, finish (the read of the task that just ended here needs none)",
+        "limit: and the count",
+        "no-limit, read once the moment is over: create, finish, read",
+        "limit, read once the moment is over: and the count",
+    ],
 )
 async def test_a_task_costs_three_round_trips_on_the_hot_path(
-    redis_url: str, monkeypatch: pytest.MonkeyPatch, limit: int | None, round_trips: int
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, limit: int | None, ended_kept_s: float, round_trips: int
 ) -> None:
+    monkeypatch.setattr(records, "ENDED_KEPT_S", ended_kept_s)
     async with serving(redis_url, TaskLimits(max_active_tasks_per_owner=limit)) as (engine, group):
         await one_task(engine, group)  # warm: scripts loaded, connections open
         with counting_round_trips(monkeypatch) as sent:

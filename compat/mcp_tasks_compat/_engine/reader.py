@@ -54,10 +54,14 @@ class TaskReader:
         """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's).
 
         The state is read from the store, so a task created or changed on another replica is
-        seen as it is now. ``also_of(stored_owner)``: other owners whose tasks this read may see.
+        seen as it is now; except a task that ended here a moment ago, before its deadline
+        (``records.LiveRecords.recently_ended``: an ended state never changes again).
+        ``also_of(stored_owner)``: other owners whose tasks this read may see.
         """
         self.limits.check_task_id(task_id)
-        state = await self.store.get(task_id)
+        state = self._records.recently_ended(task_id)
+        if state is None or (state.expires_at is not None and state.expires_at <= self.now()):
+            state = await self.store.get(task_id)
         if state is None:
             self._records.drop(task_id)
             raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)

@@ -6,13 +6,20 @@ wait on, the status listeners, the input requests a stream of this process relay
 exists in a process only while something of the task lives there (its run, a waiter, a relay),
 so every waiter of the process shares one change event, and a newer state read from the store
 (written by another replica) reaches all of them (:func:`adopt`).
+
+A task that ended while held here is remembered for a moment after its record goes
+(:meth:`LiveRecords.recently_ended`): the read that follows an end (``tasks/result``, the last
+``tasks/get``) is then answered without asking the store, since an ended state never changes
+again; the store could only say that it was deleted meanwhile, which the sweeper does at the
+deadline (checked by the reader) and ``tasks purge`` at the operator's word.
 """
 
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import anyio
 
@@ -21,7 +28,14 @@ from ..core.model import Task
 from ..dialects import Dialect
 from .stores import TaskState
 
-__all__ = ["LiveRecords", "RunStop", "TaskRecord", "adopt", "new_task_id"]
+__all__ = ["ENDED_KEPT", "ENDED_KEPT_S", "LiveRecords", "RunStop", "TaskRecord", "adopt", "new_task_id"]
+
+ENDED_KEPT_S: Final = 1.0
+"""How long an ended task is remembered after its record goes: the reads that follow its end come
+within it; a ``tasks purge`` from elsewhere is seen here at the latest that long after."""
+
+ENDED_KEPT: Final = 4096
+"""The most ended tasks remembered at once (the oldest are forgotten first)."""
 
 
 def new_task_id() -> str:
@@ -134,9 +148,11 @@ def adopt(record: TaskRecord, state: TaskState) -> None:
 class LiveRecords:
     """Task id -> the record of this process, with how many waiters hold it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._records: dict[str, TaskRecord] = {}
         self._watchers: dict[str, int] = {}
+        self._clock = clock
+        self._ended: dict[str, tuple[float, TaskState]] = {}  # oldest first
 
     def get(self, task_id: str) -> TaskRecord | None:
         return self._records.get(task_id)
@@ -159,8 +175,31 @@ class LiveRecords:
         adopt(record, state)
         return record
 
+    def recently_ended(self, task_id: str) -> TaskState | None:
+        """The ended state of a task whose record went a moment ago (:data:`ENDED_KEPT_S`), else
+        ``None`` (read the store)."""
+        kept = self._ended.get(task_id)
+        if kept is None:
+            return None
+        if self._clock() - kept[0] > ENDED_KEPT_S:
+            del self._ended[task_id]
+            return None
+        return kept[1]
+
+    def _remember_ended(self, state: TaskState) -> None:
+        now = self._clock()
+        ended = self._ended
+        ended.pop(state.task_id, None)
+        ended[state.task_id] = (now, state)
+        while ended:  # the oldest first: drop what is too old, and what is over the count
+            oldest_id, (at, _) = next(iter(ended.items()))
+            if len(ended) <= ENDED_KEPT and now - at <= ENDED_KEPT_S:
+                break
+            del ended[oldest_id]
+
     def drop(self, task_id: str) -> None:
         """The task is gone from the store: forget it here, and wake its waiters to find out."""
+        self._ended.pop(task_id, None)
         record = self._records.pop(task_id, None)
         if record is not None:
             record.wake_waiters()
@@ -181,7 +220,10 @@ class LiveRecords:
         self.release_if_idle(record)
 
     def release_if_idle(self, record: TaskRecord) -> None:
-        """Forget a record nothing here uses any more (no run, no waiter): the store has the task."""
+        """Forget a record nothing here uses any more (no run, no waiter): the store has the task
+        (an ended one is remembered for a moment: :meth:`recently_ended`)."""
         task_id = record.task.task_id
         if record.scope is None and not self._watchers.get(task_id) and self._records.get(task_id) is record:
             del self._records[task_id]
+            if record.state.is_terminal:
+                self._remember_ended(record.state)

@@ -1,0 +1,112 @@
+"""The read after a task ends here needs no round trip, and never hides a deletion for long.
+
+A task that ended in this process is answered from memory for a moment
+(``records.LiveRecords.recently_ended``): an ended state never changes again, so only a deletion
+could make the store's answer differ. These tests pin the limits of that: a deletion by this
+process is seen at once, one by another process (the operator's ``tasks purge``, here a second
+store on the same Redis) once the moment is over, and a task past its deadline is always read.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_compat._engine import TaskEngine, records
+from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
+from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.dialects import DIALECT_2026_07_28
+from mcp_tasks_compat.errors import PeerProtocolError
+
+pytestmark = pytest.mark.anyio
+
+BOUND_S = 10  # an upper bound on any wait; these finish in milliseconds
+TTL_MS = 60_000
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # redis-py is asyncio-only
+
+
+class Clock:
+    """The engine's wall clock, moved forward by the test."""
+
+    def __init__(self) -> None:
+        self.ahead_s = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead_s
+
+
+@asynccontextmanager
+async def two_processes(redis_url: str, clock: Clock) -> AsyncIterator[tuple[TaskEngine, RedisTaskStore]]:
+    """An engine on a Redis prefix, and the operator's own store on the same prefix."""
+    prefix = f"test-{uuid.uuid4().hex[:12]}:"
+    store, operator = RedisTaskStore(redis_url, prefix=prefix), RedisTaskStore(redis_url, prefix=prefix)
+    engine = TaskEngine(store=store, ttl_floor_ms=0, clock=clock)
+    try:
+        await engine.open()
+        await operator.open()
+        yield engine, operator
+    finally:
+        await operator.close()
+        await store.close()
+
+
+async def ended_here(engine: TaskEngine) -> str:
+    """A task created and run to its end in ``engine``'s process; its id."""
+
+    async def work() -> Mapping[str, Any]:
+        return {"content": [], "isError": False}
+
+    record = await engine.create(dialect=DIALECT_2026_07_28, owner="alice", tool_name="job", ttl_ms=TTL_MS)
+    async with anyio.create_task_group() as group:
+        engine.start(record, work, group)
+    assert record.task.is_terminal
+    return record.task.task_id
+
+
+async def test_a_task_read_right_after_it_ended_here_is_its_ended_state(redis_url: str) -> None:
+    async with two_processes(redis_url, Clock()) as (engine, _):
+        task_id = await ended_here(engine)
+        task = await engine.get(task_id, "alice")
+        assert task.status is TaskStatus.COMPLETED
+        with pytest.raises(PeerProtocolError) as other_owner:
+            await engine.get(task_id, "bob")  # the owner is checked all the same
+        assert "not found" in str(other_owner.value).lower()
+
+
+async def test_a_task_this_process_deletes_is_gone_at_once(redis_url: str) -> None:
+    async with two_processes(redis_url, Clock()) as (engine, _):
+        task_id = await ended_here(engine)
+        await engine.forget(task_id)
+        with pytest.raises(PeerProtocolError, match="not found"):
+            await engine.get(task_id, "alice")
+
+
+async def test_a_task_purged_elsewhere_is_gone_once_the_moment_is_over(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with two_processes(redis_url, Clock()) as (engine, operator):
+        task_id = await ended_here(engine)
+        await operator.delete(task_id)
+        monkeypatch.setattr(records, "ENDED_KEPT_S", -1.0)  # the moment is over
+        with pytest.raises(PeerProtocolError, match="not found"):
+            await engine.get(task_id, "alice")
+
+
+async def test_a_task_past_its_deadline_is_read_from_the_store(redis_url: str) -> None:
+    clock = Clock()
+    async with two_processes(redis_url, clock) as (engine, operator):
+        task_id = await ended_here(engine)
+        await operator.delete(task_id)  # as another replica's sweeper does at the deadline
+        clock.ahead_s = TTL_MS / 1000 + 1
+        with pytest.raises(PeerProtocolError, match="not found"):
+            await engine.get(task_id, "alice")
