@@ -11,7 +11,7 @@ round trip is held out by a gate in the test, never by a sleep.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -23,7 +23,7 @@ from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine.stores import StoreConflict, redis_link
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
-from mcp_tasks_compat._engine.stores.redis_link import packed
+from mcp_tasks_compat._engine.stores.redis_link import packed, packed_here
 from mcp_tasks_compat.errors import TaskStoreError
 
 pytestmark = pytest.mark.anyio
@@ -76,12 +76,14 @@ async def round_trips_held(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tup
         yield out, release
 
 
-def test_a_command_is_packed_as_redis_py_packs_it() -> None:
-    """Our packing is the protocol redis-py speaks (its ``pack_command``), text and numbers alike."""
+@pytest.mark.parametrize("pack", [packed, packed_here], ids=["hiredis when installed", "ours"])
+def test_a_command_is_packed_as_redis_py_packs_it(pack: Callable[[tuple[str | int, ...]], bytes]) -> None:
+    """Our packing is the protocol redis-py speaks (its ``pack_command``), text and numbers alike,
+    with hiredis's packer (when installed) and without."""
     from redis.asyncio.connection import Connection
 
     command = ("EVALSHA", "abc", 2, "k:1", "k:é", "", 1_764_723_000_000_000, '{"a": "b\r\nc"}')
-    assert packed(command) == b"".join(Connection().pack_command(*command))
+    assert pack(command) == b"".join(Connection().pack_command(*command))
 
 
 async def test_concurrent_commands_share_round_trips_and_each_caller_gets_its_own_answer(
