@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.engine.test_redis_store import make_state
 
 from mcp_tasks_compat._engine import TaskEngine, records
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
@@ -110,3 +111,22 @@ async def test_a_task_past_its_deadline_is_read_from_the_store(redis_url: str) -
         clock.ahead_s = TTL_MS / 1000 + 1
         with pytest.raises(PeerProtocolError, match="not found"):
             await engine.get(task_id, "alice")
+
+
+def test_ended_tasks_are_remembered_for_a_moment_and_only_so_many() -> None:
+    now = [100.0]
+    held = records.LiveRecords(clock=lambda: now[0])
+    running = records.TaskRecord(make_state("running"))
+    held.add(running)
+    held.release_if_idle(running)
+    assert held.recently_ended("running") is None  # not ended: read the store
+    for index in range(records.ENDED_KEPT + 1):
+        ended = records.TaskRecord(make_state(f"t{index}", status=TaskStatus.COMPLETED))
+        held.add(ended)
+        held.release_if_idle(ended)
+    assert held.recently_ended("t0") is None  # the oldest, over the count
+    last = held.recently_ended(f"t{records.ENDED_KEPT}")
+    assert last is not None
+    assert last.task.status is TaskStatus.COMPLETED
+    now[0] += records.ENDED_KEPT_S + 0.001
+    assert held.recently_ended(f"t{records.ENDED_KEPT}") is None  # the moment is over

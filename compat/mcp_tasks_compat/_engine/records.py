@@ -34,7 +34,7 @@ ENDED_KEPT_S: Final = 1.0
 """How long an ended task is remembered after its record goes: the reads that follow its end come
 within it; a ``tasks purge`` from elsewhere is seen here at the latest that long after."""
 
-ENDED_KEPT: Final = 4096
+ENDED_KEPT: Final = 1024
 """The most ended tasks remembered at once (the oldest are forgotten first)."""
 
 
@@ -178,20 +178,22 @@ class LiveRecords:
     def recently_ended(self, task_id: str) -> TaskState | None:
         """The ended state of a task whose record went a moment ago (:data:`ENDED_KEPT_S`), else
         ``None`` (read the store)."""
+        if not self._ended:
+            return None
+        self._prune(self._clock())
         kept = self._ended.get(task_id)
-        if kept is None:
-            return None
-        if self._clock() - kept[0] > ENDED_KEPT_S:
-            del self._ended[task_id]
-            return None
-        return kept[1]
+        return None if kept is None else kept[1]
 
     def _remember_ended(self, state: TaskState) -> None:
         now = self._clock()
+        self._ended.pop(state.task_id, None)
+        self._ended[state.task_id] = (now, state)
+        self._prune(now)
+
+    def _prune(self, now: float) -> None:
+        """Forget, oldest first, what is too old or over :data:`ENDED_KEPT` (results can be big)."""
         ended = self._ended
-        ended.pop(state.task_id, None)
-        ended[state.task_id] = (now, state)
-        while ended:  # the oldest first: drop what is too old, and what is over the count
+        while ended:
             oldest_id, (at, _) = next(iter(ended.items()))
             if len(ended) <= ENDED_KEPT and now - at <= ENDED_KEPT_S:
                 break
