@@ -139,8 +139,24 @@ class StoreSites:
         if name == "sqlite":
             return f"a file in a temporary folder ({filesystem_of(self.folder)})"
         if name == "redis":
-            return f"{self.redis_version} on 127.0.0.1"
+            return f"{self.redis_version} on 127.0.0.1; {redis_client()}"
         return "in process"
+
+
+def redis_client() -> str:
+    """redis-py's version and which reply parser it uses: hiredis (the ``redis`` extra installs it)
+    or its own in Python, a visible share of a task's cost in this process."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        client = f"redis-py {version('redis')}"
+    except PackageNotFoundError:
+        return "redis-py not installed"
+    from redis.utils import HIREDIS_AVAILABLE
+
+    if HIREDIS_AVAILABLE:
+        return f"{client} with hiredis {version('hiredis')}"
+    return f"{client}, its Python parser (no hiredis)"
 
 
 @contextmanager
