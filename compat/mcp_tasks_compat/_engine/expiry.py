@@ -159,10 +159,7 @@ class Sweeper:
                 await self.sweep()
             while True:  # sleep until the next round, or an earlier deadline heard of meanwhile
                 self._wakeup = anyio.Event()
-                wake_at = self._wake_at
-                if wake_at is None:  # pragma: no cover - only between two runners' ends
-                    wake_at = self._wake_at = anyio.current_time() + max_sleep_s
-                left_s = wake_at - anyio.current_time()
+                left_s = self._wake_at - anyio.current_time()  # not None while a runner runs
                 if left_s <= 0:
                     break
                 with anyio.move_on_after(left_s):
