@@ -53,7 +53,7 @@ PROFILES = {
     ),
     # The issue's scenario: 4 creators over HTTP, 1,000 held tasks per kind and round.
     "full": CreationProfile(
-        transport="http", creators=4, tasks_per_creator=250, rounds=3, first=4, wait_s=120.0, stall_s=10.0
+        transport="http", creators=4, tasks_per_creator=250, rounds=5, first=4, wait_s=120.0, stall_s=10.0
     ),
 }
 
@@ -250,7 +250,7 @@ def tables(rows: Sequence[Row]) -> list[str]:
 DESCRIBED = """\
 8. **Creating long tasks** (table 4c): 4 creators over HTTP, one session each, create 250 held
    tasks each (1,000; the tool waits on an event, as a 300 s tool would) as fast as they can; each
-   kind of creator on a fresh server process, the kinds interleaved over 3 rounds; tasks created
+   kind of creator on a fresh server process, the kinds interleaved over 5 rounds; tasks created
    per second, and each create's latency, the first 4 (a fresh server has not seen the tool yet)
    apart from the rest. Creators: ours through our `start_tool` (on 2026-07-28 it asks our server
    for a task at once), ours through the SDK's bare `ClientSession` declaring the Tasks extension
