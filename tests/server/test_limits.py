@@ -206,3 +206,33 @@ async def test_active_limit_is_counted_in_a_shared_store(dialect: Dialect, share
                     await start_tool(replica, "slow_echo", LONG)
             for run in runs:
                 await run.cancel()
+
+
+async def test_concurrent_creations_cannot_overshoot_the_active_limit(shared_store_factory: Any) -> None:
+    """40 creations of one owner at once against a limit of 30, on a store whose count and create
+    each wait on I/O: the creations still being stored count as active, so at most 30 are admitted
+    (all 40 were, before)."""
+    engine = TaskEngine(store=shared_store_factory(), limits=TaskLimits(max_active_tasks_per_owner=30))
+    await engine.open()
+    admitted: list[str] = []
+    refused: list[PeerProtocolError] = []
+
+    async def create_one() -> None:
+        try:
+            record = await engine.create(
+                dialect=DIALECT_2026_07_28, owner="batch", tool_name="slow_echo", ttl_ms=60_000
+            )
+        except PeerProtocolError as exc:
+            refused.append(exc)
+        else:
+            admitted.append(record.task.task_id)
+
+    with anyio.fail_after(BOUND):
+        async with anyio.create_task_group() as group:
+            for _ in range(40):
+                group.start_soon(create_one)
+    assert len(admitted) + len(refused) == 40
+    assert 0 < len(admitted) <= 30
+    assert await engine.store.count_active("batch", at_most=100) == len(admitted)
+    assert all(exc.jsonrpc_code == INVALID_REQUEST for exc in refused)
+    await engine.store.close()

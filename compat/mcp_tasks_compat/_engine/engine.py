@@ -101,6 +101,7 @@ class TaskEngine(TaskWriter):
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.lease_s = lease_s
         self._opened = False
+        self._creating: dict[str | None, int] = {}  # per owner: admitted, not yet stored
         self.reruns: dict[str, int] = {}
         """Tool name to how many times a run of it lost to a stopped replica is started again."""
         self.rerun_work: RerunWork | None = None
@@ -147,8 +148,31 @@ class TaskEngine(TaskWriter):
         (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
         its maximum of active tasks.
         """
+        creating = self._creating.get(owner, 0)
+        self._creating[owner] = creating + 1
         try:
-            await self.limits.admit(self.store, owner)
+            return await self._admitted_create(
+                dialect, owner, tool_name, ttl_ms, status_message, arguments, creating=creating
+            )
+        finally:
+            if self._creating[owner] <= 1:
+                del self._creating[owner]
+            else:
+                self._creating[owner] -= 1
+
+    async def _admitted_create(
+        self,
+        dialect: Dialect,
+        owner: str | None,
+        tool_name: str,
+        ttl_ms: int | None,
+        status_message: str | None,
+        arguments: Mapping[str, Any] | None,
+        *,
+        creating: int,
+    ) -> TaskRecord:
+        try:
+            await self.limits.admit(self.store, owner, creating=creating)
         except PeerProtocolError:
             metrics.limit_refused(dialect)
             raise

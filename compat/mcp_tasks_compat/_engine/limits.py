@@ -84,12 +84,15 @@ class TaskLimits:
                 jsonrpc_code=INVALID_PARAMS,
             )
 
-    async def admit(self, store: TaskStore, owner: str | None) -> None:
-        """Refuse a new task when ``owner`` already has the maximum of active (non-terminal) tasks."""
+    async def admit(self, store: TaskStore, owner: str | None, *, creating: int = 0) -> None:
+        """Refuse a new task when ``owner`` already has the maximum of active (non-terminal) tasks.
+
+        ``creating``: the owner's tasks this process admitted and is still storing (not yet
+        counted by the store), counted as active so concurrent creations cannot overshoot."""
         limit = self.max_active_tasks_per_owner
         if limit is None:
             return
-        active = await store.count_active(owner, at_most=limit)
+        active = min(await store.count_active(owner, at_most=limit) + creating, limit)
         if active >= limit:
             who = (
                 "this client already has"
