@@ -38,7 +38,8 @@ result types (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``). W
 round instead ("ask first, then run long").
 
 On 2026-07-28 a task-capable call waits ``inline_grace_s`` for its tool and is answered plainly if
-the tool is done by then; ``current_task()`` is ``None`` until the call is a task.
+the tool is done by then (a tool whose recent calls all outlived it is a task at once);
+``current_task()`` is ``None`` until the call is a task.
 :func:`current_call` is the call's handle from its first line: its ``task_id`` once it is a task,
 ``await call.wait_for_task()`` and ``call.on_task(hook)`` for the moment it becomes one.
 
@@ -133,7 +134,8 @@ class ServerTasks(TaskPolicy):
     ``poll_policy`` the adaptive poll hint, ``store`` where tasks live (in memory by default).
     ``inline_grace_s``: on 2026-07-28 a call that may be a task waits this long for its tool and
     is answered plainly if the tool is done by then (``0``: always a task; a required tool always
-    gets one, see docs/server.md).
+    gets one; a tool whose last three calls outlived it skips it until one is quick, see
+    docs/server.md).
     ``dialects`` limits which task dialects are served; ``None`` serves every dialect the
     installed SDK can, and naming one it cannot is refused here, at construction. ``push``
     (default ``True``, mcp 2.x, 2026-07-28) sends ``notifications/tasks`` on a client's
