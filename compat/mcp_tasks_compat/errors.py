@@ -179,12 +179,16 @@ class ServerConnectionLostError(TaskError, ConnectionError):
 
     code = "server-connection-lost"
 
-    def __init__(self, *, task_id: str | None, dialect: str | None, cause: BaseException) -> None:
+    def __init__(
+        self, *, task_id: str | None, dialect: str | None, cause: BaseException, during: str | None = None
+    ) -> None:
         self.dialect = dialect
         self.cause = cause
         detail = cause.message if isinstance(cause, CompatError) else str(cause)
         reason = f"{type(cause).__name__}: {detail}".strip().rstrip(":")
-        if task_id is None:
+        if during is not None:  # raised where no task is known (a transport's own context manager)
+            what = during
+        elif task_id is None:
             what = "before the server acknowledged a task (whether one was created is unknown)"
         else:
             what = f"while following task {task_id} (dialect {dialect}); resume it on a new session"

@@ -214,15 +214,35 @@ async def test_a_stdio_server_that_dies_gives_the_typed_error_with_the_task(tmp_
         sys.executable,
     ]
     watch = Watch()
-    with anyio.fail_after(BOUND_S):
+    seen_by_the_call: list[ServerConnectionLostError] = []
+    task_ids: list[str] = []
+
+    async def follow_until_the_server_dies() -> None:
         async with connect_stdio(command) as session:
             run = await start_tool(
                 session, "slow_echo", {"text": "x", "seconds": 30, "steps": 30}, on_status=watch
             )
+            task_ids.append(run.task_id)
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
             with pytest.raises(ServerConnectionLostError) as lost:
                 await run.result()
-    assert lost.value.task_id == run.task_id
+            seen_by_the_call.append(lost.value)
+
+    ended_at_the_block: list[ServerConnectionLostError] = []
+    try:
+        with anyio.fail_after(BOUND_S):
+            await follow_until_the_server_dies()
+    except ServerConnectionLostError as error:
+        ended_at_the_block.append(error)
+    if seen_by_the_call:  # usually: the call's own error, naming its task
+        assert seen_by_the_call[0].task_id == task_ids[0]
+        assert ended_at_the_block == []
+    else:
+        # A poll written to the dead pipe before the session saw the pipe close: the SDK's stdio
+        # writer failed and cancelled the block. The block's end says so, typed all the same.
+        (error,) = ended_at_the_block
+        assert "stdio server process" in str(error)
+        assert isinstance(error.cause, anyio.BrokenResourceError | ConnectionError)
 
 
 async def test_the_command_line_resumes_a_task_by_id() -> None:

@@ -18,7 +18,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from starlette.datastructures import Headers
 
-from ..errors import UnsupportedSdkError
+from .._client.lost import connection_lost
+from ..errors import ServerConnectionLostError, UnsupportedSdkError
 from .base import Answerer, Streams
 
 __all__ = [
@@ -87,8 +88,31 @@ async def stdio_streams(
     params = StdioServerParameters(
         command=command, args=list(args), env=None if env is None else dict(env), cwd=cwd
     )
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        yield read, write
+    block = "not entered"
+    try:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            try:
+                yield read, write
+            except BaseException as exc:
+                block = "cancelled" if isinstance(exc, anyio.get_cancelled_exc_class()) else "raised"
+                raise
+            block = "finished"
+    except Exception as error:
+        # The server process died: the SDK's stdin writer raises on the dead pipe
+        # (BrokenResourceError) in stdio_client's task group, which cancels the block if it is still
+        # running. A block that ended by itself has seen all it needs (the calls in it got their
+        # typed errors); one the SDK cancelled gets the typed error here, not the raw group. What
+        # the block raised itself, or a server that never started, goes out as it is.
+        cause = connection_lost(error) if block in ("finished", "cancelled") else None
+        if cause is None:
+            raise
+        if block == "cancelled":
+            raise ServerConnectionLostError(
+                task_id=None,
+                dialect=None,
+                cause=cause,
+                during=f"when the stdio server process ({command}) ended while the session was in use",
+            ) from error
 
 
 @asynccontextmanager
