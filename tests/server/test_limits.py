@@ -20,7 +20,7 @@ from mcp_tasks_compat._engine.stores import InMemoryTaskStore
 from mcp_tasks_compat.client import start_tool
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from mcp_tasks_compat.errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
+from mcp_tasks_compat.errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError, TaskStoreError
 from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
 
 from .harness import StdioPeer, stdio_peer
@@ -236,3 +236,35 @@ async def test_concurrent_creations_cannot_overshoot_the_active_limit(shared_sto
     assert await engine.store.count_active("batch", at_most=100) == len(admitted)
     assert all(exc.jsonrpc_code == INVALID_REQUEST for exc in refused)
     await engine.store.close()
+
+
+class _StoreDownOnce(InMemoryTaskStore):
+    """A store whose first create fails as an unreachable store's does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    async def create(self, state: Any) -> None:
+        if not self.failed:
+            self.failed = True
+            raise TaskStoreError("the task store is unreachable")
+        await super().create(state)
+
+
+async def test_a_creation_the_store_refused_no_longer_counts_against_the_limit() -> None:
+    """The creations under way count as active; one that failed (store down) must stop counting,
+    or the owner would be refused for tasks it does not have."""
+    engine = TaskEngine(store=_StoreDownOnce(), limits=TaskLimits(max_active_tasks_per_owner=1))
+
+    async def create() -> Any:
+        return await engine.create(
+            dialect=DIALECT_2026_07_28, owner="o", tool_name="slow_echo", ttl_ms=60_000
+        )
+
+    with pytest.raises(TaskStoreError):
+        await create()
+    created = await create()  # admitted: the failed one is not counted
+    assert created.task.status is TaskStatus.WORKING
+    with pytest.raises(PeerProtocolError, match="max_active_tasks_per_owner"):
+        await create()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Any
 
@@ -148,63 +148,56 @@ class TaskEngine(TaskWriter):
         (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
         its maximum of active tasks.
         """
+        with self._in_creation(owner) as creating:
+            try:
+                await self.limits.admit(self.store, owner, creating=creating)
+            except PeerProtocolError:
+                metrics.limit_refused(dialect)
+                raise
+            now = utc_now()
+            task = Task(
+                task_id=new_task_id(),
+                status=TaskStatus.WORKING,
+                created_at=now,
+                last_updated_at=now,
+                ttl_ms=ttl_ms,
+                poll_interval_ms=self.poll_policy.hint_ms(0),
+                status_message=status_message,
+            )
+            state = TaskState(
+                task,
+                dialect,
+                owner,
+                tool_name,
+                expires_at=self.deadline(ttl_ms),
+                trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
+            )
+            if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
+                state = state.evolve(rerun=True, arguments=dict(arguments))
+            if self.shared:
+                state = self.replicas.claim(state)
+            with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
+                await self.store.create(state)
+            record = TaskRecord(state)
+            self._records.add(record)
+            metrics.task_created(tool_name, dialect)
+            self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
+            return record
+
+    @contextmanager
+    def _in_creation(self, owner: str | None) -> Iterator[int]:
+        """Count a creation of ``owner``'s as active until it is stored or refused; yields how many
+        of the owner's creations were already under way (the limit counts them as active)."""
         creating = self._creating.get(owner, 0)
         self._creating[owner] = creating + 1
         try:
-            return await self._admitted_create(
-                dialect, owner, tool_name, ttl_ms, status_message, arguments, creating=creating
-            )
+            yield creating
         finally:
-            if self._creating[owner] <= 1:
-                del self._creating[owner]
+            left = self._creating[owner] - 1
+            if left:
+                self._creating[owner] = left
             else:
-                self._creating[owner] -= 1
-
-    async def _admitted_create(
-        self,
-        dialect: Dialect,
-        owner: str | None,
-        tool_name: str,
-        ttl_ms: int | None,
-        status_message: str | None,
-        arguments: Mapping[str, Any] | None,
-        *,
-        creating: int,
-    ) -> TaskRecord:
-        try:
-            await self.limits.admit(self.store, owner, creating=creating)
-        except PeerProtocolError:
-            metrics.limit_refused(dialect)
-            raise
-        now = utc_now()
-        task = Task(
-            task_id=new_task_id(),
-            status=TaskStatus.WORKING,
-            created_at=now,
-            last_updated_at=now,
-            ttl_ms=ttl_ms,
-            poll_interval_ms=self.poll_policy.hint_ms(0),
-            status_message=status_message,
-        )
-        state = TaskState(
-            task,
-            dialect,
-            owner,
-            tool_name,
-            expires_at=self.deadline(ttl_ms),
-            trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
-        )
-        if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
-            state = state.evolve(rerun=True, arguments=dict(arguments))
-        if self.shared:
-            state = self.replicas.claim(state)
-        with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
-            await self.store.create(state)
-        record = TaskRecord(state)
-        self._records.add(record)
-        metrics.task_created(tool_name, dialect)
-        self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
-        return record
+                del self._creating[owner]
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`)."""
