@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Any
@@ -185,7 +185,7 @@ class TaskEngine(TaskWriter):
             return record
 
     @contextmanager
-    def _in_creation(self, owner: str | None) -> Iterator[int]:
+    def _in_creation(self, owner: str | None) -> Generator[int]:
         """Count a creation of ``owner``'s as active until it is stored or refused; yields how many
         of the owner's creations were already under way (the limit counts them as active)."""
         creating = self._creating.get(owner, 0)
