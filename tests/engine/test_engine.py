@@ -30,6 +30,7 @@ from mcp_tasks_compat._engine import (
     report_status,
 )
 from mcp_tasks_compat._engine.expiry import SWEEP_BATCH
+from mcp_tasks_compat._engine.grace import GraceTicket
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -666,10 +667,10 @@ async def test_an_undecided_call_whose_caller_goes_is_stopped_and_a_task_it_beca
         async with anyio.create_task_group() as group:
             with anyio.CancelScope() as caller:  # the request goes while the call is undecided
                 group.start_soon(_cancel_when_blocked, caller)
-                await engine.runs.begin(forever, group, grace_s=60, create=make)
+                await engine.runs.begin(forever, group, ticket=GraceTicket.fixed(60), create=make)
             await anyio.wait_all_tasks_blocked()
             assert stopped == ["stopped"]
-            task = await engine.runs.begin(forever, group, grace_s=0, create=make)
+            task = await engine.runs.begin(forever, group, ticket=GraceTicket.fixed(0), create=make)
             assert isinstance(task, Task)
             assert task.status is TaskStatus.WORKING
             answer = await engine.cancel(task.task_id, "alice", strict=True)

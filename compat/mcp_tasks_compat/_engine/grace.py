@@ -45,6 +45,11 @@ class GraceTicket:
         self.seconds = seconds
         """How long this call waits (``0``: its task is created at once)."""
 
+    @classmethod
+    def fixed(cls, seconds: float) -> GraceTicket:
+        """A grace of ``seconds`` that teaches nothing (no tool behind it)."""
+        return cls(None, "", seconds, seconds)
+
     @property
     def skipped(self) -> bool:
         return self.seconds <= 0 < self.base_s
@@ -83,7 +88,7 @@ class GraceMemory:
     def ticket(self, tool: str, *, at_once: bool = False) -> GraceTicket:
         """The grace of a call of ``tool`` starting now; ``at_once``: the caller asked for a task."""
         if self.grace_s <= 0:
-            return GraceTicket(None, tool, 0.0, 0.0)
+            return GraceTicket.fixed(0.0)
         known = self._tools.get(tool)
         if known is not None:
             self._tools.move_to_end(tool)

@@ -230,14 +230,13 @@ class TaskRuns:
         work: Work,
         task_group: anyio.abc.TaskGroup,
         *,
-        grace_s: float | None = None,
+        ticket: GraceTicket,
         create: Callable[[str | None], Awaitable[TaskRecord]],
         always_task: bool = False,
         rounds: RoundTrips | None = None,
         context: contextvars.Context | None = None,
-        ticket: GraceTicket | None = None,
     ) -> Outcome | Task:
-        """Start ``work`` undecided; the plain outcome if it ends within ``grace_s``, else its task
+        """Start ``work`` undecided; the plain outcome if it ends within its grace, else its task
         as created (``working``: a task begins so, even one whose outcome is already known).
 
         ``create(status_message)`` makes the task when one is needed (the grace ran out, or the
@@ -248,10 +247,8 @@ class TaskRuns:
         starts in (a copy of it), where the adapter has swapped the request for its detached copy;
         by default a copy of the caller's, which would keep the whole request for the task's life.
         ``ticket``: the call's grace as the tool's recent calls decide it (:mod:`.grace`), told
-        whether this one outlived it; ``grace_s`` instead: a fixed grace, nothing learnt.
+        whether this one outlived it (``GraceTicket.fixed(s)``: a grace that teaches nothing).
         """
-        if ticket is None:
-            ticket = GraceTicket(None, "", grace_s or 0.0, grace_s or 0.0)
         call = InlineCall(_new_stop(), rounds)
         spawn_in = (context or contextvars.copy_context()).run
         spawn_in(
