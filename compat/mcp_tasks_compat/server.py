@@ -76,6 +76,7 @@ from ._engine import (
 )
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
+from ._engine.stores import ActiveLimitReached, StoreConflict
 from .core.model import Progress, Task
 from .dialects import DIALECT_2025_11_25, TaskSupport
 from .errors import TaskStateError
@@ -83,11 +84,13 @@ from .errors import TaskStateError
 __all__ = [
     "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_TTL_FLOOR_MS",
+    "ActiveLimitReached",
     "CallHandle",
     "Context",
     "InMemoryTaskStore",
     "PollPolicy",
     "ServerTasks",
+    "StoreConflict",
     "TaskServer",
     "TaskStore",
     "TaskSupport",

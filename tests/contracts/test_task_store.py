@@ -19,7 +19,13 @@ from hypothesis import note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from mcp_tasks_compat._engine.stores import EVERY_OWNER, StoreConflict, TaskState, TaskStore
+from mcp_tasks_compat._engine.stores import (
+    EVERY_OWNER,
+    ActiveLimitReached,
+    StoreConflict,
+    TaskState,
+    TaskStore,
+)
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import ALL_DIALECTS, DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
@@ -350,6 +356,26 @@ async def test_count_active_counts_an_owners_unfinished_tasks_up_to_at_most(stor
     await store.delete("done")  # deleting a terminal task changes no count
     assert await store.count_active("alice", at_most=100) == 2
     assert await store.count_active("bob", at_most=100) == 1
+
+
+@pytest.mark.anyio
+async def test_a_create_within_a_limit_counts_the_owners_unfinished_tasks(store: TaskStore) -> None:
+    for index in range(2):
+        await store.create(make_state(f"a{index}", owner="alice", created=at(index)), active_limit=2)
+    await store.create(make_state("done", owner="alice", created=at(5), status=TaskStatus.COMPLETED))
+    with pytest.raises(ActiveLimitReached) as reached:
+        await store.create(make_state("a2", owner="alice", created=at(6)), active_limit=2)
+    assert reached.value.active == 2
+    assert await store.get("a2") is None  # refused: nothing was written
+    await store.create(make_state("b0", owner="bob", created=at(7)), active_limit=2)  # another owner
+    await store.create(make_state("a3", owner="alice", created=at(8)), active_limit=3)
+    first = await store.get("a0")
+    assert first is not None
+    await store.save(first.evolve(task=first.task.evolve(status=TaskStatus.CANCELLED)))
+    await store.create(make_state("a4", owner="alice", created=at(9)), active_limit=3)  # a0 ended
+    with pytest.raises(StoreConflict):  # an id that exists conflicts, limit or not
+        await store.create(make_state("a4", owner="alice", created=at(9)), active_limit=100)
+    assert await store.count_active("alice", at_most=100) == 3
 
 
 @pytest.mark.anyio

@@ -138,6 +138,10 @@ async def test_no_active_limit_counts_nothing() -> None:
     # None means no limit: the store is never asked to count (a store without an index of active
     # tasks would otherwise pay for it on every create).
     class NeverCount(InMemoryTaskStore):
+        async def create(self, state: Any, *, active_limit: int | None = None) -> None:
+            assert active_limit is None, "asked to count although there is no limit"
+            await super().create(state)
+
         async def count_active(self, owner: str | None, *, at_most: int) -> int:
             raise AssertionError("counted although there is no limit")
 
@@ -145,6 +149,20 @@ async def test_no_active_limit_counts_nothing() -> None:
     for _ in range(3):
         await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="t", ttl_ms=None)
     assert len(await engine.owned_by(None)) == 3
+
+
+def test_a_store_whose_create_cannot_count_is_refused_where_the_server_is_built() -> None:
+    """A custom store written before ``create`` took ``active_limit`` would fail at its first
+    create; it is refused at construction instead, with the fix."""
+
+    class OldStore(InMemoryTaskStore):
+        async def create(self, state: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+            await super().create(state)
+
+    with pytest.raises(TypeError, match=r"OldStore.*active_limit.*ActiveLimitReached"):
+        TaskEngine(store=OldStore())
+    with pytest.raises(TypeError, match="active_limit"):
+        build_task_server(store=OldStore())
 
 
 def test_ttl_bounds() -> None:
@@ -209,15 +227,17 @@ async def test_active_limit_is_counted_in_a_shared_store(dialect: Dialect, share
 
 
 async def test_concurrent_creations_cannot_overshoot_the_active_limit(shared_store_factory: Any) -> None:
-    """40 creations of one owner at once against a limit of 30, on a store whose count and create
-    each wait on I/O: the creations still being stored count as active, so at most 30 are admitted
-    (all 40 were, before)."""
-    engine = TaskEngine(store=shared_store_factory(), limits=TaskLimits(max_active_tasks_per_owner=30))
-    await engine.open()
+    """40 creations of one owner at once against a limit of 30, through two replicas of one shared
+    store (20 each): the store counts and inserts in one step, so at most 30 are admitted in all
+    (all 40 were once; 30 per replica before the count moved into the store's create)."""
+    limits = TaskLimits(max_active_tasks_per_owner=30)
+    replicas = [TaskEngine(store=shared_store_factory(), limits=limits) for _ in range(2)]
+    for engine in replicas:
+        await engine.open()
     admitted: list[str] = []
     refused: list[PeerProtocolError] = []
 
-    async def create_one() -> None:
+    async def create_one(engine: TaskEngine) -> None:
         try:
             record = await engine.create(
                 dialect=DIALECT_2026_07_28, owner="batch", tool_name="slow_echo", ttl_ms=60_000
@@ -229,13 +249,15 @@ async def test_concurrent_creations_cannot_overshoot_the_active_limit(shared_sto
 
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as group:
-            for _ in range(40):
-                group.start_soon(create_one)
+            for index in range(40):
+                group.start_soon(create_one, replicas[index % 2])
     assert len(admitted) + len(refused) == 40
-    assert 0 < len(admitted) <= 30
-    assert await engine.store.count_active("batch", at_most=100) == len(admitted)
+    assert len(admitted) == 30  # nothing else holds tasks of this owner: exactly the limit
+    assert await replicas[0].store.count_active("batch", at_most=100) == 30
     assert all(exc.jsonrpc_code == INVALID_REQUEST for exc in refused)
-    await engine.store.close()
+    assert all("30 of at most 30" in str(exc) for exc in refused)
+    for engine in replicas:
+        await engine.store.close()
 
 
 class _StoreDownOnce(InMemoryTaskStore):
@@ -245,16 +267,16 @@ class _StoreDownOnce(InMemoryTaskStore):
         super().__init__()
         self.failed = False
 
-    async def create(self, state: Any) -> None:
+    async def create(self, state: Any, *, active_limit: int | None = None) -> None:
         if not self.failed:
             self.failed = True
             raise TaskStoreError("the task store is unreachable")
-        await super().create(state)
+        await super().create(state, active_limit=active_limit)
 
 
 async def test_a_creation_the_store_refused_no_longer_counts_against_the_limit() -> None:
-    """The creations under way count as active; one that failed (store down) must stop counting,
-    or the owner would be refused for tasks it does not have."""
+    """A creation that failed (store down) must not count, or the owner would be refused for
+    tasks it does not have."""
     engine = TaskEngine(store=_StoreDownOnce(), limits=TaskLimits(max_active_tasks_per_owner=1))
 
     async def create() -> Any:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -34,7 +34,7 @@ from .polling import PollPolicy
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
 from .runs import TaskRuns, Work, pending_call, report_status
-from .stores import InMemoryTaskStore, TaskState, TaskStore
+from .stores import ActiveLimitReached, InMemoryTaskStore, TaskState, TaskStore, check_store
 from .writer import TaskWriter
 
 __all__ = [
@@ -90,7 +90,7 @@ class TaskEngine(TaskWriter):
         if lease_s <= 0:
             raise ValueError("lease_s must be positive")
         super().__init__(
-            store if store is not None else InMemoryTaskStore(),
+            check_store(store) if store is not None else InMemoryTaskStore(),
             poll_policy=poll_policy or PollPolicy(),
             limits=limits or TaskLimits(),
             status_interval_s=status_interval_s,
@@ -101,7 +101,6 @@ class TaskEngine(TaskWriter):
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.lease_s = lease_s
         self._opened = False
-        self._creating: dict[str | None, int] = {}  # per owner: admitted, not yet stored
         self.reruns: dict[str, int] = {}
         """Tool name to how many times a run of it lost to a stopped replica is started again."""
         self.rerun_work: RerunWork | None = None
@@ -148,56 +147,40 @@ class TaskEngine(TaskWriter):
         (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
         its maximum of active tasks.
         """
-        with self._in_creation(owner) as creating:
-            try:
-                await self.limits.admit(self.store, owner, creating=creating)
-            except PeerProtocolError:
-                metrics.limit_refused(dialect)
-                raise
-            now = utc_now()
-            task = Task(
-                task_id=new_task_id(),
-                status=TaskStatus.WORKING,
-                created_at=now,
-                last_updated_at=now,
-                ttl_ms=ttl_ms,
-                poll_interval_ms=self.poll_policy.hint_ms(0),
-                status_message=status_message,
-            )
-            state = TaskState(
-                task,
-                dialect,
-                owner,
-                tool_name,
-                expires_at=self.deadline(ttl_ms),
-                trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
-            )
-            if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
-                state = state.evolve(rerun=True, arguments=dict(arguments))
-            if self.shared:
-                state = self.replicas.claim(state)
-            with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
-                await self.store.create(state)
-            record = TaskRecord(state)
-            self._records.add(record)
-            metrics.task_created(tool_name, dialect)
-            self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
-            return record
-
-    @contextmanager
-    def _in_creation(self, owner: str | None) -> Generator[int]:
-        """Count a creation of ``owner``'s as active until it is stored or refused; yields how many
-        of the owner's creations were already under way (the limit counts them as active)."""
-        creating = self._creating.get(owner, 0)
-        self._creating[owner] = creating + 1
+        now = utc_now()
+        task = Task(
+            task_id=new_task_id(),
+            status=TaskStatus.WORKING,
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=self.poll_policy.hint_ms(0),
+            status_message=status_message,
+        )
+        state = TaskState(
+            task,
+            dialect,
+            owner,
+            tool_name,
+            expires_at=self.deadline(ttl_ms),
+            trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
+        )
+        if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
+            state = state.evolve(rerun=True, arguments=dict(arguments))
+        if self.shared:
+            state = self.replicas.claim(state)
         try:
-            yield creating
-        finally:
-            left = self._creating[owner] - 1
-            if left:
-                self._creating[owner] = left
-            else:
-                del self._creating[owner]
+            with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
+                # the per-owner limit is counted by the store, in one step with the insert
+                await self.store.create(state, active_limit=self.limits.max_active_tasks_per_owner)
+        except ActiveLimitReached as reached:
+            metrics.limit_refused(dialect)
+            raise self.limits.refusal(owner, reached.active) from None
+        record = TaskRecord(state)
+        self._records.add(record)
+        metrics.task_created(tool_name, dialect)
+        self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
+        return record
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`)."""

@@ -1,9 +1,11 @@
 """What one client can make a server hold: active tasks per owner, TTL, and the size of an echoed id.
 
-The engine calls :meth:`TaskLimits.admit` before it creates a task and :meth:`TaskLimits.ttl`
-for the TTL it grants; the adapters answer the :class:`~..errors.PeerProtocolError` raised here
-as a JSON-RPC error, so the session lives on. The active count is read from the store, so on a
-shared store (SQLite, Redis) it counts every replica's tasks of that owner.
+The engine hands :attr:`TaskLimits.max_active_tasks_per_owner` to the store's ``create``, which
+counts the owner's unfinished tasks and inserts in one atomic step (on a shared store, SQLite or
+Redis, every replica's tasks of that owner, and no overshoot from concurrent creates); a create
+it refuses is answered with :meth:`TaskLimits.refusal`. :meth:`TaskLimits.ttl` is the TTL it
+grants. The adapters answer the :class:`~..errors.PeerProtocolError` raised here as a JSON-RPC
+error, so the session lives on.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
-from .stores import TaskStore
 
 __all__ = [
     "DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER",
@@ -84,26 +85,20 @@ class TaskLimits:
                 jsonrpc_code=INVALID_PARAMS,
             )
 
-    async def admit(self, store: TaskStore, owner: str | None, *, creating: int = 0) -> None:
-        """Refuse a new task when ``owner`` already has the maximum of active (non-terminal) tasks.
-
-        ``creating``: the owner's tasks this process admitted and is still storing (not yet
-        counted by the store), counted as active so concurrent creations cannot overshoot."""
+    def refusal(self, owner: str | None, active: int) -> PeerProtocolError:
+        """The error a create refused by the store's count (:class:`~.stores.ActiveLimitReached`)
+        is answered with: who hit which limit, and how to raise it."""
         limit = self.max_active_tasks_per_owner
-        if limit is None:
-            return
-        active = min(await store.count_active(owner, at_most=limit) + creating, limit)
-        if active >= limit:
-            who = (
-                "this client already has"
-                if owner is not None
-                else ("unauthenticated callers (who share one owner on 2026-07-28) already have")
-            )
-            raise PeerProtocolError(
-                f"too many active tasks: {who} {active} of at most {limit} "
-                "(max_active_tasks_per_owner); wait for one to end or cancel one, or raise the limit "
-                "on the server (ServerTasks(max_active_tasks_per_owner=...), "
-                "example-server --max-active-tasks N)",
-                jsonrpc_code=INVALID_REQUEST,
-                data={"limit": "max_active_tasks_per_owner", "max": limit},
-            )
+        who = (
+            "this client already has"
+            if owner is not None
+            else ("unauthenticated callers (who share one owner on 2026-07-28) already have")
+        )
+        return PeerProtocolError(
+            f"too many active tasks: {who} {active} of at most {limit} "
+            "(max_active_tasks_per_owner); wait for one to end or cancel one, or raise the limit "
+            "on the server (ServerTasks(max_active_tasks_per_owner=...), "
+            "example-server --max-active-tasks N)",
+            jsonrpc_code=INVALID_REQUEST,
+            data={"limit": "max_active_tasks_per_owner", "max": limit},
+        )

@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 from .._observe import metering, metrics, traces, tracing
 from ..core.model import utc_now
 from .records import TaskRecord
-from .stores import EVERY_OWNER, Notifier, StoreConflict, TaskState, TaskStore
+from .stores import EVERY_OWNER, ActiveLimitReached, Notifier, StoreConflict, TaskState, TaskStore
 from .stores.contract import EveryOwner
 
 __all__ = ["ObservedStore", "joined", "note_read", "observed", "store_kind", "traced_inline", "traced_run"]
@@ -120,7 +120,7 @@ class ObservedStore:
         failed = False
         try:
             return await call()
-        except StoreConflict:
+        except (StoreConflict, ActiveLimitReached):  # answers, not store failures
             raise
         except Exception:
             failed = True
@@ -146,8 +146,8 @@ class ObservedStore:
     async def close(self) -> None:
         await self.inner.close()
 
-    async def create(self, state: TaskState) -> None:
-        await self._timed("create", lambda: self.inner.create(state))
+    async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
+        await self._timed("create", lambda: self.inner.create(state, active_limit=active_limit))
 
     async def get(self, task_id: str) -> TaskState | None:
         return await self._timed("get", lambda: self.inner.get(task_id))

@@ -6,7 +6,8 @@ of ``_engine`` (the engine uses the stores, never the other way round).
 * ``task_state``: :class:`TaskState`, what a store keeps of a task, and its JSON form;
 * ``contract``: the :class:`TaskStore` and :class:`Notifier` protocols every store keeps, the
   :class:`StoreEvent` processes sharing a store send each other, :class:`StoreConflict` (a lost
-  compare-and-set), :data:`EVERY_OWNER` and the list cursor;
+  compare-and-set), :class:`ActiveLimitReached` (a create over the per-owner limit),
+  :data:`EVERY_OWNER` and the list cursor;
 * ``memory``: :class:`InMemoryTaskStore` (one process);
 * ``sqlite`` and ``sqlite_file``: :class:`SqliteTaskStore` (one host), and its file's layout,
   migrations and refusals;
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 from .contract import (
     EVERY_OWNER,
+    ActiveLimitReached,
     EveryOwner,
     Notifier,
     SilentNotifier,
     StoreConflict,
     StoreEvent,
     TaskStore,
+    check_store,
 )
 from .memory import InMemoryTaskStore
 from .sqlite import SqliteTaskStore
@@ -35,6 +38,7 @@ from .urls import ACCEPTED_FORMS, store_from_url
 __all__ = [
     "ACCEPTED_FORMS",
     "EVERY_OWNER",
+    "ActiveLimitReached",
     "EveryOwner",
     "InMemoryTaskStore",
     "Notifier",
@@ -44,5 +48,6 @@ __all__ = [
     "StoreEvent",
     "TaskState",
     "TaskStore",
+    "check_store",
     "store_from_url",
 ]

@@ -18,7 +18,10 @@ Contract (checked for every store by ``tests/contracts/test_task_store.py``):
 * ``shared`` says whether other processes may use the store: the engine then claims and renews
   leases, follows the notifier and re-reads; ``False`` only for a store no one else can open.
 * ``create`` is durable when it returns (the spec wants a task readable before the create answer
-  is sent); an id that exists raises :class:`StoreConflict`.
+  is sent); an id that exists raises :class:`StoreConflict`. With ``active_limit`` it first
+  counts the owner's non-terminal tasks and raises :class:`ActiveLimitReached` instead when there
+  are that many; count and insert are one atomic step, so concurrent creates (in this process or
+  on other replicas) never overshoot the per-owner limit.
 * ``get`` returns ``None`` for an unknown (or deleted) id.
 * ``save(state)`` writes ``state`` with ``version + 1`` and returns it, if the stored version is
   ``state.version``; otherwise it raises :class:`StoreConflict` carrying the stored state (or
@@ -34,6 +37,7 @@ Contract (checked for every store by ``tests/contracts/test_task_store.py``):
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -48,6 +52,7 @@ from .task_state import TaskState
 
 __all__ = [
     "EVERY_OWNER",
+    "ActiveLimitReached",
     "EveryOwner",
     "Notifier",
     "SilentNotifier",
@@ -55,6 +60,7 @@ __all__ = [
     "StoreEvent",
     "TaskStore",
     "TaskStoreError",
+    "check_store",
     "decode_cursor",
     "encode_cursor",
 ]
@@ -90,6 +96,14 @@ class StoreConflict(Exception):
         self.task_id = task_id
         self.current = current
         super().__init__(f"task {task_id} changed in the store meanwhile")
+
+
+class ActiveLimitReached(Exception):
+    """A create with ``active_limit`` refused: the owner already has ``active`` unfinished tasks."""
+
+    def __init__(self, active: int) -> None:
+        self.active = active
+        super().__init__(f"the owner already has {active} active tasks")
 
 
 class Notifier(Protocol):
@@ -135,7 +149,11 @@ class TaskStore(Protocol):
 
     async def close(self) -> None: ...
 
-    async def create(self, state: TaskState) -> None: ...
+    async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
+        """Insert ``state`` (:class:`StoreConflict` if its id exists); with ``active_limit``, only
+        if its owner has fewer unfinished tasks, counted in the same atomic step
+        (:class:`ActiveLimitReached` otherwise)."""
+        ...
 
     async def get(self, task_id: str) -> TaskState | None: ...
 
@@ -146,8 +164,8 @@ class TaskStore(Protocol):
     async def count_active(self, owner: str | None, *, at_most: int) -> int:
         """How many of ``owner``'s tasks are not terminal, counting no further than ``at_most``.
 
-        The engine asks it before every create (the per-owner limit), so it must not read every
-        task the owner ever had: terminal ones are skipped by an index or a counter.
+        For operators and tests (the engine's limit is checked inside :meth:`create`); it must not
+        read every task the owner ever had: terminal ones are skipped by an index or a counter.
         """
         ...
 
@@ -160,6 +178,29 @@ class TaskStore(Protocol):
     async def list_tasks(
         self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[TaskState], str | None]: ...
+
+
+def check_store(store: TaskStore) -> TaskStore:
+    """``store``, refused (``TypeError``) when its ``create`` predates ``active_limit``.
+
+    The per-owner limit is counted inside ``create`` (one atomic step with the insert); a store
+    written against the older contract would fail at its first create, so it is refused here,
+    where the server is built, with the fix.
+    """
+    try:
+        parameters = inspect.signature(store.create).parameters
+    except (TypeError, ValueError):  # no signature to read (a C callable): trust the store
+        return store
+    takes_keywords = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if "active_limit" not in parameters and not takes_keywords:
+        raise TypeError(
+            f"task store {type(store).__name__}: its create(state) does not take active_limit, which "
+            "the per-owner limit of active tasks needs after mcp-tasks-compat 0.1.0 (counted in one "
+            "step with the insert); add `*, active_limit: int | None = None` to create and, when it "
+            "is set and the owner already has that many unfinished tasks, raise "
+            "mcp_tasks_compat.server.ActiveLimitReached(active) instead of inserting"
+        )
+    return store
 
 
 class SilentNotifier:

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from .contract import (
     EVERY_OWNER,
+    ActiveLimitReached,
     EveryOwner,
     Notifier,
     SilentNotifier,
@@ -51,9 +52,11 @@ class InMemoryTaskStore:
     async def close(self) -> None:
         return None
 
-    async def create(self, state: TaskState) -> None:
+    async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         if state.task_id in self._states:
             raise StoreConflict(state.task_id, self._states[state.task_id])
+        if active_limit is not None and (active := self._active.get(state.owner, 0)) >= active_limit:
+            raise ActiveLimitReached(active)
         self._states[state.task_id] = state
         bisect.insort(self._order, (state.task.created_at, state.task_id))
         _insert(self._deadlines, state.expires_at, state.task_id)

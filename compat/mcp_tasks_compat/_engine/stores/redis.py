@@ -16,8 +16,8 @@ Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
   scored 0 so they sort lexicographically: creation order, ties by id, the in-memory store's order;
   a cursor is a position in it, valid after the task it names is deleted.
 * ``P active:-`` (unowned) and ``P active:=<owner>``: sets of the owner's tasks that are not
-  terminal, for the per-owner limit (:meth:`RedisTaskStore.count_active`); a member whose hash
-  Redis expired is dropped when counted.
+  terminal, for the per-owner limit (counted inside the create script, and by
+  :meth:`RedisTaskStore.count_active`); a member whose hash Redis expired is dropped when counted.
 * ``P events``: the pub/sub channel of :class:`~.redis_link.RedisNotifier`.
 
 Every write is one Lua script (:mod:`.redis_scripts`: create-if-absent, compare-and-set save,
@@ -36,7 +36,15 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Final, cast
 
 from ...errors import TaskStoreError
-from .contract import EVERY_OWNER, EveryOwner, StoreConflict, StoreEvent, decode_cursor, encode_cursor
+from .contract import (
+    EVERY_OWNER,
+    ActiveLimitReached,
+    EveryOwner,
+    StoreConflict,
+    StoreEvent,
+    decode_cursor,
+    encode_cursor,
+)
 from .redis_link import RedisLink, RedisNotifier, encode_event
 from .task_state import TaskState, dumps, loads
 
@@ -174,9 +182,15 @@ class RedisTaskStore:
         terminal = "1" if state.is_terminal else "0"
         return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
 
-    async def create(self, state: TaskState) -> None:
-        reply = await self._link.run("create", self._keys.of_write(state), self._write_args(state))
-        if int(reply[0]) != 1:
+    async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
+        limit = "" if active_limit is None else active_limit
+        reply = await self._link.run(
+            "create", self._keys.of_write(state), [*self._write_args(state), limit, self._keys.task("")]
+        )
+        outcome = int(reply[0])
+        if outcome == 2:
+            raise ActiveLimitReached(int(reply[1]))
+        if outcome != 1:
             current = self._decode(state.task_id, reply[1]) if len(reply) > 1 else None
             raise StoreConflict(state.task_id, current)
 

@@ -13,12 +13,42 @@ from typing import Final
 
 __all__ = ["COUNT_ACTIVE", "CREATE", "DELETE", "FORGET", "SAVE", "SCRIPTS"]
 
+# A Lua function both scripts that count the owner's unfinished tasks define: the members of the
+# active set whose hash is still there, up to a limit; a member whose hash Redis expired is
+# dropped (its key is built in the script: one redis-server, as every script of this store
+# assumes).
+_COUNT_LIVE: Final = """
+local function count_live(set, task_prefix, limit)
+  local count = 0
+  for _, id in ipairs(redis.call('SMEMBERS', set)) do
+    if redis.call('EXISTS', task_prefix .. id) == 1 then
+      count = count + 1
+      if count >= limit then return count end
+    else
+      redis.call('SREM', set, id)
+    end
+  end
+  return count
+end
+"""
+
 # KEYS: task, expiry, leases, every owner's order, this owner's order, this owner's active set.
 # ARGV: data, version, order member, expiry score, lease score, key TTL ms ("": none), task id,
-# terminal ("1"/"0").
-CREATE: Final = """
+# terminal ("1"/"0"), then the owner's limit of unfinished tasks ("": none) and the task key
+# prefix. Replies {1}: created; {0, data}: the id exists; {2, active}: the owner is at its limit
+# (counted only when the set's size reaches it: a set smaller than the limit is under it).
+CREATE: Final = (
+    _COUNT_LIVE
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('HGET', KEYS[1], 'data')}
+end
+if ARGV[9] and ARGV[9] ~= '' then
+  local limit = tonumber(ARGV[9])
+  if redis.call('SCARD', KEYS[6]) >= limit then
+    local active = count_live(KEYS[6], ARGV[10], limit)
+    if active >= limit then return {2, active} end
+  end
 end
 redis.call('HSET', KEYS[1], 'data', ARGV[1], 'version', ARGV[2], 'order', ARGV[3], 'owner', KEYS[5],
   'active', KEYS[6])
@@ -30,6 +60,7 @@ if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7]) end
 if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[5], ARGV[7]) end
 return {1}
 """
+)
 
 # KEYS: as CREATE. ARGV: expected version, then as CREATE (data, new version, ...), then the
 # pub/sub channel and the event to publish there once saved ("": none).
@@ -76,21 +107,13 @@ return 1
 """
 
 # The owner's tasks that are not terminal, up to a limit. KEYS: the active set. ARGV: the task
-# key prefix, the limit. A member whose hash Redis expired is dropped here (its key is built in
-# the script: one redis-server, as every script of this store assumes).
-COUNT_ACTIVE: Final = """
-local count = 0
-local limit = tonumber(ARGV[2])
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
-    count = count + 1
-    if count >= limit then return count end
-  else
-    redis.call('SREM', KEYS[1], id)
-  end
-end
-return count
+# key prefix, the limit.
+COUNT_ACTIVE: Final = (
+    _COUNT_LIVE
+    + """
+return count_live(KEYS[1], ARGV[1], tonumber(ARGV[2]))
 """
+)
 
 # Index entries whose task hash is gone (Redis expired it). KEYS: two sorted sets, then one task
 # key per member. ARGV: the members. Checked again here, so a concurrent write is never undone.

@@ -28,7 +28,15 @@ from typing import Final
 
 from ...core.model import parse_timestamp
 from ...errors import TaskStoreError
-from .contract import EVERY_OWNER, Notifier, SilentNotifier, StoreConflict, decode_cursor, encode_cursor
+from .contract import (
+    EVERY_OWNER,
+    ActiveLimitReached,
+    Notifier,
+    SilentNotifier,
+    StoreConflict,
+    decode_cursor,
+    encode_cursor,
+)
 from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
 from .task_state import TaskState, dumps, loads
@@ -36,6 +44,15 @@ from .task_state import TaskState, dumps, loads
 __all__ = ["SqliteTaskStore"]
 
 _COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, state"
+_INSERT: Final = (
+    f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (task_id) DO NOTHING"
+)
+_COUNT_ACTIVE: Final = "SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner IS ? AND terminal = 0 LIMIT ?)"
+_INSERT_WITHIN_LIMIT: Final = (
+    f"INSERT INTO tasks (task_id, {_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    f" WHERE ({_COUNT_ACTIVE}) < ? ON CONFLICT (task_id) DO NOTHING"
+)
 
 
 def _time(value: datetime | None) -> str | None:
@@ -58,6 +75,12 @@ def _columns(state: TaskState) -> tuple[object, ...]:
         state.version,
         dumps(state),
     )
+
+
+def _count_active(connection: sqlite3.Connection, owner: str | None, at_most: int) -> int:
+    """How many of ``owner``'s tasks are not terminal, counting no further than ``at_most``."""
+    row = connection.execute(_COUNT_ACTIVE, (owner, at_most)).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def _decode_cursor(cursor: str) -> tuple[str, str]:
@@ -130,15 +153,22 @@ class SqliteTaskStore:
 
     # -- the contract ------------------------------------------------------------------------------
 
-    async def create(self, state: TaskState) -> None:
+    async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
+        values = (state.task_id, *_columns(state))
+
         def insert(connection: sqlite3.Connection) -> None:
-            cursor = connection.execute(
-                f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (task_id) DO NOTHING",
-                (state.task_id, *_columns(state)),
-            )
-            if cursor.rowcount != 1:
-                raise StoreConflict(state.task_id, self._read(connection, state.task_id))
+            if active_limit is None:
+                cursor = connection.execute(_INSERT, values)
+            else:  # one statement counts and inserts: atomic even beside other processes' writes
+                cursor = connection.execute(
+                    _INSERT_WITHIN_LIMIT, (*values, state.owner, active_limit, active_limit)
+                )
+            if cursor.rowcount == 1:
+                return
+            current = self._read(connection, state.task_id)
+            if current is None and active_limit is not None:
+                raise ActiveLimitReached(_count_active(connection, state.owner, active_limit))
+            raise StoreConflict(state.task_id, current)
 
         await self._call(insert, writes=True)
 
@@ -167,14 +197,7 @@ class SqliteTaskStore:
         await self._call(remove, writes=True)
 
     async def count_active(self, owner: str | None, *, at_most: int) -> int:
-        def count(connection: sqlite3.Connection) -> int:
-            row = connection.execute(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner IS ? AND terminal = 0 LIMIT ?)",
-                (owner, at_most),
-            ).fetchone()
-            return int(row[0]) if row is not None else 0
-
-        return await self._call(count)
+        return await self._call(lambda connection: _count_active(connection, owner, at_most))
 
     async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
         query = (
