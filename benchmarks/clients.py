@@ -8,6 +8,7 @@ project's client is installed the session is built with ``session_kwargs()`` and
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import socket
@@ -32,6 +33,15 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def ours_client_available() -> bool:
     return importlib.util.find_spec("mcp_tasks_compat.client") is not None
+
+
+@functools.cache
+def _our_client() -> Any:
+    """``mcp_tasks_compat.client``, imported once: an import statement inside a timed call costs
+    a module lookup per call that the SDK's bare call does not pay (absent in a peer-only env)."""
+    import mcp_tasks_compat.client as client
+
+    return client
 
 
 @dataclass
@@ -176,17 +186,13 @@ class Conn:
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None, *, mode: str = "auto") -> Any:
         """Our ``call_tool(session, name, arguments, mode=...)``."""
-        from mcp_tasks_compat.client import call_tool
-
-        return await call_tool(self.session, name, dict(arguments or {}), mode=mode)
+        return await _our_client().call_tool(self.session, name, dict(arguments or {}), mode=mode)
 
     async def start(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, ttl_s: float | None = None
     ) -> Any:
         """Our ``start_tool``: a handle to a task left running (``ttl_s``: asked of a 2025-11-25 server)."""
-        from mcp_tasks_compat.client import start_tool
-
-        return await start_tool(self.session, name, dict(arguments or {}), ttl=ttl_s)
+        return await _our_client().start_tool(self.session, name, dict(arguments or {}), ttl=ttl_s)
 
     async def create_bare(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """The SDK's own ``call_tool`` on a session that declares the Tasks extension (mcp 2.x).

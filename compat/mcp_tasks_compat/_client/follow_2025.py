@@ -146,7 +146,7 @@ class _ResultRace(Generic[ResultT]):
         self.result_refused = True
         self.follower.result_pending = False
         self.follower.min_interval_s = 0.0
-        self.follower.reporter.wakeup.set()  # cut short a watch-pace sleep already begun
+        self.follower.reporter.wake()  # cut short a watch-pace sleep already begun
 
     async def _poll(self) -> None:
         try:

@@ -143,7 +143,28 @@ class Reporter:
         self.last: Task | None = None
         self._reported: tuple[TaskStatus, str | None, Progress | None] | None = None
         self._pending: list[Task] = []
-        self.wakeup = anyio.Event()
+        self._wakeup: anyio.Event | None = None
+        self._signalled = False
+        """Woken before anyone waited: the event, once made, starts set."""
+
+    @property
+    def wakeup(self) -> anyio.Event:
+        """Set when something was observed (or a follower is woken); cleared by :meth:`flush`.
+
+        Made on first use, so a handle nobody follows (``start_tool`` in a batch) makes none.
+        """
+        if self._wakeup is None:
+            self._wakeup = anyio.Event()
+            if self._signalled:
+                self._wakeup.set()
+        return self._wakeup
+
+    def wake(self) -> None:
+        """Wake whoever waits on :attr:`wakeup` (or the next to wait)."""
+        if self._wakeup is None:
+            self._signalled = True
+        else:
+            self._wakeup.set()
 
     @property
     def has_listener(self) -> bool:
@@ -166,12 +187,13 @@ class Reporter:
         if key != self._reported:
             self._reported = key
             self._pending.append(task)
-            self.wakeup.set()
+            self.wake()
         return True
 
     async def flush(self) -> None:
-        if self.wakeup.is_set():
-            self.wakeup = anyio.Event()
+        self._signalled = False
+        if self._wakeup is not None and self._wakeup.is_set():
+            self._wakeup = None  # the next wait gets a fresh one
         while self._pending:
             task = self._pending.pop(0)
             if self._on_status is None:
@@ -269,7 +291,7 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
             self._observed(task)
 
     def _wake(self) -> None:
-        self.reporter.wakeup.set()
+        self.reporter.wake()
 
     def _covered(self) -> bool:
         """Whether a healthy push stream has acknowledged this task (so it is not polled)."""
@@ -335,7 +357,7 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
     def stop_polling(self) -> None:
         """Let the poll loop end after its current request (it is never cancelled mid-request)."""
         self.stopped = True
-        self.reporter.wakeup.set()
+        self.reporter.wake()
 
     async def poll_until_terminal(self) -> Task | None:
         """``tasks/get`` until terminal (``None`` once stopped); at the TTL one last look, then expired."""

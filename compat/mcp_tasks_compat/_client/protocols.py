@@ -10,7 +10,8 @@ major is installed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar
 
 from ..core.model import Task
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_POLL_SECONDS",
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
+    "NO_SDK_OPTIONS",
     "RESULT_GRACE_SECONDS",
     "AnyTaskWire",
     "ClientConnection",
@@ -50,6 +52,8 @@ CANCEL_GRACE_SECONDS: Final = 2.0
 """How long a best-effort ``tasks/cancel`` may take when the call ends early."""
 RESULT_GRACE_SECONDS: Final = 1.0
 """How long the 2025-11-25 ``tasks/result`` wait may trail a terminal ``tasks/get`` before it is re-asked."""
+NO_SDK_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
+"""A call with none of the SDK's own keywords (shared and read-only: no dict made per call)."""
 
 Mode = Literal["auto", "task", "plain"]
 OnStatus = Callable[[Task], "Awaitable[None] | None"]
@@ -118,7 +122,7 @@ class ToolCall:
     meta: dict[str, Any] | None = None
     progress: ProgressSink | None = None
     read_timeout: float | None = None
-    sdk_options: Mapping[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    sdk_options: Mapping[str, Any] = NO_SDK_OPTIONS
 
 
 class TaskPush(Protocol):

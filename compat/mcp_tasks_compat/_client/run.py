@@ -400,7 +400,7 @@ class TaskRun(Generic[ResultT]):
         self._resumed = resumed
         self._grace = cancel_grace
         self._expiry = Expiry(task, resumed=resumed) if task is not None else None
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # made by the first result(): most handles never wait
         self._outcome: tuple[Literal["ok"], ResultT] | tuple[Literal["error"], BaseException] | None = None
         if immediate is not None:
             self._outcome = ("ok", immediate)
@@ -451,6 +451,8 @@ class TaskRun(Generic[ResultT]):
         ``timeout`` bounds this wait; when it passes, the task is cancelled and
         :class:`~mcp_tasks_compat.errors.TaskTimeoutError` raised.
         """
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             if self._outcome is None:
                 assert self._wire is not None
@@ -537,17 +539,27 @@ async def start_tool(
     meta: dict[str, Any] | None,
     cancel_grace: float,
 ) -> TaskRun[ResultT]:
+    """One ``tools/call`` and a handle: nothing else is sent (no listen stream, no ``tasks/get``)
+    until someone follows the task, and with no tracer set nothing is built for tracing; what a
+    batch submitter pays per task beyond the SDK's own call (issue 27 §4)."""
     await plan_call(connection, name, "task")
     dialect = connection.negotiated.dialect
     assert dialect is not None
     span = traces.client_call(name, dialect)  # to the task's outcome, as the handle learns it
+    if span is not traces.NO_SPAN:  # tracing: the call carries the span's context
+        meta = traces.with_trace_context(meta)
+    call = ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta)
     try:
-        with span.current(), raising_lost_connection(task_id=None, dialect=dialect):
-            started = await connection.call(
-                ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=traces.with_trace_context(meta))
-            )
+        with span.current():
+            started = await connection.call(call)
     except BaseException as error:
-        span.close(error)
+        # A transport failure becomes ServerConnectionLostError (raising_lost_connection, inline).
+        lost = None
+        if isinstance(error, Exception):
+            lost = lost_connection_error(error, task_id=None, dialect=dialect)
+        span.close(lost or error)
+        if lost is not None:
+            raise lost from error
         raise
     if not isinstance(started, Task):
         span.close()

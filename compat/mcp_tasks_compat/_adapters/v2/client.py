@@ -268,17 +268,25 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
         super().__init__(session, negotiated, lambda: list_tools(session))
 
     async def _answering_rounds(
-        self, call: client_logic.ToolCall, send: Callable[[client_logic.InputReply | None], Awaitable[Answer]]
+        self,
+        call: client_logic.ToolCall,
+        send: Callable[[client_logic.InputReply | None], Awaitable[Answer]],
+        first: Answer | None = None,
     ) -> Task | mcp_types.CallToolResult:
-        """``send`` once, then again per ``input_required`` round (SEP-2322) until a final answer.
+        """``send`` once (unless ``first`` is its answer already), then again per
+        ``input_required`` round (SEP-2322) until a final answer.
 
         The first send carries the caller's own ``input_responses`` / ``request_state``; with
         ``allow_input_required=True`` an ``input_required`` answer is the caller's to answer, so
         it is handed back as the SDK's ``InputRequiredResult`` (no task exists yet).
         """
-        check_sdk_options(call.sdk_options)
         name = call.name
-        first = await send(reply_from_options(call.sdk_options))
+        if first is None:
+            reply = None
+            if call.sdk_options:
+                check_sdk_options(call.sdk_options)
+                reply = reply_from_options(call.sdk_options)
+            first = await send(reply)
         if not isinstance(first, client_logic.InputRound):
             return first
         if call.sdk_options.get("allow_input_required"):
@@ -360,6 +368,13 @@ class Connection2026(_Negotiated):
                 return await self._publicly(call, reply, allow_claimed=True)
             return await self._declining(call, reply)
 
+        if call.as_task and not call.sdk_options:
+            # The common call (every start_tool): the public call sent straight, nothing of the
+            # caller's to check or continue; the rounds only once the server asks for input.
+            first = await self._publicly(call, None, allow_claimed=True)
+            if not isinstance(first, client_logic.InputRound):
+                return first
+            return await self._answering_rounds(call, send, first)
         return await self._answering_rounds(call, send)
 
 
