@@ -290,20 +290,52 @@ async def test_an_older_layout_is_migrated_on_open_by_one_function(
     await store.close()
     ran: list[int] = []
 
-    def schema_2(connection: sqlite3.Connection) -> None:
-        ran.append(2)
+    later = sqlite_file.STORE_SCHEMA_VERSION + 1
+
+    def next_layout(connection: sqlite3.Connection) -> None:
+        ran.append(later)
         connection.execute("ALTER TABLE tasks ADD COLUMN tool_name TEXT")
 
-    monkeypatch.setitem(sqlite_file._MIGRATIONS, 2, schema_2)
-    monkeypatch.setattr(sqlite_file, "STORE_SCHEMA_VERSION", 2)
+    monkeypatch.setitem(sqlite_file._MIGRATIONS, later, next_layout)
+    monkeypatch.setattr(sqlite_file, "STORE_SCHEMA_VERSION", later)
     await store.open()
     await store.close()
-    await store.open()  # already at 2: nothing runs again
-    assert ran == [2]
+    await store.open()  # already at the later layout: nothing runs again
+    assert ran == [later]
     assert await store.get("t-1") == a_state()
     await store.close()
-    monkeypatch.undo()  # this release again, which reads layout 1 only
-    await open_fails(SqliteTaskStore(db), "schema 2", "upgrade mcp-tasks-compat")
+    monkeypatch.undo()  # this release again, which reads up to its own layout only
+    await open_fails(SqliteTaskStore(db), f"schema {later}", "upgrade mcp-tasks-compat")
+
+
+async def test_the_limits_count_reads_only_unfinished_tasks_even_in_a_file_an_older_release_made(
+    db: Path, store: SqliteTaskStore
+) -> None:
+    """The per-owner count on every create must not walk the owner's ended tasks (kept until
+    their TTL, thousands of them): it reads an index of unfinished tasks, which open adds to a
+    file made before it existed, without a new layout version (an older release ignores it)."""
+    await store.create(a_state())
+    await store.close()
+    with sqlite3.connect(db) as connection:  # as a file of 0.1.0 was: no such index
+        connection.execute("DROP INDEX tasks_unfinished_by_owner")
+    connection.close()
+    await store.open()
+    await store.close()
+    with sqlite3.connect(db) as connection:
+        plan = " ".join(
+            str(row[-1])
+            for row in connection.execute(f"EXPLAIN QUERY PLAN {sqlite_file_count_query()}", ("alice", 1_000))
+        )
+        layout = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
+    connection.close()
+    assert "USING INDEX tasks_unfinished_by_owner" in plan
+    assert layout == str(sqlite_file.STORE_SCHEMA_VERSION)  # an index, not a new layout
+
+
+def sqlite_file_count_query() -> str:
+    from mcp_tasks_compat._engine.stores import sqlite as sqlite_store
+
+    return sqlite_store._COUNT_ACTIVE  # pyright: ignore[reportPrivateUsage]
 
 
 # -- bad input -------------------------------------------------------------------------------------

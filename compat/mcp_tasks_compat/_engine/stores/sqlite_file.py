@@ -3,7 +3,8 @@
 Opening is where a file that is not ours, of a newer layout, read-only, locked or on a disk that
 cannot hold it is refused, each with a :class:`TaskStoreError` naming the file and the fix. The
 layout is versioned in a ``meta`` table and migrated on open: a later layout is one more function
-in :data:`_MIGRATIONS`.
+in :data:`_MIGRATIONS`; an index an older release can ignore is made on open instead
+(:data:`_INDEXES_ADDED`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ def _schema_1(connection: sqlite3.Connection) -> None:
         " WHERE terminal = 0 AND runner IS NOT NULL AND lease_until IS NOT NULL"
     )
 
+
+_INDEXES_ADDED: Final = (
+    # the per-owner limit's count on every create: unfinished tasks only, however many ended ones
+    # the owner still has (the owner index would walk them all)
+    "CREATE INDEX IF NOT EXISTS tasks_unfinished_by_owner ON tasks (owner) WHERE terminal = 0",
+)
+"""Indexes added after a layout was released, made on open when missing: an older release reading
+the file ignores them (SQLite keeps them up to date on its writes too), so they need no new layout
+version and a rolling upgrade can mix releases on one file."""
 
 _MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _schema_1}
 """``_MIGRATIONS[n]`` brings a file from layout ``n - 1`` (0: empty) to ``n``, inside the open transaction."""
@@ -108,6 +118,8 @@ class SqliteFile:
             found = self._layout(connection)
             for version in range(found + 1, STORE_SCHEMA_VERSION + 1):
                 _MIGRATIONS[version](connection)
+            for index in _INDEXES_ADDED:
+                connection.execute(index)
             # Always written: the write that shows a read-only file at open, not at the first task.
             connection.execute(_UPSERT_META, (APPLICATION, str(STORE_SCHEMA_VERSION)))
             connection.execute("COMMIT")
