@@ -26,6 +26,7 @@ import itertools
 import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -51,6 +52,7 @@ __all__ = [
     "PROJECT_TOOLS",
     "STDIO_KIND",
     "TESTS_DIR",
+    "CountingWrite",
     "Harness",
     "Knobs",
     "Script",
@@ -281,8 +283,13 @@ class Harness:
         return self.sdk_task_server and Version(sdk_info().mcp_version) >= SCOPED_SINCE
 
     @asynccontextmanager
-    async def session(self, kwargs: Any = _DEFAULT) -> AsyncIterator[Any]:
-        """A new ``ClientSession`` (not negotiated), built with ``session_kwargs()`` unless told otherwise."""
+    async def session(
+        self, kwargs: Any = _DEFAULT, *, requests: Counter[str] | None = None
+    ) -> AsyncIterator[Any]:
+        """A new ``ClientSession`` (not negotiated), built with ``session_kwargs()`` unless told otherwise.
+
+        ``requests``: counts, by method, every request the session writes.
+        """
         from mcp.client.session import ClientSession
 
         from .scripted_servers import dual_dialect_streams, sdk_task_server_streams
@@ -293,8 +300,44 @@ class Harness:
         else:
             server = self._target if self.kind == "project-2025" else self._target.server
             streams = dual_dialect_streams(server, self.knobs.discover)
-        async with streams as (read, write), ClientSession(read, write, **options) as session:
-            yield session
+        async with streams as (read, write):
+            if requests is not None:
+                write = CountingWrite(write, requests)
+            async with ClientSession(read, write, **options) as session:
+                yield session
+
+
+class CountingWrite:
+    """A client's write stream that counts the requests passing, by method (either major's messages)."""
+
+    def __init__(self, stream: Any, requests: Counter[str]) -> None:
+        self._stream = stream
+        self._requests = requests
+
+    def _count(self, message: Any) -> None:
+        inner = getattr(message, "message", message)
+        root = getattr(inner, "root", inner)  # mcp 1.x wraps the request in a RootModel
+        method = getattr(root, "method", None)
+        if isinstance(method, str) and getattr(root, "id", None) is not None:
+            self._requests[method] += 1
+
+    async def send(self, message: Any) -> None:
+        self._count(message)
+        await self._stream.send(message)
+
+    def send_nowait(self, message: Any) -> None:
+        self._count(message)
+        self._stream.send_nowait(message)
+
+    async def __aenter__(self) -> CountingWrite:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 @asynccontextmanager

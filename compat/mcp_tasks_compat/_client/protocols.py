@@ -10,7 +10,7 @@ major is installed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar
 
@@ -122,7 +122,7 @@ class ToolCall:
     meta: dict[str, Any] | None = None
     progress: ProgressSink | None = None
     read_timeout: float | None = None
-    sdk_options: Mapping[str, Any] = NO_SDK_OPTIONS
+    sdk_options: Mapping[str, Any] = field(default_factory=lambda: NO_SDK_OPTIONS)
 
 
 class TaskPush(Protocol):
