@@ -34,7 +34,7 @@ from mcp_tasks_compat._engine.grace import GraceTicket
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
-from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
+from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
 
 pytestmark = pytest.mark.anyio
 
@@ -676,6 +676,44 @@ async def test_an_undecided_call_whose_caller_goes_is_stopped_and_a_task_it_beca
             answer = await engine.cancel(task.task_id, "alice", strict=True)
             assert answer.status is TaskStatus.CANCELLED
     assert stopped == ["stopped", "stopped"]
+
+
+async def test_with_no_grace_the_task_exists_before_its_work_starts() -> None:
+    """No grace (off, or skipped for a tool known to be long): the task is created first, so a
+    create the store refuses (the owner's limit) never runs the tool at all; with a grace the
+    work runs while the call is undecided."""
+    engine = TaskEngine()
+    ran: list[str] = []
+
+    async def noting() -> Any:
+        ran.append("ran")
+        return OK_RESULT
+
+    async def refused(status_message: str | None) -> TaskRecord:
+        await anyio.wait_all_tasks_blocked()  # a store round trip: a work spawned first runs here
+        raise PeerProtocolError("too many active tasks", jsonrpc_code=INVALID_REQUEST)
+
+    made: list[TaskRecord] = []
+
+    async def make(status_message: str | None) -> TaskRecord:
+        assert ran == [], "the work started before its task existed"
+        made.append(await create(engine))
+        return made[0]
+
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            with pytest.raises(PeerProtocolError):
+                await engine.runs.begin(noting, group, ticket=GraceTicket.fixed(0), create=refused)
+            await anyio.wait_all_tasks_blocked()
+            assert ran == []
+            task = await engine.runs.begin(noting, group, ticket=GraceTicket.fixed(0), create=make)
+            assert isinstance(task, Task)
+            assert task.status is TaskStatus.WORKING  # a task begins so, even a quick one
+            record = made[0]
+            while not record.task.is_terminal:
+                await record.changed.wait()
+    assert ran == ["ran"]
+    assert record.task.status is TaskStatus.COMPLETED
 
 
 async def _cancel_when_blocked(scope: anyio.CancelScope) -> None:

@@ -247,10 +247,18 @@ class TaskRuns:
         starts in (a copy of it), where the adapter has swapped the request for its detached copy;
         by default a copy of the caller's, which would keep the whole request for the task's life.
         ``ticket``: the call's grace as the tool's recent calls decide it (:mod:`.grace`), told
-        whether this one outlived it (``GraceTicket.fixed(s)``: a grace that teaches nothing).
+        whether this one outlived it (``GraceTicket.fixed(s)``: a grace that teaches nothing). With
+        no grace (0 s: off, or skipped for a tool known to be long) the task is created before the
+        work starts, as ``start`` does, so a refused create runs nothing.
         """
         call = InlineCall(_new_stop(), rounds)
         spawn_in = (context or contextvars.copy_context()).run
+        if ticket.seconds <= 0:  # no grace: the task first, so a create refused runs nothing
+            call.escalate()
+            record = await create(None)
+            call.attach(record)
+            spawn_in(_spawn, task_group, call.scope, self._run_inline, call, work, ticket, name="mcp-task")
+            return record.task
         spawn_in(
             _spawn, task_group, call.scope, self._run_inline, call, work, ticket, name="mcp-call (undecided)"
         )

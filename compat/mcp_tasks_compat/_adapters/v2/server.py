@@ -183,19 +183,6 @@ class TasksExtension(Extension):
         if mode == "plain":
             return await _plain_with_rounds(params, ctx, call_next)
         ttl_ms = self._service.ttl_ms()
-        if runtime.tasks.inline_grace_s <= 0:
-            task = await runtime.start_task(
-                ctx,
-                dialect=DIALECT_2026_07_28,
-                owner=runtime.principal(),
-                tool_name=params.name,
-                ttl_ms=ttl_ms,
-                work=tool_work(lambda run: _with_round_trips(params, run, call_next, None)),
-                arguments=params.arguments,
-            )
-            # A dict, not a model: the runner dumps models with exclude_none, which would drop a
-            # "ttlMs": null (required, nullable).
-            return codec_2026.encode_create_task_result(task)
         rounds = _rounds_of(params)
         at_once = _asks_task_at_once(params)
         answer = await runtime.begin_call(
