@@ -4,7 +4,8 @@
 extra). :func:`tracing` and :func:`metering` say whether an SDK (or any real provider) is set
 globally; until then every hook of the library is a flag check and returns at once, so a server
 or client without an SDK pays nothing for the instrumentation. Once a real provider is seen the
-answer is kept (OpenTelemetry's global providers can be set only once).
+answer is kept (OpenTelemetry's global providers can be set only once); while none is, the API
+is asked again at most once per :data:`RECHECK_SECONDS`.
 
 ``MCP_TASKS_COMPAT_OTEL=off`` keeps the library's own spans and metrics out even with an SDK set
 (mcp 2.x's own spans and any other instrumentation stay): what the bench uses to tell the SDK's
@@ -14,6 +15,7 @@ share of the cost from ours, and a way for an operator to keep only the SDK's sp
 from __future__ import annotations
 
 import os
+import time
 from types import ModuleType
 from typing import Final
 
@@ -41,6 +43,13 @@ _imported = False
 _tracing = False
 _metering = False
 _off: bool | None = None
+_next_tracing_check = 0.0
+_next_metering_check = 0.0
+
+RECHECK_SECONDS: Final = 1.0
+"""With no provider set, how long a "no" is kept before the API is asked again: OpenTelemetry's
+``get_tracer_provider`` reads the environment on every call while none is set (a few µs, several
+times a task); a provider set later is seen within this time (at once after :func:`forget`)."""
 
 
 def switched_off() -> bool:
@@ -54,9 +63,10 @@ def switched_off() -> bool:
 def forget() -> None:
     """Forget the providers seen and the switch read (the global providers were replaced, as
     tests and the bench do); the next use looks again."""
-    global _tracing, _metering, _off
+    global _tracing, _metering, _off, _next_tracing_check, _next_metering_check
     _tracing = _metering = False
     _off = None
+    _next_tracing_check = _next_metering_check = 0.0
 
 
 def _import() -> None:
@@ -87,16 +97,17 @@ def metrics_api() -> ModuleType | None:
 
 def tracing() -> bool:
     """A real tracer provider is set: spans are worth making."""
-    return _tracing or _check_tracing()
+    return _tracing or (time.monotonic() >= _next_tracing_check and _check_tracing())
 
 
 def metering() -> bool:
     """A real meter provider is set: measurements are worth taking."""
-    return _metering or _check_metering()
+    return _metering or (time.monotonic() >= _next_metering_check and _check_metering())
 
 
 def _check_tracing() -> bool:
-    global _tracing
+    global _tracing, _next_tracing_check
+    _next_tracing_check = time.monotonic() + RECHECK_SECONDS
     api = trace_api()
     if api is None or switched_off():
         return False
@@ -108,7 +119,8 @@ def _check_tracing() -> bool:
 
 
 def _check_metering() -> bool:
-    global _metering
+    global _metering, _next_metering_check
+    _next_metering_check = time.monotonic() + RECHECK_SECONDS
     api = metrics_api()
     if api is None or switched_off():
         return False

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .otel import forget
+
 __all__ = ["MissingExporterError", "serve_prometheus"]
 
 
@@ -30,5 +32,6 @@ def serve_prometheus(port: int, *, host: str = "127.0.0.1") -> Any:
             "pip install 'mcp-tasks-compat[otel]' opentelemetry-sdk opentelemetry-exporter-prometheus"
         ) from exc
     metrics_api.set_meter_provider(MeterProvider(metric_readers=[PrometheusMetricReader()]))
+    forget()  # measured from now, not after the next look for a provider
     server, _thread = start_http_server(port, addr=host)
     return server
