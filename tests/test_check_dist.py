@@ -1,6 +1,6 @@
 """tools/check_dist.py (run by ``nox -s package``) on a small project: it passes a whole release and
-names what a broken one lacks or carries (a module, an extra, a stray folder), so the session's
-green means something."""
+names what a broken one lacks or carries (a module, an extra, a stray folder, a README link PyPI
+cannot follow), so the session's green means something."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # a repository tool (tools/), not in the wheel
     sys.path.insert(0, str(ROOT))
 
-from tools.check_dist import Expected, check_sdist, check_wheel  # noqa: E402
+from tools.check_dist import Expected, check_sdist, check_wheel, relative_links  # noqa: E402
 
 PYPROJECT = """\
 [project]
@@ -34,7 +34,7 @@ classifiers = ["Typing :: Typed"]
 http = ["uvicorn>=0.30"]
 
 [project.urls]
-Homepage = "https://example.org"
+Homepage = "https://github.com/demo-org/demo-pkg"
 
 [project.scripts]
 demo = "demo_pkg.cli:main"
@@ -45,7 +45,10 @@ path = "src/demo_pkg/_version.py"
 [tool.hatch.build.targets.wheel]
 packages = ["src/demo_pkg"]
 """
-README = "# demo\n\nA demo package.\n"
+README = (
+    "# demo\n\nA demo package. [Docs](https://github.com/demo-org/demo-pkg/blob/main/docs/index.md#use), "
+    "[install](#demo), ![logo](https://raw.githubusercontent.com/demo-org/demo-pkg/main/logo.png)\n"
+)
 PACKAGE_FILES = {
     "__init__.py": "",
     "_version.py": '__version__ = "1.2.3"\n',
@@ -57,7 +60,7 @@ Metadata-Version: 2.4
 Name: demo-pkg
 Version: 1.2.3
 Summary: A demo.
-Project-URL: Homepage, https://example.org
+Project-URL: Homepage, https://github.com/demo-org/demo-pkg
 License-Expression: MIT
 Classifier: Typing :: Typed
 Requires-Python: >=3.10
@@ -174,3 +177,41 @@ def test_an_sdist_without_a_module_or_with_a_cache_is_named(project: Expected, t
     problems = check_sdist(write_sdist(tmp_path, files), project)
     assert "sdist lacks 1 file(s) of src/demo_pkg: ['cli.py']" in problems
     assert "sdist holds environments or caches: ['.nox/lint/bin/python']" in problems
+
+
+def test_a_readme_with_a_relative_link_is_named_in_both_metadata(project: Expected, tmp_path: Path) -> None:
+    readme = README + "\nSee [the server guide](docs/server.md) and ![the flow](docs/flow.png).\n"
+    (project.root / "README.md").write_text(readme, encoding="utf-8")
+    project = Expected(project.root)  # the same description as METADATA: only the links are wrong
+    metadata = METADATA.replace(README, readme)
+    wheel_problems = check_wheel(write_wheel(tmp_path, wheel_files(metadata)), project)
+    sdist = write_sdist(tmp_path, {**sdist_files(), "PKG-INFO": metadata, "README.md": readme})
+    sdist_problems = check_sdist(sdist, project)
+    for where, problems in (("wheel", wheel_problems), ("sdist PKG-INFO", sdist_problems)):
+        (problem,) = problems
+        assert problem.startswith(
+            f"{where} long description (README.md) has relative links or images, which break on PyPI"
+        ), problem
+        assert "['docs/server.md', 'docs/flow.png']" in problem
+        assert "https://github.com/demo-org/demo-pkg/blob/main/<file>" in problem
+        assert "https://raw.githubusercontent.com/demo-org/demo-pkg/main/<file>" in problem
+
+
+RELATIVE_LINKS = {
+    "[a](docs/a.md)": ["docs/a.md"],
+    "![a](img/a.png)": ["img/a.png"],
+    "[a](../up.md#part)": ["../up.md#part"],
+    "[a](/rooted.md)": ["/rooted.md"],
+    '[a](<docs/with space.md> "title")': ["docs/with space.md"],
+    "[![badge](badge.svg)](https://ci.example/run)": ["badge.svg"],
+    "[a][ref]\n\n[ref]: docs/ref.md": ["docs/ref.md"],
+    '<img src="shot.png" alt="a shot"> <a href="CHANGELOG.md">changes</a>': ["shot.png", "CHANGELOG.md"],
+    "[a](https://github.com/o/r/blob/main/a.md) [b](mailto:x@example.org) [c](#same-page)": [],
+    "[d](//cdn.example/x.png) [e](HTTP://EXAMPLE.ORG)": [],
+    "`[not a link](a.md)` and\n\n```\n[nor this](b.md)\n```\n\n~~~\n![nor](c.png)\n~~~\n": [],
+}
+
+
+@pytest.mark.parametrize("markdown", list(RELATIVE_LINKS))
+def test_relative_links_are_found_in_prose_and_html_not_in_code(markdown: str) -> None:
+    assert relative_links(markdown) == RELATIVE_LINKS[markdown]

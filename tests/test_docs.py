@@ -1,4 +1,5 @@
-"""The docs stay true: the generated support matrix is current and relative links resolve."""
+"""The docs stay true: the generated support matrix is current, links into the repository (relative,
+or absolute on GitHub as README.md's must be for PyPI) name files and anchors that exist."""
 
 from __future__ import annotations
 
@@ -14,9 +15,29 @@ if str(ROOT) not in sys.path:  # the generator is a repository tool (tools/), no
     sys.path.insert(0, str(ROOT))
 
 from tools import support_matrix  # noqa: E402
+from tools.check_dist import link_targets, relative_links  # noqa: E402
 
 DOCS = ROOT / "docs"
-PAGES = sorted([*DOCS.glob("*.md"), ROOT / "README.md", ROOT / "CHANGELOG.md"])
+README = ROOT / "README.md"
+PAGES = sorted([*DOCS.glob("*.md"), README, ROOT / "CHANGELOG.md"])
+
+
+def _repository() -> str:
+    """pyproject's Homepage: the GitHub repository absolute links point into."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    homepage = re.findall(r'^Homepage = "(https://github\.com/[^/"]+/[^/"]+?)/?"$', pyproject, flags=re.M)
+    assert homepage, "pyproject.toml's [project.urls] Homepage is not a GitHub repository"
+    return homepage[0]
+
+
+REPOSITORY = _repository()
+BRANCH = "main"
+FILE_PREFIXES = (
+    f"{REPOSITORY}/blob/{BRANCH}/",
+    f"https://raw.githubusercontent.com/{REPOSITORY.removeprefix('https://github.com/')}/{BRANCH}/",
+)
+"""A file (``blob``, a page keeps its ``#anchor``) or an image (``raw``, which PyPI renders)."""
+FOLDER_PREFIX = f"{REPOSITORY}/tree/{BRANCH}/"
 
 
 def test_support_matrix_is_current() -> None:
@@ -57,18 +78,70 @@ def _anchors(page: Path) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
-def test_relative_links_resolve(page: Path) -> None:
-    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+def _local_target(page: Path, target: str) -> tuple[Path, bool | None] | None:
+    """The checkout path a link names, and whether it must be a folder (None: either); None if external."""
+    if target.startswith(FOLDER_PREFIX):
+        return ROOT / target.removeprefix(FOLDER_PREFIX), True
+    for prefix in FILE_PREFIXES:
+        if target.startswith(prefix):
+            return ROOT / target.removeprefix(prefix), False
+    if re.match(r"[a-z]+:", target):
+        return None  # external, or elsewhere on GitHub (an issue, another branch)
+    return (page.parent / target if target else page), None
+
+
+def broken_links(page: Path, text: str) -> list[str]:
+    """Links of ``text`` (read as ``page``) into the repository whose file, folder or anchor is missing."""
     broken: list[str] = []
-    for target in re.findall(r"\]\(([^)\s]+)\)", text):
-        if re.match(r"[a-z]+:", target):
-            continue  # external
+    for target in link_targets(text):
         path_text, _, anchor = target.partition("#")
-        path = (page.parent / path_text).resolve() if path_text else page
-        if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
+        local = _local_target(page, path_text)
+        if local is None:
+            continue
+        path, folder = local
+        path = path.resolve()
+        exists = path.exists() and (folder is None or path.is_dir() == folder)
+        if not exists or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
             broken.append(target)
-    assert broken == [], f"{page.relative_to(ROOT)} links to missing files or anchors: {broken}"
+    return broken
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_links_into_the_repository_resolve(page: Path) -> None:
+    broken = broken_links(page, page.read_text(encoding="utf-8"))
+    assert broken == [], f"{page.relative_to(ROOT)} links to missing files, folders or anchors: {broken}"
+
+
+def test_an_absolute_link_into_the_repository_is_checked_like_a_relative_one() -> None:
+    blob, raw = FILE_PREFIXES
+    good = [
+        f"{blob}docs/server.md",
+        f"{blob}README.md#install",
+        f"{FOLDER_PREFIX}docs",
+        f"{raw}pyproject.toml",
+        f"{REPOSITORY}/issues/27",  # not a file: not checked
+        "https://example.org/missing.md",
+    ]
+    bad = [
+        f"{blob}docs/no-such-page.md",
+        f"{blob}docs/server.md#no-such-heading",
+        f"{blob}docs",  # a folder is a tree/ link
+        f"{FOLDER_PREFIX}docs/server.md",  # a file is a blob/ link
+        f"{FOLDER_PREFIX}no-such-folder",
+        f"{raw}docs/no-such-image.png",
+        "docs/no-such-page.md",
+    ]
+    text = "\n".join(f"[link {index}]({target})" for index, target in enumerate(good + bad))
+    assert broken_links(README, text) == bad
+
+
+def test_readme_has_no_relative_links_as_pypi_shows_it() -> None:
+    relative = relative_links(README.read_text(encoding="utf-8"))
+    assert relative == [], (
+        "README.md is the long description on PyPI, which shows it with no repository around it, so a "
+        f"relative link or image there breaks: {relative}. Write a file as {FILE_PREFIXES[0]}<path> "
+        f"(#anchor kept), a folder as {FOLDER_PREFIX}<path>, an image as {FILE_PREFIXES[1]}<path>"
+    )
 
 
 def test_error_messages_point_at_the_documented_urls_and_anchors_that_exist() -> None:

@@ -4,7 +4,8 @@
 
 ``DIST_DIR`` holds one ``.whl`` and one ``.tar.gz`` (``uv build --out-dir DIST_DIR``). Checked: the
 file names; the wheel's METADATA against ``[project]`` (name, version, summary, requires-python,
-dependencies, every extra, license, classifiers, URLs, the README as the long description); its
+dependencies, every extra, license, classifiers, URLs, the README as the long description, with no
+relative link or image in it: PyPI shows it with no repository around it, so one would break); its
 entry points (the console script, the pytest plugin); that the wheel holds exactly the files of
 the package folder (a module left out fails, and so does anything else: tests/, .nox, caches), with
 ``py.typed``; that RECORD lists every file; and that the sdist holds PKG-INFO, pyproject.toml,
@@ -30,13 +31,55 @@ from typing import Any, Final, cast
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-__all__ = ["Expected", "check_sdist", "check_wheel", "main", "source_files"]
+__all__ = [
+    "Expected",
+    "check_sdist",
+    "check_wheel",
+    "link_targets",
+    "main",
+    "relative_links",
+    "source_files",
+]
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 NOT_SHIPPED: Final = ("__pycache__", ".nox", ".venv", ".git", "node_modules", ".pytest_cache", ".hypothesis")
 """Folder names that never belong in a distribution (environments, caches, VCS)."""
 NOT_SHIPPED_SUFFIXES: Final = (".pyc", ".pyo")
 DESCRIPTION: Final = "Check a built sdist and wheel against pyproject.toml and the source tree."
+
+
+_FENCED_CODE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.DOTALL | re.MULTILINE)
+_INLINE_CODE: Final = re.compile(r"(`+).+?\1", re.DOTALL)
+_LINK_TARGET_PATTERNS: Final = (
+    re.compile(r"\]\(\s*(?:<([^>\n]*)>|([^)\s]+))"),  # [text](target), ![alt](target), [![alt](i)](target)
+    re.compile(r"^ {0,3}\[[^\]]+\]:\s*(?:<([^>\n]*)>|(\S+))", re.MULTILINE),  # [label]: target
+    re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']+)["']"""),  # <a href=...>, <img src=...>
+)
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def link_targets(markdown: str) -> list[str]:
+    """Every link and image target of a Markdown text, in order; code blocks and code spans are not links."""
+    prose = _INLINE_CODE.sub("", _FENCED_CODE.sub("", markdown))
+    found: list[tuple[int, str]] = []
+    for pattern in _LINK_TARGET_PATTERNS:
+        found += [
+            (match.start(), next(filter(None, match.groups()), "")) for match in pattern.finditer(prose)
+        ]
+    return [target for _, target in sorted(found)]
+
+
+def relative_links(markdown: str) -> list[str]:
+    """The link and image targets that name no scheme (``docs/x.md``, ``../a.png``, ``/x``).
+
+    They resolve on GitHub, next to the file; on PyPI, which shows the README as the long
+    description with no repository around it, they break. A bare ``#anchor`` stays on the page.
+    """
+    return [
+        target
+        for target in link_targets(markdown)
+        if not _SCHEME.match(target) and not target.startswith(("#", "//"))
+    ]
 
 
 def _load_toml(text: str) -> dict[str, Any]:
@@ -159,6 +202,27 @@ def check_metadata(
     description = str(metadata.get_payload() or "")
     if description.strip() != expected.readme.strip():
         problems.append(f"{where} long description is not {readme} ({len(description)} characters)")
+    relative = relative_links(description)
+    if relative:
+        problems.append(
+            f"{where} long description ({readme}) has relative links or images, which break on PyPI "
+            f"(no repository around the page): {relative}; make them absolute, "
+            f"{_absolute_link_hint(urls)}"
+        )
+
+
+def _absolute_link_hint(urls: Mapping[str, str]) -> str:
+    """How to write a repository link absolutely, with this project's repository when it is on GitHub."""
+    for url in urls.values():
+        repository = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", url)
+        if repository:
+            owner_name = repository.group(1)
+            return (
+                f"https://github.com/{owner_name}/blob/main/<file>[#anchor], "
+                f"https://github.com/{owner_name}/tree/main/<folder>, and for an image "
+                f"https://raw.githubusercontent.com/{owner_name}/main/<file>"
+            )
+    return "a file's or an image's full https:// address in the repository"
 
 
 class _EntryPointsParser(configparser.ConfigParser):
