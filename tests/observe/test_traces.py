@@ -3,6 +3,8 @@ major, in each dialect it speaks: the client's call, the server's request and th
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import pytest
 from opentelemetry import trace
@@ -82,7 +84,12 @@ async def test_without_a_provider_nothing_is_made(telemetry: Telemetry) -> None:
     saved = otel._tracing  # pyright: ignore[reportPrivateUsage]
     otel._tracing = False  # pyright: ignore[reportPrivateUsage]
     try:
-        # With a provider set the check says yes again: the flag is only a cache of it.
+        # A "no" is kept for a moment (the API reads the environment on each ask while no
+        # provider is set): not asked again before the next check is due...
+        otel._next_tracing_check = time.monotonic() + 60  # pyright: ignore[reportPrivateUsage]
+        assert not otel.tracing()
+        # ...then, with a provider set, the check says yes again: the flag is only a cache of it.
+        otel._next_tracing_check = 0.0  # pyright: ignore[reportPrivateUsage]
         assert otel.tracing()
     finally:
         otel._tracing = saved  # pyright: ignore[reportPrivateUsage]
