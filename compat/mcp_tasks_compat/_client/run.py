@@ -546,12 +546,11 @@ async def start_tool(
     dialect = connection.negotiated.dialect
     assert dialect is not None
     span = traces.client_call(name, dialect)  # to the task's outcome, as the handle learns it
-    if span is not traces.NO_SPAN:  # tracing: the call carries the span's context
-        meta = traces.with_trace_context(meta)
-    call = ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta)
     try:
         with span.current():
-            started = await connection.call(call)
+            if span is not traces.NO_SPAN:  # tracing: the call carries this span's context
+                meta = traces.with_trace_context(meta)
+            started = await connection.call(ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta))
     except BaseException as error:
         # A transport failure becomes ServerConnectionLostError (raising_lost_connection, inline).
         lost = None
