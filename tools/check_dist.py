@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"metadata of both: {expected.name} {expected.version}, requires-python "
         f"{expected.project['requires-python']}, {len(expected.requirements())} requirements, extras "
         f"{extras}, license {expected.project['license']}, {readme} as the "
-        f"long description, entry points {', '.join(sorted(expected.entry_points()))}"
+        f"long description (no relative links), entry points {', '.join(sorted(expected.entry_points()))}"
     )
     return 0
 
