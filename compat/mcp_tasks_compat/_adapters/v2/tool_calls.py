@@ -27,7 +27,7 @@ from ...core import codec_2025, codec_2026
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, TASKS_EXTENSION_ID
 from ...errors import UnsupportedSdkError
-from .task_wires import INPUT_RESPONSES, TaskHandle, raw_json, to_result
+from .task_wires import INPUT_RESPONSES, TaskHandle, to_result
 
 __all__ = [
     "Answer",
@@ -54,6 +54,17 @@ class SdkInputRound(client_logic.InputRound):
     """An ``input_required`` round that keeps the SDK's own answer, for a caller who asked for it."""
 
     sdk_result: mcp_types.InputRequiredResult | None = None
+
+
+def _handle_json(handle: TaskHandle) -> dict[str, Any]:
+    """A claimed task handle's wire JSON, read off the model rather than serialized (once per
+    created task): its Task fields are kept raw (``extra="allow"``), so only the discriminator
+    and ``_meta`` are fields."""
+    wire: dict[str, Any] = dict(handle.model_extra or {})
+    wire["resultType"] = handle.result_type
+    if handle.meta is not None:
+        wire["_meta"] = handle.meta
+    return wire
 
 
 def meta_arg(meta: dict[str, Any] | None) -> Any:
@@ -224,7 +235,7 @@ async def call_publicly(
     if isinstance(answer, mcp_types.CallToolResult):
         return answer
     if isinstance(answer, TaskHandle):
-        return codec_2026.decode_create_task_result(raw_json(answer))  # a claimed task handle
+        return codec_2026.decode_create_task_result(_handle_json(answer))  # a claimed task handle
     if keep_claims:
         return cast("mcp_types.CallToolResult", answer)  # another extension's claim, as the SDK returns it
     raise UnexpectedClaimedResult(answer)
