@@ -1,8 +1,9 @@
 """Following a 2025-11-25 task: wait on ``tasks/result``, poll ``tasks/get`` next to it.
 
 The result arrives about one round trip after completion through the ``tasks/result``
-long-poll, while the poll loop beside it reports statuses and watches the TTL. A server whose
-``tasks/result`` refuses a working task falls back to plain polling.
+long-poll, while the poll loop beside it reports statuses and watches the TTL (once a second
+only, when nobody listens or ``notifications/tasks/status`` already bring the statuses). A
+server whose ``tasks/result`` refuses a working task falls back to plain polling.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ logger = logging.getLogger("mcp_tasks_compat.client")
 
 WATCH_POLL_SECONDS = 1.0
 """The least interval of the ``tasks/get`` poll beside a pending ``tasks/result`` when no
-``on_status`` listens (the result arrives through ``tasks/result`` anyway)."""
+``on_status`` listens or the server pushes the statuses (the result arrives through
+``tasks/result`` anyway); :meth:`Follower2025.pace` decides."""
 
 
 class _ResultRace(Generic[ResultT]):
@@ -64,11 +66,7 @@ class _ResultRace(Generic[ResultT]):
 
     async def run(self) -> None:
         self.follower.result_pending = True
-        if not self.follower.reporter.has_listener:
-            # Nobody hears the statuses: beside the blocking tasks/result the poll only watches
-            # (a server that forgets the wait, a task that ends unseen), so once a second is
-            # enough; it was the hint's pace (about 130 requests for a 10 s task).
-            self.follower.min_interval_s = WATCH_POLL_SECONDS
+        self.follower.pace()
         async with anyio.create_task_group() as group:
             group.start_soon(self._guarded_wait)
             group.start_soon(self._poll)
@@ -145,7 +143,7 @@ class _ResultRace(Generic[ResultT]):
         """No tasks/result wait after all: the poll loop alone finishes, at the hint's pace again."""
         self.result_refused = True
         self.follower.result_pending = False
-        self.follower.min_interval_s = 0.0
+        self.follower.pace()
         self.follower.reporter.wake()  # cut short a watch-pace sleep already begun
 
     async def _poll(self) -> None:
@@ -170,9 +168,29 @@ class Follower2025(Poller[TaskWire2025[ResultT], ResultT]):
 
     result_pending = False
     """A ``tasks/result`` wait is out (and has not refused): it brings a completed task's result."""
+    heard_push = False
+    """A ``notifications/tasks/status`` for this task arrived: the server pushes its statuses."""
+
+    def pace(self) -> None:
+        """Set the poll's pace: the one rule for how often ``tasks/get`` goes out beside ``tasks/result``.
+
+        While ``tasks/result`` waits, the poll only watches (a server that forgets the wait, a
+        task that ends unseen) unless it is what brings ``on_status`` its statuses: so once a
+        second when nobody listens, or once the server has shown it pushes them; the hint's pace
+        otherwise (it was that pace always: about 130 requests for a 10 s task unheard, and 45
+        for a 2.5 s task whose every status was pushed).
+        """
+        watching = self.result_pending and (not self.reporter.has_listener or self.heard_push)
+        self.min_interval_s = WATCH_POLL_SECONDS if watching else 0.0
 
     def _subscribe(self) -> Callable[[], None]:
         return self.wire.listen(self.task_id, self._pushed)  # notifications/tasks/status come unasked
+
+    def _pushed(self, task: Task) -> None:
+        super()._pushed(task)
+        if not self.heard_push:
+            self.heard_push = True
+            self.pace()  # from the next poll on: a sleep already begun keeps its (short) end
 
     def _settled_by_push(self, task: Task) -> bool:
         # A pushed "completed" needs no tasks/get to confirm it while tasks/result is waiting:
