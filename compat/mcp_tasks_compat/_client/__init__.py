@@ -19,7 +19,7 @@ Rules of this layer:
 
 from __future__ import annotations
 
-from .connections import ConnectionCache, Handshake, NegotiatedConnection, decide, negotiate
+from .connections import ConnectionCache, Handshake, NegotiatedConnection, PerSession, decide, negotiate
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
 from .protocols import (
@@ -77,6 +77,7 @@ __all__ = [
     "NegotiatedConnection",
     "OnProgress",
     "OnStatus",
+    "PerSession",
     "ProgressSink",
     "PushLink",
     "RemoteError",

@@ -25,12 +25,13 @@ from ..errors import UnsupportedOptIn
 from .plan import DeclaredSupport, declared_support
 from .protocols import Negotiated
 
-__all__ = ["ConnectionCache", "Handshake", "NegotiatedConnection", "decide", "negotiate"]
+__all__ = ["ConnectionCache", "Handshake", "NegotiatedConnection", "PerSession", "decide", "negotiate"]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
 SessionT = TypeVar("SessionT")
 ConnectionT = TypeVar("ConnectionT")
+ValueT = TypeVar("ValueT")
 
 
 @dataclass(frozen=True)
@@ -134,11 +135,37 @@ class NegotiatedConnection(Generic[SessionT]):
         """Nothing is owed by default: an SDK whose session tells the server what it gave up."""
 
 
+class PerSession(Generic[SessionT, ValueT]):
+    """A value kept with each session, that goes when the session goes.
+
+    Kept on the session object itself (a private attribute): a ``WeakKeyDictionary`` keyed by the
+    session would keep every session alive for good, since the value (a connection, a push link)
+    refers back to its session. A session that takes no attributes (slots) falls back to such a
+    dictionary, which then keeps it.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._attribute = f"_mcp_tasks_compat_{name}"
+        self._fallback: weakref.WeakKeyDictionary[SessionT, ValueT] = weakref.WeakKeyDictionary()
+
+    def get(self, session: SessionT) -> ValueT | None:
+        found: ValueT | None = getattr(session, self._attribute, None)
+        return found if found is not None else self._fallback.get(session)
+
+    def set(self, session: SessionT, value: ValueT) -> ValueT:
+        try:
+            setattr(session, self._attribute, value)
+        except AttributeError:
+            self._fallback[session] = value
+        return value
+
+
 class ConnectionCache(Generic[SessionT, ConnectionT]):
-    """One connection per live session, opened by the first caller (concurrent callers wait for it)."""
+    """One connection per live session, opened by the first caller (concurrent callers wait for
+    it); it goes with its session (:class:`PerSession`)."""
 
     def __init__(self) -> None:
-        self._connections: weakref.WeakKeyDictionary[SessionT, ConnectionT] = weakref.WeakKeyDictionary()
+        self._connections = PerSession[SessionT, ConnectionT]("connection")
         self._locks: weakref.WeakKeyDictionary[SessionT, anyio.Lock] = weakref.WeakKeyDictionary()
 
     async def get(
@@ -147,6 +174,11 @@ class ConnectionCache(Generic[SessionT, ConnectionT]):
         """``session``'s connection; ``open_connection()`` makes it the first time."""
         cached = self._connections.get(session)
         if cached is not None:
+            return cached
+        async with self._locks.setdefault(session, anyio.Lock()):
+            cached = self._connections.get(session)
+            if cached is None:
+                cached = self._connections.set(session, await open_connection())
             return cached
         async with self._locks.setdefault(session, anyio.Lock()):
             cached = self._connections.get(session)

@@ -56,9 +56,11 @@ class SessionConfig:
     dialects: tuple[Dialect, ...]
     statuses: client_logic.StatusListeners = field(default_factory=client_logic.StatusListeners)
     push: bool = True
-    links: weakref.WeakKeyDictionary[ClientSession, client_logic.PushLink] = field(
-        default_factory=lambda: weakref.WeakKeyDictionary[ClientSession, client_logic.PushLink]()
+    links: weakref.WeakSet[client_logic.PushLink] = field(
+        default_factory=lambda: weakref.WeakSet[client_logic.PushLink]()
     )
+    """Every live session's push link (each kept on its session, :data:`_PUSH_LINKS`), for the
+    acknowledgements to find theirs; a link goes with its session."""
 
     def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
         return self.statuses.listen(task_id, listener)
@@ -67,21 +69,29 @@ class SessionConfig:
         """The session's push link (made on first use); ``None`` when push is off or unavailable."""
         if not self.push or not listen_available():
             return None
-        link = self.links.get(session)
+        link = _PUSH_LINKS.get(session)
         if link is None:
             group: object = getattr(session, "_task_group", None)
             if not isinstance(group, anyio.abc.TaskGroup):
                 return None  # not entered, or an SDK whose session keeps no task group: poll
             if not _hears_acks(session, self):
                 return None
-            link = self.links[session] = client_logic.PushLink(
-                lambda stream_id, task_ids: listen(session, task_ids), group.start_soon
+            link = _PUSH_LINKS.set(
+                session,
+                client_logic.PushLink(
+                    lambda stream_id, task_ids: listen(session, task_ids), group.start_soon
+                ),
             )
+            self.links.add(link)
         return link
 
     def all_links(self) -> list[client_logic.PushLink]:
-        return list(self.links.values())
+        return list(self.links)
 
+
+_PUSH_LINKS = client_logic.PerSession[ClientSession, client_logic.PushLink]("push_link")
+"""The push link of each session, kept on the session (a session-keyed dictionary would keep every
+session alive: the link refers back to it)."""
 
 _warned_no_handler = False
 
