@@ -228,8 +228,9 @@ async def call_tool(
     read_timeout = _positive("read_timeout_seconds", read_timeout_seconds)
     ttl_ms = _ttl_ms(ttl, overall)
     connection = await _connection(session)
-    if mode == "task":
-        meta = _asking_task_at_once(connection, meta)
+    # No task-at-once hint here (start_tool sends it): the call follows the task to its result, so
+    # the inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool
+    # in one request, where a task at once would cost a create, a listen stream and a read.
     return await client_logic.call_tool(
         connection,
         name,

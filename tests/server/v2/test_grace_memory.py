@@ -1,9 +1,10 @@
 """A long tool stops paying the inline grace (mcp 2.x, 2026-07-28, real sessions in memory).
 
 After its calls outlived the grace three times in a row, a tool's calls are tasks at once; a
-quick end gives it the grace back; a caller of this library asking for a task (``mode="task"``,
-``start_tool``) gets one at once once the tool is known. Each check would hang on the 60 s grace
-if the call waited it out, so each is bounded well below it.
+quick end gives it the grace back; a caller of this library asking for a task handle
+(``start_tool``) gets one at once once the tool is known, while ``call_tool(mode="task")``, which
+follows to the result anyway, keeps the grace (a quick tool answered in one request). Each check
+would hang on the 60 s grace if the call waited it out, so each is bounded well below it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat._engine.grace import LONG_STREAK
-from mcp_tasks_compat.client import start_tool
+from mcp_tasks_compat.client import call_tool, start_tool
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 from mcp_tasks_compat.server import ServerTasks
 
@@ -100,3 +101,17 @@ async def test_our_client_asking_for_a_task_gets_one_at_once_once_the_tool_is_kn
                 result = await run.result()
             assert result.structured_content == {"result": "converted"}
     assert app.runs == [True, True]
+
+
+async def test_call_tool_in_task_mode_keeps_the_grace_for_a_quick_tool() -> None:
+    """``call_tool(mode="task")`` waits for the result anyway: no task-at-once hint, so a known
+    quick tool is answered within the grace, one request, no task made (a task at once would
+    cost a create, a listen stream and a read for the same answer)."""
+    app = build_app(grace_s=60.0)
+    async with testing.connect_in_memory(app.server, dialect=DIALECT_2026_07_28) as session:
+        with anyio.fail_after(BOUND_S):
+            for _ in range(3):  # known after the first: a hint would now skip the grace
+                result = await call_tool(session, "convert", {"hold": False}, mode="task")
+                assert result.structured_content == {"result": "converted"}
+    assert app.runs == [False, False, False]
+    assert await app.tasks.engine.owned_by(None) == []  # every call answered plainly
