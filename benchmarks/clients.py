@@ -184,9 +184,20 @@ class Conn:
         """The installed SDK's own ``session.call_tool``."""
         return await self.session.call_tool(name, dict(arguments or {}))
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None = None, *, mode: str = "auto") -> Any:
-        """Our ``call_tool(session, name, arguments, mode=...)``."""
-        return await _our_client().call_tool(self.session, name, dict(arguments or {}), mode=mode)
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        mode: str = "auto",
+        at_once: bool = False,
+    ) -> Any:
+        """Our ``call_tool(session, name, arguments, mode=...)``; ``at_once``: with the task-at-once
+        hint ``start_tool`` sends, so our server makes a task of a quick tool too (once the tool
+        is known) instead of answering it within the inline grace: a section that measures what
+        a task costs (the store's share, telemetry) needs a task each call."""
+        meta = {TASK_AT_ONCE_META_KEY: True} if at_once else None
+        return await _our_client().call_tool(self.session, name, dict(arguments or {}), mode=mode, meta=meta)
 
     async def start(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, ttl_s: float | None = None
@@ -325,6 +336,7 @@ async def connect(
 
 
 TASKS_EXTENSION_ID = "io.modelcontextprotocol/tasks"
+TASK_AT_ONCE_META_KEY = "io.github.mcp-tasks-compat/taskAtOnce"  # dialects.TASK_AT_ONCE_META_KEY
 
 
 def _created_task_model() -> Any:

@@ -265,7 +265,7 @@ async def store_throughput(
             )
         for conn in conns.values():  # warm every path (imports, tools/list, the store's first writes)
             for _ in range(3):
-                await conn.call("job", {}, mode="task")
+                await conn.call("job", {}, mode="task", at_once=True)
 
         async def rates(callers: int, per_caller: int) -> dict[str, list[float]]:
             out: dict[str, list[float]] = {name: [] for name in names}
@@ -275,7 +275,7 @@ async def store_throughput(
 
                     async def caller(conn: clients.Conn = conn) -> None:
                         for _ in range(per_caller):
-                            await conn.call("job", {}, mode="task")
+                            await conn.call("job", {}, mode="task", at_once=True)
 
                     started = time.perf_counter()
                     async with anyio.create_task_group() as group:

@@ -146,12 +146,12 @@ async def telemetry(bench: Bench, profile: TelemetryProfile) -> None:
             with _sdk(variant) as exporter:
                 async with open_target("ours", "memory") as connect, connect() as conn:
                     dialect, protocol_version = conn.dialect, conn.protocol_version
-                    await conn.call("job", {}, mode="task")  # warm: tools/list, caches
+                    await conn.call("job", {}, mode="task", at_once=True)  # warm: tools/list, caches
                     started = time.perf_counter()
 
                     async def caller(conn: Any = conn) -> None:
                         for _ in range(per_caller):
-                            await conn.call("job", {}, mode="task")
+                            await conn.call("job", {}, mode="task", at_once=True)
 
                     async with anyio.create_task_group() as group:
                         for _ in range(profile.callers):
