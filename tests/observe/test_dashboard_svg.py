@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat.client import call_tool, start_tool
+from mcp_tasks_compat.dialects import TASK_AT_ONCE_META_KEY
 from mcp_tasks_compat.testing import HttpServerProcess, connect_http, dialects
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,6 +73,10 @@ async def _answer_at_once(context: Any, params: Any) -> Any:
     return types.ElicitResult(action="accept", content={"answer": "Ada"})
 
 
+AT_ONCE = {TASK_AT_ONCE_META_KEY: True}
+"""The hint start_tool sends: a task even for a quick call (call_tool alone is answered in the grace)."""
+
+
 @pytest.mark.anyio
 async def test_a_short_real_run_draws_one_line_per_series(tmp_path: Path) -> None:
     port = free_port()
@@ -91,12 +96,16 @@ async def test_a_short_real_run_draws_one_line_per_series(tmp_path: Path) -> Non
             options = {"elicitation_callback": _answer_at_once}
             async with connect_http(url, dialect=dialect, session_options=options) as session:
                 await call_tool(
-                    session, "slow_echo", {"text": "hi", "seconds": 0.05, "steps": 1}, mode="task"
+                    session,
+                    "slow_echo",
+                    {"text": "hi", "seconds": 0.05, "steps": 1},
+                    mode="task",
+                    meta=AT_ONCE,
                 )
                 await take()
-                await call_tool(session, "fail", {"message": "no"}, mode="task")
+                await call_tool(session, "fail", {"message": "no"}, mode="task", meta=AT_ONCE)
                 await take()
-                await call_tool(session, "ask", {"question": "Your name?"}, mode="task")
+                await call_tool(session, "ask", {"question": "Your name?"}, mode="task", meta=AT_ONCE)
                 await take()
                 async with await start_tool(session, "slow_echo", {"text": "hi", "seconds": 30}) as run:
                     await run.cancel()

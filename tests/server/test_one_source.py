@@ -226,7 +226,7 @@ async def test_a_raising_hook_is_logged_and_the_task_goes_on(caplog: pytest.LogC
     assert any("an on_task hook raised" in record.getMessage() for record in caplog.records)
 
 
-# --- mode="task" on 2026-07-28: this library's server answers with a task, even for a quick tool ---
+# --- start_tool on 2026-07-28: this library's server answers with a task, even for a quick tool ---
 
 
 async def test_an_explicit_task_request_gets_a_task_within_the_inline_grace() -> None:
@@ -242,10 +242,11 @@ async def test_an_explicit_task_request_gets_a_task_within_the_inline_grace() ->
         asked: list[Task] = []
         result = await call_tool(session, "quick", mode="task", on_status=asked.append)
         assert read_result(result).text == "done"
-        assert asked[-1].status.value == "completed"  # a task, already ended when it was answered
+        # call_tool follows to the result, so it sends no task-at-once hint: answered in the grace
+        assert asked == []
         auto: list[Task] = []
         assert read_result(await call_tool(session, "quick", on_status=auto.append)).text == "done"
         assert auto == []  # mode="auto": the grace decides, and a quick tool is answered plainly
-        run = await start_tool(session, "quick")
+        run = await start_tool(session, "quick")  # the hint: a task, even for a quick tool
         assert run.task_id is not None
         assert read_result(await run.result()).text == "done"
