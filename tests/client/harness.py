@@ -307,11 +307,29 @@ class Harness:
                 yield session
 
 
-class CountingWrite:
+class StreamWrapper:
+    """Around one of a session's memory streams: entering, leaving and everything not overridden
+    go to the wrapped stream (a subclass changes what passes)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def __aenter__(self) -> Any:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class CountingWrite(StreamWrapper):
     """A client's write stream that counts the requests passing, by method (either major's messages)."""
 
     def __init__(self, stream: Any, requests: Counter[str]) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self._requests = requests
 
     def _count(self, message: Any) -> None:
@@ -328,16 +346,6 @@ class CountingWrite:
     def send_nowait(self, message: Any) -> None:
         self._count(message)
         self._stream.send_nowait(message)
-
-    async def __aenter__(self) -> CountingWrite:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> Any:
-        return await self._stream.__aexit__(*exc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 @asynccontextmanager

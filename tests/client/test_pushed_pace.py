@@ -22,7 +22,7 @@ from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs
 from mcp_tasks_compat.core.model import Task, TaskStatus
 from mcp_tasks_compat.testing import build_task_server
 
-from .harness import CountingWrite, text_of
+from .harness import CountingWrite, StreamWrapper, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -33,11 +33,8 @@ WATCHDOG_GETS = 4
 one more a poll already under way may send as the push arrives."""
 
 
-class DroppingRead:
+class DroppingRead(StreamWrapper):
     """A client's read stream that drops ``notifications/tasks/status`` (a server that does not push)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
 
     @staticmethod
     def _pushed_status(message: Any) -> bool:
@@ -56,16 +53,6 @@ class DroppingRead:
 
     async def receive(self) -> Any:
         return await self.__anext__()
-
-    async def __aenter__(self) -> DroppingRead:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> Any:
-        return await self._stream.__aexit__(*exc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 @asynccontextmanager
