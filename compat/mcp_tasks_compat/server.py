@@ -59,9 +59,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast, overload
 
-import anyio
-import anyio.lowlevel
-
 from . import _engine
 from ._adapters import get_adapter
 from ._detect import refuse_unsupported
@@ -77,9 +74,9 @@ from ._engine import (
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
 from ._engine.stores import ActiveLimitReached, StoreConflict
+from ._server import ask
 from .core.model import Progress, Task
-from .dialects import DIALECT_2025_11_25, TaskSupport
-from .errors import TaskStateError
+from .dialects import TaskSupport
 
 __all__ = [
     "DEFAULT_INLINE_GRACE_S",
@@ -436,44 +433,15 @@ def _wire(value: Any) -> Any:
 
 
 async def _ask(method: str, params: dict[str, Any], *, before_task: bool = False) -> Any:
-    """One input request: relayed through the task in a task, sent on the current request otherwise.
-
-    A 2026-07-28 call still inside its inline grace is not a task yet: ``before_task`` asks as a
-    multi-round-trip round (the call is answered ``input_required``, the tool runs again with the
-    answer); any other question makes the call a task now and is relayed through it.
-    """
+    """One input request (where it goes: :func:`._server.ask`), answered as the SDK's result type."""
     adapter = get_adapter().server
-    run = _engine.current_run()
-    if run is None:
-        call = _engine.pending_call()
-        if call is None:
-            rounds = _engine.plain_rounds() if before_task else None
-            if rounds is not None:  # a plain 2026-07-28 call: the question is a round all the same
-                return adapter.input_result(method, rounds.ask(method, params))
-            return adapter.input_result(method, await adapter.plain_input(method, params))
-        if before_task and call.is_open and call.rounds is not None:
-            return adapter.input_result(method, call.rounds.ask(method, params))
-        await call.task()
-        run = _engine.current_run()
-        assert run is not None
-    engine, record = run
-    if record.dialect == DIALECT_2025_11_25:
-        missing = adapter.undeclared_capability(method)
-        if missing is not None:
-            # The session told the server in initialize that it cannot answer this: end the task
-            # now, as a 2026-07-28 client would, rather than leave it input_required until its TTL.
-            reason = (
-                f"the client cannot answer {method}: it did not declare the {missing!r} capability "
-                "(it has no callback for it)"
-            )
-            with anyio.CancelScope(shield=True):  # the cancel stops this very work: finish it first
-                await engine.cancel(record.task.task_id, record.owner, strict=False, reason=reason)
-            await anyio.lowlevel.checkpoint()  # the run's cancel scope ends the work here
-            raise TaskStateError(f"task {record.task.task_id} was cancelled: {reason}")
-    request: dict[str, Any] = {"method": method}
-    if params:
-        request["params"] = params
-    answer = await engine.inputs.request(record, request)
+    answer = await ask(
+        method,
+        params,
+        before_task=before_task,
+        plain=adapter.plain_input,
+        undeclared=adapter.undeclared_capability,
+    )
     return adapter.input_result(method, answer)
 
 

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
 import pytest
 
-from mcp_tasks_compat._engine import InputRefused, TaskEngine, TaskPolicy, ToolCallFailure, current_run
+from mcp_tasks_compat._engine import TaskEngine, TaskPolicy, ToolCallFailure, current_run
 from mcp_tasks_compat._server import (
     NO_SESSION,
     REQUIRED_TOOL_CALLED_PLAINLY,
     TOOL_FORBIDS_TASKS,
-    TaskCall,
     Tasks2025Service,
     owner_2025,
     principal_id,
@@ -36,29 +34,14 @@ from mcp_tasks_compat.errors import (
     PeerProtocolError,
 )
 
+from .fake_caller import FakeCaller
+
 pytestmark = pytest.mark.anyio
 
 BOUND_S = 5
 ALICE = principal_id("client-a", "https://issuer", "alice")
 TOOLS = {"echo": "optional", "build": "required", "quick": "forbidden"}
 OK = {"content": [{"type": "text", "text": "done"}], "isError": False}
-
-
-@dataclass
-class FakeCaller:
-    """A request as an adapter presents it: who asks, on which session, and the client's answers."""
-
-    principal: str | None = None
-    session_key: str | None = "one"
-    answers: list[Mapping[str, Any] | JsonRpcError] = field(default_factory=lambda: [])
-    relayed: list[Mapping[str, Any]] = field(default_factory=lambda: [])
-
-    async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        self.relayed.append(request)
-        answer = self.answers.pop(0)
-        if isinstance(answer, JsonRpcError):
-            raise InputRefused(answer)
-        return answer
 
 
 class Clock:
@@ -85,14 +68,20 @@ async def start(
     work: Callable[[], Awaitable[Mapping[str, Any]]],
     params: Mapping[str, Any] | None = None,
 ) -> str:
-    """A task-augmented ``tools/call`` as an adapter runs it: plan, create, start, answer."""
-    plan = svc.plan_call(params or {"name": "echo", "arguments": {}, "task": {}}, caller)
-    assert isinstance(plan, TaskCall)
-    record = await svc.engine.create(
-        dialect=DIALECT_2025_11_25, owner=plan.owner, tool_name=plan.tool_name, ttl_ms=plan.ttl_ms
+    """A task-augmented ``tools/call`` as an adapter routes it: the service from plan to answer."""
+    caller.group = group
+
+    async def plain() -> dict[str, Any]:
+        raise AssertionError("a task-augmented call was run plainly")
+
+    answer = await svc.call_tool(
+        params or {"name": "echo", "arguments": {}, "task": {}},
+        caller,
+        work=work,
+        plain=plain,
+        answer=lambda wire: wire,
     )
-    svc.engine.start(record, work, group)
-    return svc.created(record.task)["task"]["taskId"]
+    return answer["task"]["taskId"]
 
 
 def blocked(release: anyio.Event) -> Callable[[], Awaitable[Mapping[str, Any]]]:

@@ -15,6 +15,8 @@ from mcp_tasks_compat.core.codec_2026 import EXTENSION_ID
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, PeerProtocolError
 
+from .fake_caller import FakeCaller
+
 pytestmark = pytest.mark.anyio
 
 ALICE = principal_id("client-a", None, "alice")
@@ -64,7 +66,7 @@ async def test_get_shows_the_task_and_hides_it_from_others_and_from_2025() -> No
     engine = svc.engine
     mine = await engine.create(dialect=DIALECT_2026_07_28, owner=ALICE, tool_name="echo", ttl_ms=svc.ttl_ms())
     legacy = await engine.create(dialect=DIALECT_2025_11_25, owner=ALICE, tool_name="echo", ttl_ms=None)
-    got = await svc.get(mine.task.task_id, ALICE)
+    got = await svc.get(mine.task.task_id, FakeCaller(ALICE))
     assert (got["resultType"], got["taskId"], got["status"]) == ("complete", mine.task.task_id, "working")
     assert got["ttlMs"] == engine.default_ttl_ms
     for task_id, principal in (
@@ -73,7 +75,7 @@ async def test_get_shows_the_task_and_hides_it_from_others_and_from_2025() -> No
         (legacy.task.task_id, ALICE),
     ):
         with pytest.raises(PeerProtocolError) as caught:
-            await svc.get(task_id, principal)
+            await svc.get(task_id, FakeCaller(principal))
         assert (caught.value.jsonrpc_code, caught.value.message) == (
             INVALID_PARAMS,
             "Failed to retrieve task: Task not found",
@@ -85,10 +87,11 @@ async def test_cancel_acknowledges_and_leaves_an_ended_task_as_it_is() -> None:
     svc = service()
     record = await svc.engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="echo", ttl_ms=None)
     task_id = record.task.task_id
-    assert await svc.cancel(task_id, None) == {}
-    assert (await svc.get(task_id, None))["status"] == "cancelled"
-    assert await svc.cancel(task_id, None) == {}  # not an error in this dialect
-    assert (await svc.get(task_id, None))["status"] == "cancelled"
+    nobody = FakeCaller()
+    assert await svc.cancel(task_id, nobody) == {}
+    assert (await svc.get(task_id, nobody))["status"] == "cancelled"
+    assert await svc.cancel(task_id, nobody) == {}  # not an error in this dialect
+    assert (await svc.get(task_id, nobody))["status"] == "cancelled"
 
 
 async def test_update_checks_each_answer_against_its_request_and_delivers_it() -> None:
@@ -120,9 +123,12 @@ async def test_update_checks_each_answer_against_its_request_and_delivers_it() -
         (key,) = record.task.input_requests
         task_id = record.task.task_id
         with pytest.raises(PeerProtocolError):
-            await svc.update(task_id, {key: {"action": "maybe"}}, ALICE, check)
-        assert await svc.update(task_id, {"not-asked": {"x": 1}}, ALICE, never_checked) == {}
-        assert await svc.update(task_id, {key: {"action": "accept", "content": {}}}, ALICE, check) == {}
+            await svc.update(task_id, {key: {"action": "maybe"}}, FakeCaller(ALICE), check)
+        assert await svc.update(task_id, {"not-asked": {"x": 1}}, FakeCaller(ALICE), never_checked) == {}
+        assert (
+            await svc.update(task_id, {key: {"action": "accept", "content": {}}}, FakeCaller(ALICE), check)
+            == {}
+        )
     assert checked == [(key, "elicitation/create"), (key, "elicitation/create")]
     assert answers == [{"action": "accept", "content": {}}]
-    assert (await svc.get(task_id, ALICE))["status"] == "completed"
+    assert (await svc.get(task_id, FakeCaller(ALICE)))["status"] == "completed"

@@ -75,7 +75,7 @@ from .inline import (
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .policy import SUPPORT_VALUES, TaskPolicy
 from .records import TaskRecord, new_task_id
-from .runs import ToolCallFailure, Work
+from .runs import SERVER_STOPPED, ToolCallFailure, Work
 from .stores import (
     EVERY_OWNER,
     InMemoryTaskStore,
@@ -91,6 +91,7 @@ from .stores import (
 from .writer import TaskWriter
 
 __all__ = [
+    "SERVER_STOPPED",
     "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_LEASE_S",
     "DEFAULT_TTL_FLOOR_MS",

@@ -29,12 +29,23 @@ from .records import LiveRecords, RunStop, TaskRecord
 from .stores import TaskState
 from .writer import TaskWriter
 
-__all__ = ["TaskRuns", "ToolCallFailure", "Work", "current_run", "pending_call", "report_status"]
+__all__ = [
+    "SERVER_STOPPED",
+    "TaskRuns",
+    "ToolCallFailure",
+    "Work",
+    "current_run",
+    "pending_call",
+    "report_status",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
 """A tool's work: called once, its result (wire JSON) or exception ends the task."""
+
+SERVER_STOPPED = "the server stopped this task"
+"""Status message of a task whose run was stopped with its server (not by ``tasks/cancel``)."""
 
 
 class ToolCallFailure(Exception):
@@ -331,7 +342,7 @@ class TaskRuns:
             # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
             # The task must still end rather than stay "working" for its pollers.
             with anyio.CancelScope(shield=True):
-                await self._finish_quietly(record, TaskEvent.CANCEL, "the server stopped this task")
+                await self._finish_quietly(record, TaskEvent.CANCEL, SERVER_STOPPED)
         self._records.release_if_idle(record)  # ended: the store has it
 
     async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:

@@ -20,7 +20,8 @@ decision of ``tools/call``, ``tasks/get|update|cancel``).
 
 from __future__ import annotations
 
-from .caller import Caller, owner_2025, principal_id
+from .caller import Caller, Launch, owner_2025, owner_2026, principal_id
+from .listen_2026 import ListenStream, TaskListen2026, asked_task_ids, asks_core_kinds
 from .service_2025 import (
     NO_SESSION,
     REQUIRED_TOOL_CALLED_PLAINLY,
@@ -30,7 +31,8 @@ from .service_2025 import (
     Tasks2025Service,
     refuse_plain_call,
 )
-from .service_2026 import CallMode, ResponseCheck, Tasks2026Service, missing_extension
+from .service_2026 import CallMode, ResponseCheck, Tasks2026Service, ToolCall2026, missing_extension
+from .tool_input import ask
 
 __all__ = [
     "NO_SESSION",
@@ -39,12 +41,20 @@ __all__ = [
     "TOOL_FORBIDS_TASKS",
     "CallMode",
     "Caller",
+    "Launch",
+    "ListenStream",
     "ResponseCheck",
     "TaskCall",
+    "TaskListen2026",
     "Tasks2025Service",
     "Tasks2026Service",
+    "ToolCall2026",
+    "ask",
+    "asked_task_ids",
+    "asks_core_kinds",
     "missing_extension",
     "owner_2025",
+    "owner_2026",
     "principal_id",
     "refuse_plain_call",
 ]

@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["SESSION_OWNER_PREFIX", "Caller", "owner_2025", "principal_id", "session_owned"]
+import anyio.abc
+
+__all__ = [
+    "SESSION_OWNER_PREFIX",
+    "Caller",
+    "Launch",
+    "owner_2025",
+    "owner_2026",
+    "principal_id",
+    "session_owned",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """Where a task's run lives: the run primitive an adapter gives a service for one request.
+
+    ``group``: the task group the run is spawned in. It belongs to the server, not to the session
+    the request came on: a session's end stops none of its runs, the server's stop stops them all
+    (or leaves them for a re-run); docs/server.md, "When a session ends". ``context``: the
+    contextvars the run starts in, where the SDK's request is swapped for a copy detached from
+    the exchange (a run must not hold the HTTP request for hours). ``notify(wire)``: a
+    notification (wire JSON) on the request's session, best effort: a session that ended drops it.
+    """
+
+    group: anyio.abc.TaskGroup
+    context: contextvars.Context
+    notify: Callable[[Mapping[str, Any]], Awaitable[None]]
+
 
 SESSION_OWNER_PREFIX = "session:"
 """What the owner of an unauthenticated 2025-11-25 task starts with (then its session's key)."""
@@ -32,6 +63,13 @@ class Caller(Protocol):
         :class:`~mcp_tasks_compat._engine.InputRefused`."""
         ...
 
+    def launch(self, tool_name: str) -> AbstractContextManager[Launch]:
+        """The run primitive: entered before a task of ``tool_name`` is created, left once the
+        service has its answer (the request's exchange ends then; a trace span, where the SDK
+        opens none of its own, covers the create). Raises ``PeerProtocolError`` when this request
+        cannot host a run (no server lifespan)."""
+        ...
+
 
 def principal_id(client_id: str | None, issuer: object, subject: object) -> str:
     """The one spelling of an authenticated principal, on both majors: a task created through
@@ -47,6 +85,12 @@ def owner_2025(caller: Caller) -> str | None:
     if caller.principal is not None:
         return caller.principal
     return None if caller.session_key is None else SESSION_OWNER_PREFIX + caller.session_key
+
+
+def owner_2026(caller: Caller) -> str | None:
+    """Whom a 2026-07-28 task belongs to: the principal, else nobody in particular (the protocol
+    has no sessions; the unguessable task id is the capability)."""
+    return caller.principal
 
 
 def session_owned(owner: str) -> bool:

@@ -2,10 +2,10 @@
 
 An adapter routes each request here and maps :class:`~mcp_tasks_compat.errors.PeerProtocolError`
 to its SDK's error type; everything the peer sees (capabilities, ``execution.taskSupport``, the
-refusals, the owner of a task, the poll hint, the pages of ``tasks/list``) is decided here.
-Creating the task and starting its run stay with the adapter (where a run lives is the one
-thing the majors do differently: a session's task group on 1.x, the lifespan's on 2.x), between
-:meth:`Tasks2025Service.plan_call` and :meth:`Tasks2025Service.created`.
+refusals, the owner of a task, the poll hint, the pages of ``tasks/list``) is decided here, and
+a ``tools/call`` is served here from plan to answer (:meth:`Tasks2025Service.call_tool`): the
+adapter gives the work (the SDK's tool chain) and the run primitive (:meth:`.caller.Caller.launch`:
+where the run lives, in which detached request context, how a notification is sent).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 
-from .._engine import TaskPolicy, TaskRecord
+from .._engine import TaskPolicy, TaskRecord, Work
 from .._engine.limits import echoed_id
 from .._engine.observed import note_read
 from ..core import codec_2025 as codec
@@ -52,6 +52,8 @@ NO_SESSION: Final = (
 INVALID_CALL_PARAMS: Final = "Invalid request parameters"
 """What both SDK majors answer (-32602, ``data: ""``) to a malformed ``tools/call``: a
 task-augmented one is refused with the same words, before any task exists."""
+
+T = TypeVar("T")
 
 NOTIFY_TIMEOUT_S: Final = 2.0
 """Longest a status notification may block (a stuck peer must not hold up a run)."""
@@ -153,6 +155,39 @@ class Tasks2025Service:
         self.require_session(caller)
         ttl_ms = self.engine.effective_ttl(task.get("ttl"), requested="ttl" in task)
         return TaskCall(owner=owner_2025(caller), tool_name=name, ttl_ms=ttl_ms)
+
+    async def call_tool(
+        self,
+        params: object,
+        caller: Caller,
+        *,
+        work: Work,
+        plain: Callable[[], Awaitable[T]],
+        answer: Callable[[dict[str, Any]], T],
+    ) -> T:
+        """A ``tools/call``, from plan to answer: refused, run plainly (``plain()``), or made a task
+        whose run is ``work`` (the rest of the SDK's chain, without ``params.task``) and answered
+        ``{"task": {...}}`` (through ``answer``, the adapter's result type).
+
+        The task is readable before the answer leaves; its statuses go out as notifications on
+        the caller's session (:meth:`status_listener`); its run lives where ``caller.launch``
+        says, which is the server's, not the session's.
+        """
+        plan = self.plan_call(params, caller)
+        if plan is None:
+            return await plain()
+        arguments = cast(Mapping[str, Any], params).get("arguments")
+        with caller.launch(plan.tool_name) as launch:
+            record = await self.engine.create(
+                dialect=DIALECT_2025_11_25,
+                owner=plan.owner,
+                tool_name=plan.tool_name,
+                ttl_ms=plan.ttl_ms,
+                arguments=cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None,
+            )
+            record.listeners.append(self.status_listener(launch.notify))
+            launch.context.run(self.engine.start, record, work, launch.group)
+            return answer(self.created(record.task))
 
     @staticmethod
     def require_session(caller: Caller) -> None:

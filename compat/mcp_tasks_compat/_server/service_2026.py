@@ -1,27 +1,34 @@
 """The Tasks extension (SEP-2663, 2026-07-28), served on wire JSON, SDK-free.
 
 Only mcp 2.x speaks this dialect today, but its semantics live here beside the 2025-11-25
-service so that both are read, tested and changed the same way: the refuse/plain/task decision of
-``tools/call`` and ``tasks/get|update|cancel``. 2026-07-28 has no sessions: a task belongs to the
-authenticated principal, else to nobody in particular (its unguessable id is the capability).
-The adapter keeps what only the SDK can do: the inline grace of a call (starting the work before
-it is known to be a task), the ``Mcp-Name`` header, and checking an answer against the SDK's result
-type of the request it answers (``check_response``).
+service so that both are read, tested and changed the same way: ``tools/call`` from plan to
+answer (plain, or started undecided for the inline grace and answered inline or as a task, with
+multi-round-trip input before any task) and ``tasks/get|update|cancel``. 2026-07-28 has no
+sessions: a task belongs to the authenticated principal, else to nobody in particular (its
+unguessable id is the capability; :func:`.caller.owner_2026`). The adapter keeps what only the
+SDK can do: the tool chain as work, the ``Mcp-Name`` header, and checking an answer against the
+SDK's result type of the request it answers (``check_response``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar
 
-from .._engine import TaskPolicy, TaskRecord
+from .._engine import Outcome, RoundTrips, TaskPolicy, TaskRecord, Work
 from .._engine.limits import echoed_id
-from .._engine.observed import joined, note_read
+from .._engine.observed import joined, note_read, traced_inline
+from .._engine.runs import current_run
 from ..core import codec_2026 as codec
-from ..dialects import DIALECT_2026_07_28
+from ..core.model import Task
+from ..dialects import DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
 from ..errors import INVALID_PARAMS, PeerProtocolError
+from .caller import Caller, owner_2026
 
-__all__ = ["CallMode", "ResponseCheck", "Tasks2026Service", "missing_extension"]
+__all__ = ["CallMode", "ResponseCheck", "Tasks2026Service", "ToolCall2026", "missing_extension"]
+
+T = TypeVar("T")
 
 CallMode = Literal["plain", "maybe_task", "task"]
 """How a ``tools/call`` runs: plainly, as a task if it outlives the inline grace, or as a task."""
@@ -31,6 +38,28 @@ ResponseCheck = Callable[[str, str, Mapping[str, Any]], None]
 answer to an input request of ``method``."""
 
 TASK_NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall2026:
+    """What the service reads of a 2026-07-28 ``tools/call`` (the adapter's typed params, as wire)."""
+
+    name: str
+    arguments: Mapping[str, Any] | None
+    meta: Mapping[str, Any] | None
+    declares_tasks: bool
+    """Whether the request's per-request capabilities declare the Tasks extension."""
+
+    @property
+    def asks_task_at_once(self) -> bool:
+        """The caller asked for a task (this library's ``start_tool``): it gets one, no grace."""
+        return self.meta is not None and self.meta.get(TASK_AT_ONCE_META_KEY) is True
+
+
+def _run_record() -> TaskRecord | None:
+    """The task the running work has become, if it has (inside a run)."""
+    run = current_run()
+    return None if run is None else run[1]
 
 
 def missing_extension() -> PeerProtocolError:
@@ -59,6 +88,58 @@ class Tasks2026Service:
             return "plain"
         return "task" if support == "required" else "maybe_task"
 
+    async def call_tool(
+        self,
+        call: ToolCall2026,
+        caller: Caller,
+        *,
+        work: Work,
+        plain: Callable[[], Awaitable[T]],
+        rounds: RoundTrips,
+    ) -> T | Outcome | dict[str, Any]:
+        """A ``tools/call``, from plan to answer: ``plain()``'s answer, the call's own
+        :class:`~.._engine.Outcome` when it ended within the inline grace (the adapter answers it
+        as the SDK would have), or the created task as the flat ``resultType: "task"`` answer.
+
+        ``work`` is the rest of the SDK's chain, started undecided in the run primitive
+        (``caller.launch``) and never restarted; ``rounds``: the call's multi-round-trip state.
+        The grace is the tool's (:class:`~.._engine.grace.GraceMemory`): none for a tool whose
+        recent calls outlived it, or when the caller asked for a task.
+        """
+        mode = self.plan_call(call.name, declares_tasks=call.declares_tasks)
+        if mode == "plain":
+            return await plain()
+        engine = self.engine
+        tool_name, at_once = call.name, call.asks_task_at_once
+        owner, ttl_ms = owner_2026(caller), self.ttl_ms()
+
+        async def create(status_message: str | None) -> TaskRecord:
+            return await engine.create(
+                dialect=DIALECT_2026_07_28,
+                owner=owner,
+                tool_name=tool_name,
+                ttl_ms=ttl_ms,
+                status_message=status_message,
+                arguments=call.arguments,
+            )
+
+        traced = traced_inline(work, tool_name=tool_name, dialect=DIALECT_2026_07_28, record_of=_run_record)
+        with caller.launch(tool_name) as launch:
+            answer = await engine.runs.begin(
+                traced,
+                launch.group,
+                ticket=self.tasks.grace.ticket(tool_name, at_once=at_once),
+                create=create,
+                # A caller that asked for a task gets one at once, as a required tool does: a
+                # quick outcome still ends a task.
+                always_task=mode == "task" or at_once,
+                rounds=rounds,
+                context=launch.context,
+            )
+        if isinstance(answer, Task):
+            return codec.encode_create_task_result(answer)
+        return answer
+
     def ttl_ms(self) -> int | None:
         """2026-07-28 clients cannot ask for a TTL: the server's default."""
         return self.engine.effective_ttl(None, requested=False)
@@ -70,10 +151,10 @@ class Tasks2026Service:
             raise missing_extension()
         return codec.decode_task_id_params(params)
 
-    async def record(self, task_id: str, principal: str | None) -> TaskRecord:
+    async def record(self, task_id: str, caller: Caller) -> TaskRecord:
         """The caller's 2026-07-28 task, else -32602 naming the id (unknown, expired, another's)."""
         try:
-            record = await self.engine.lookup(task_id, principal)
+            record = await self.engine.lookup(task_id, owner_2026(caller))
         except PeerProtocolError:
             record = None
         if record is None or record.dialect != DIALECT_2026_07_28:
@@ -82,15 +163,15 @@ class Tasks2026Service:
             )
         return record
 
-    async def get(self, task_id: str, principal: str | None) -> dict[str, Any]:
+    async def get(self, task_id: str, caller: Caller) -> dict[str, Any]:
         """``tasks/get``: the task as read now, with its result or error inline once it ended."""
-        record = await self.record(task_id, principal)
+        record = await self.record(task_id, caller)
         note_read(record, poll=True)  # a flag check unless metering
         return codec.encode_get_task_result(self.engine.shown(record.task))
 
-    async def cancel(self, task_id: str, principal: str | None) -> dict[str, Any]:
+    async def cancel(self, task_id: str, caller: Caller) -> dict[str, Any]:
         """``tasks/cancel``: an acknowledgement; a task that already ended is left as it is."""
-        await self.engine.cancel_record(await self.record(task_id, principal), strict=False)
+        await self.engine.cancel_record(await self.record(task_id, caller), strict=False)
         return {}
 
     @staticmethod
@@ -104,12 +185,12 @@ class Tasks2026Service:
         self,
         task_id: str,
         responses: Mapping[str, Mapping[str, Any]],
-        principal: str | None,
+        caller: Caller,
         check_response: ResponseCheck,
     ) -> dict[str, Any]:
         """``tasks/update``: answers to the task's outstanding input requests, each checked against
         the request it answers (an answer to no outstanding request is ignored)."""
-        record = await self.record(task_id, principal)
+        record = await self.record(task_id, caller)
         for key, response in responses.items():
             request = record.task.input_requests.get(key)
             if request is not None:

@@ -24,7 +24,7 @@ import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
 from mcp.shared.exceptions import McpError  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
+from mcp_tasks_compat._engine import SERVER_STOPPED  # noqa: E402
 from mcp_tasks_compat._engine import EVERY_OWNER  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
@@ -173,7 +173,7 @@ async def test_shim_disconnect_mid_task_ends_the_run_promptly_and_cleanly() -> N
     assert_ended_cleanly(conn)
     # A stop is not a purge: the task stays in the store, cancelled with the reason, until its TTL.
     (kept,), _ = await tasks.engine.store.list_tasks(owner=EVERY_OWNER, cursor=None)
-    assert (kept.task.status.value, kept.task.status_message) == ("cancelled", SESSION_ENDED)
+    assert (kept.task.status.value, kept.task.status_message) == ("cancelled", SERVER_STOPPED)
 
 
 async def test_shim_disconnect_with_a_blocked_tasks_result_returns_promptly() -> None:
@@ -247,8 +247,9 @@ async def test_shim_one_session_ending_leaves_other_sessions_working() -> None:
     assert_ended_cleanly(second)
 
 
-async def test_shim_session_end_cancels_its_runs_saying_why() -> None:
-    """A task outliving its session ends cancelled with a reason (read through the engine)."""
+async def test_shim_session_end_in_memory_is_the_servers_stop_and_cancels_its_runs_saying_why() -> None:
+    """In memory (as on stdio) the session's end is the server's stop: a task still running then
+    ends cancelled with the reason (read through the engine), as on mcp 2.x."""
     controls = Controls()
     tasks, server = shim_server(controls)
     seen: list[Any] = []
@@ -260,7 +261,7 @@ async def test_shim_session_end_cancels_its_runs_saying_why() -> None:
         record = tasks.engine.record_of(state)  # the live record of the run in this process
         record.listeners.append(lambda task: _append(seen, task))
     assert_ended_cleanly(conn)
-    assert [(task.status.value, task.status_message) for task in seen] == [("cancelled", SESSION_ENDED)]
+    assert [(task.status.value, task.status_message) for task in seen] == [("cancelled", SERVER_STOPPED)]
 
 
 async def _append(seen: list[Any], task: Any) -> None:

@@ -24,7 +24,6 @@ from mcp.server.auth.provider import AccessToken  # noqa: E402
 from mcp.server.auth.settings import AuthSettings  # noqa: E402
 from mcp.shared.exceptions import McpError  # noqa: E402
 
-from mcp_tasks_compat._adapters.v1.server import SESSION_ENDED  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ..harness import listening_socket, serve_asgi  # noqa: E402
@@ -115,10 +114,14 @@ async def test_streamable_http_tasks_belong_to_the_authenticated_user() -> None:
                     await watch.wait_for(echo.task.taskId, "completed")
                 assert ("working", "echoing over http") in watch.of(echo.task.taskId)
 
-            # alice's first session ended (DELETE): its run was cancelled, saying why
-            await controls.stopped.wait()
-            ended = await experimental(alice_again).get_task(task_id)
-            assert (ended.status, ended.statusMessage) == ("cancelled", SESSION_ENDED)
+            # alice's first session ended (DELETE): over HTTP the server outlives it, so its run goes on
+            # (a session's end stops none of its runs) and its result is read from the other session
+            still = await experimental(alice_again).get_task(task_id)
+            assert (still.status, still.statusMessage) == ("working", "started")
+            controls.release.set()
+            released = await experimental(alice_again).get_task_result(task_id, types.CallToolResult)
+            assert [b.text for b in released.content if isinstance(b, types.TextContent)] == ["released"]
+            assert not controls.stopped.is_set()
 
 
 async def test_stdio_task_round_trip_and_prompt_exit_on_disconnect(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ classes):
   session). Around the SDK's own ``run`` it keeps a per-session task group for the runs (never one
   shared across sessions), the one TTL sweeper, the ``capabilities.tasks`` of ``initialize``, and a
   watch on the read stream so a disconnect releases blocked ``tasks/result`` waiters at once.
-  When the session ends, its runs are cancelled with a status message that says so;
+  A session's end stops none of its runs (the rule of ``_server.Launch``): on streamable HTTP the
+  server outlives the session, so its ``run`` returns once they end or the server stops; on stdio
+  and in memory the session's end is the server's stop, which stops them;
 * the ``tools/list``, ``tools/call`` and ``tasks/get|result|list|cancel`` request handlers
   (:mod:`.task_handlers`).
 
@@ -29,11 +31,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel.server import Server
 from mcp.server.models import InitializationOptions
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
 from ..._detect import refuse_unsupported, sdk_info
 from ..._engine import TaskPolicy, Work
-from ...errors import METHOD_NOT_FOUND, PeerProtocolError, UnsupportedSdkError
+from ...errors import METHOD_NOT_FOUND, UnsupportedSdkError
 from .messages import input_result as input_result
 from .messages import plain_input as plain_input
 from .messages import undeclared_capability as undeclared_capability
@@ -49,9 +51,6 @@ __all__ = [
     "plain_input",
     "undeclared_capability",
 ]
-
-SESSION_ENDED = "the client session ended"
-"""Status message of a task whose session ended while it ran."""
 
 ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
 WriteStream = MemoryObjectSendStream[SessionMessage]
@@ -119,6 +118,13 @@ def _with_tasks_capability(
     return options.model_copy(update={"capabilities": capabilities})
 
 
+def _over_http(message: SessionMessage | Exception) -> bool:
+    """Whether ``message`` came over HTTP (streamable HTTP or SSE attach the starlette request): a
+    server that serves many sessions and outlives each of them."""
+    metadata = getattr(message, "metadata", None)
+    return isinstance(metadata, ServerMessageMetadata) and metadata.request_context is not None
+
+
 def _discover_refusal(message: SessionMessage | Exception) -> SessionMessage | None:
     """The -32601 answer to a ``server/discover`` request (a 2026-07-28 method 1.x does not serve)."""
     if not isinstance(message, SessionMessage):
@@ -184,28 +190,31 @@ class _Installation:
         await self.engine.recover()
         inner_send, inner_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         async with anyio.create_task_group() as group:
-            session = SessionTasks(group=group, stateless=stateless)
             group.start_soon(self._sweep_while_serving, name="mcp-tasks sweeper")
-            group.start_soon(
-                self._watch_read_stream,
-                read_stream,
-                inner_send,
-                session,
-                write_stream,
-                name="mcp-tasks reader",
-            )
-            token = current_session.set(session)
-            try:
-                await self.original_run(
-                    inner_receive, write_stream, initialization_options, raise_exceptions, stateless
+            async with anyio.create_task_group() as runs:
+                session = SessionTasks(runs=runs, stateless=stateless)
+                group.start_soon(
+                    self._watch_read_stream,
+                    read_stream,
+                    inner_send,
+                    session,
+                    write_stream,
+                    name="mcp-tasks reader",
                 )
-            finally:
-                current_session.reset(token)
-                inner_receive.close()
-                session.transport_closed()  # whatever ended the run, nothing more reaches this peer
-                with anyio.CancelScope(shield=True):
-                    await self._end_session(session)
-                group.cancel_scope.cancel()
+                token = current_session.set(session)
+                try:
+                    await self.original_run(
+                        inner_receive, write_stream, initialization_options, raise_exceptions, stateless
+                    )
+                finally:
+                    current_session.reset(token)
+                    inner_receive.close()
+                    session.transport_closed()  # whatever ended the run, nothing more reaches this peer
+                    if not session.over_http:
+                        runs.cancel_scope.cancel()  # stdio, in memory: the session ends with the server
+                # Leaving ``runs`` waits for the runs of a streamable HTTP session: a session's end stops
+                # none of its runs (docs/server.md), the server's stop (which cancels this) stops them.
+            group.cancel_scope.cancel()
 
     async def _watch_read_stream(
         self,
@@ -222,6 +231,8 @@ class _Installation:
         """
         try:
             async for message in source:
+                if not session.over_http and _over_http(message):
+                    session.over_http = True
                 refusal = _discover_refusal(message)
                 if refusal is not None:
                     await answers.send(refusal)
@@ -238,16 +249,3 @@ class _Installation:
         """One TTL sweeper per server: the first session runs it, the next takes over."""
         async with self.sweeper_lock:
             await self.engine.background(max_sleep_s=self.sweep_interval_s)
-
-    async def _end_session(self, session: SessionTasks) -> None:
-        """Cancel what still runs here, saying why (its run lives in this session's task group).
-
-        Nothing is deleted: a stop is not a purge. Every task stays readable by its owner in the
-        store until its TTL (with a durable store, after a restart too).
-        """
-        for record in list(session.runs.values()):
-            if not record.task.is_terminal and not self.engine.leaves_for_rerun(record.state):
-                try:
-                    await self.engine.cancel_record(record, strict=False, reason=SESSION_ENDED)
-                except PeerProtocolError:
-                    continue  # already swept away

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import contextvars
 import secrets
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, cast
 
 import anyio
 import anyio.abc
-import mcp.types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.lowlevel.server import request_ctx
 from mcp.server.session import ServerSession
+from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 
-from ..._engine import InputRefused, TaskRecord
-from ..._server import principal_id
+from ..._engine import InputRefused
+from ..._observe import traces
+from ..._server import Launch, principal_id
 from ...core.model import JsonRpcError
-from .messages import send_input
+from ...dialects import DIALECT_2025_11_25
+from .messages import WireNotification, send_input
+from .runs import detached_request_context
 
 __all__ = [
     "SessionCaller",
@@ -38,13 +43,18 @@ __all__ = [
 
 @dataclass(eq=False)
 class SessionTasks:
-    """What one session (one ``Server.run``) owns: its runs, its waiters, its key."""
+    """What one session (one ``Server.run``) holds: the group its runs live in, its waiters, its key.
 
-    group: anyio.abc.TaskGroup
+    ``runs``: the task group of the runs started on this session. On streamable HTTP (``over_http``,
+    learnt from the first message) the server outlives the session, so its end waits for them
+    (they stop with the server); on stdio and in memory the session's end is the server's stop.
+    """
+
+    runs: anyio.abc.TaskGroup
     stateless: bool
     key: str = field(default_factory=lambda: secrets.token_urlsafe(16))
     closed: anyio.Event = field(default_factory=anyio.Event)
-    runs: dict[str, TaskRecord] = field(default_factory=lambda: dict[str, TaskRecord]())
+    over_http: bool = False
     waiters: set[anyio.CancelScope] = field(default_factory=lambda: set[anyio.CancelScope]())
 
     def transport_closed(self) -> None:
@@ -90,15 +100,42 @@ class SessionCaller:
 
     principal: str | None
     session_key: str | None
-    sdk_session: ServerSession
-    request_id: types.RequestId
+    session: SessionTasks
+    context: RequestContext[ServerSession, Any, Any]
+    detach: bool = True
+    """``False`` (the benchmarks only): a run keeps its request's whole context."""
+    trace_carrier: Mapping[str, Any] | None = None
+
+    @property
+    def sdk_session(self) -> ServerSession:
+        return self.context.session
 
     async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         try:
-            return await send_input(self.sdk_session, request, self.request_id)
+            return await send_input(self.sdk_session, request, self.context.request_id)
         except McpError as exc:
             error = exc.error
             raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
+
+    @contextmanager
+    def launch(self, tool_name: str) -> Generator[Launch]:
+        """The run primitive of mcp 1.x: the session's run group, a detached request context, and
+        the session's notifications. mcp 1.x opens no span of its own, so the task's ``tools/call``
+        gets one here, parented by the trace context in its ``_meta``."""
+        span = traces.server_request(
+            "tools/call", tool_name, self.trace_carrier, protocol_version=DIALECT_2025_11_25
+        )
+        with span:
+            # The run must not inherit this request's context (the SDK's request context, and
+            # through it the HTTP request and the stream callbacks of the answer about to be sent).
+            run_context = contextvars.copy_context()
+            detached = detached_request_context(self.context) if self.detach else self.context
+            run_context.run(request_ctx.set, detached)
+            yield Launch(self.session.runs, run_context, self._notify)
+
+    async def _notify(self, wire: Mapping[str, Any]) -> None:
+        if not self.session.closed.is_set():
+            await self.sdk_session.send_notification(WireNotification.of(wire))
 
 
 def wire_params(req: Any, *, only: set[str] | None = None) -> dict[str, Any]:

@@ -1,16 +1,18 @@
 """mcp 1.x servers: routing the SDK's typed requests to the 2025-11-25 task service.
 
 ``tools/list`` and ``tools/call`` are wrapped and ``tasks/get|result|list|cancel`` answered by
-:class:`~mcp_tasks_compat._server.Tasks2025Service`, which decides everything the peer sees. Here:
-typed requests become wire params, a request becomes a :class:`~.sessions.SessionCaller`, a task's
-run starts in its session's task group (:mod:`.runs`), and the service's errors become ``McpError``.
+:class:`~mcp_tasks_compat._server.Tasks2025Service`, which decides everything the peer sees and
+serves a ``tools/call`` from plan to answer. Here: typed requests become wire params, a request
+becomes a :class:`~.sessions.SessionCaller` (with the run primitive), the tool's own handler is the
+task's work (:mod:`.runs`), and the service's errors become ``McpError`` (:func:`_service_errors`,
+the one mapping of this adapter).
 """
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -18,12 +20,10 @@ import mcp.types as types
 from mcp.server.lowlevel.server import request_ctx
 
 from ..._engine import TaskPolicy
-from ..._observe import traces
-from ..._server import TaskCall, Tasks2025Service
-from ...dialects import DIALECT_2025_11_25
+from ..._server import Tasks2025Service
 from ...errors import INTERNAL_ERROR, PeerProtocolError, TaskStoreError
-from .messages import WireNotification, WireResult, jsonrpc_error
-from .runs import RequestHandler, call_original, detached_request_context
+from .messages import WireResult, jsonrpc_error
+from .runs import RequestHandler, call_original
 from .sessions import (
     SessionCaller,
     SessionTasks,
@@ -58,14 +58,16 @@ class TaskHandlers:
             )
         return session
 
-    def _caller(self) -> SessionCaller:
+    def _caller(self, *, trace_carrier: Mapping[str, Any] | None = None) -> SessionCaller:
         session = self._session()
         context = request_ctx.get()
         return SessionCaller(
             principal=authenticated_principal(context.request),
             session_key=None if session.stateless else session.key,
-            sdk_session=context.session,
-            request_id=context.request_id,
+            session=session,
+            context=context,
+            detach=self.detach_runs,
+            trace_carrier=trace_carrier,
         )
 
     # --- tools ------------------------------------------------------------------------------------
@@ -90,58 +92,20 @@ class TaskHandlers:
 
     def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
-            with _service_errors():
-                plan = self.service.plan_call(wire_params(req, only={"name", "task"}), self._caller())
-            if plan is None:
-                return await original(req)
-            # mcp 1.x opens no span of its own: the task's tools/call gets one here, parented by
-            # the trace context in its _meta (the run, kept with the task, is its child).
+            params = wire_params(req, only={"name", "task"})
+            params["arguments"] = req.params.arguments  # validated by the SDK: not copied
             meta = req.params.meta
-            carrier = meta.model_dump() if meta is not None else None
-            span = traces.server_request(
-                "tools/call", plan.tool_name, carrier, protocol_version=DIALECT_2025_11_25
-            )
-            with span:
-                return await self._start_task(original, req, plan)
+            caller = self._caller(trace_carrier=meta.model_dump() if meta is not None else None)
+            with _service_errors():
+                return await self.service.call_tool(
+                    params,
+                    caller,
+                    work=partial(call_original, original, req),
+                    plain=partial(original, req),
+                    answer=WireResult.of,
+                )
 
         return call_tool
-
-    async def _start_task(
-        self, original: RequestHandler, req: types.CallToolRequest, plan: TaskCall
-    ) -> types.ServerResult:
-        session = self._session()
-        context = request_ctx.get()
-        with _service_errors():  # the owner's active-task limit reached
-            record = await self.engine.create(
-                dialect=DIALECT_2025_11_25,
-                owner=plan.owner,
-                tool_name=plan.tool_name,
-                ttl_ms=plan.ttl_ms,
-                arguments=req.params.arguments,
-            )
-        sdk_session = context.session
-
-        async def send(wire: Mapping[str, Any]) -> None:
-            if not session.closed.is_set():
-                await sdk_session.send_notification(WireNotification.of(wire))
-
-        record.listeners.append(self.service.status_listener(send))
-        task_id = record.task.task_id
-        session.runs[task_id] = record
-
-        async def work() -> dict[str, Any]:
-            try:
-                return await call_original(original, req)
-            finally:
-                del session.runs[task_id]  # only live runs are kept, for the session's end
-
-        # The run must not inherit this request's context (the SDK's request context, and through
-        # it the HTTP request and the stream callbacks of an answer about to be sent): it runs in
-        # a copy whose request context is the detached one.
-        run_context = contextvars.copy_context()
-        run_context.run(request_ctx.set, detached_request_context(context) if self.detach_runs else context)
-        run_context.run(self.engine.start, record, work, session.group)
-        return WireResult.of(self.service.created(record.task))
 
     # --- tasks/* ----------------------------------------------------------------------------------
 

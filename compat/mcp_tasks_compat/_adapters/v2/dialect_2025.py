@@ -6,8 +6,8 @@ result on a handshake-era connection through the 2025 surface, which turns a nes
 ``CreateTaskResult`` into -32603; it trusts a middleware that answers without calling
 ``call_next`` (the probed private seam ``v2.server_middleware``), so this middleware:
 
-* answers ``tools/call`` with ``params.task`` itself (the service's plan, then the task created
-  and the rest of the chain, without ``params.task``, started as the task's work);
+* answers ``tools/call`` with ``params.task`` itself (the service serves it from plan to answer;
+  the rest of the chain, without ``params.task``, is the task's work);
 * answers ``tasks/get|result|list|cancel`` (not spec methods on 2.x; -32601 stays the answer on
   2026-07-28 for ``tasks/result`` and ``tasks/list`` because nothing else serves them);
 * adds ``capabilities.tasks`` to the ``initialize`` result and ``execution.taskSupport`` to
@@ -20,36 +20,17 @@ know tasks never sends ``params.task`` or ``tasks/*``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from typing import Any, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.session import ServerSession
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, model_serializer
+from pydantic import BaseModel
 
-from ..._engine import InputRefused
-from ..._server import TASK_METHODS_2025, TaskCall, Tasks2025Service
-from ...core.model import JsonRpcError, Task
-from ...dialects import DIALECT_2025_11_25
-from ...errors import PeerProtocolError
-from .runtime import TasksRuntime, answering_store_errors, mcp_error, send_input, tool_work, with_request
+from ..._server import TASK_METHODS_2025, Tasks2025Service
+from .runtime import TasksRuntime, sdk_errors, tool_work, with_request
 
 __all__ = ["Dialect2025Middleware"]
-
-
-class _RawNotification(BaseModel):
-    """A notification sent exactly as built: the session dumps with ``exclude_none``, which would
-    drop ``"ttl": null`` (required by the 2025-11-25 ``Task``); a plain serializer keeps it."""
-
-    method: str
-    params: dict[str, Any]
-
-    @model_serializer
-    def _serialize(self) -> dict[str, Any]:
-        return {"method": self.method, "params": self.params}
 
 
 def _as_dict(result: HandlerResult) -> dict[str, Any]:
@@ -60,21 +41,6 @@ def _as_dict(result: HandlerResult) -> dict[str, Any]:
     return dict(result)
 
 
-@dataclass(frozen=True)
-class _Caller:
-    """This request as the service sees it (:class:`~mcp_tasks_compat._server.Caller`)."""
-
-    principal: str | None
-    session_key: str | None
-    ctx: ServerRequestContext[Any, Any]
-
-    async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        try:
-            return await send_input(self.ctx.session, request, self.ctx.request_id)
-        except MCPError as exc:
-            raise InputRefused(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
-
-
 class Dialect2025Middleware:
     """The ``Server.middleware`` entry that speaks 2025-11-25 tasks on handshake-era connections."""
 
@@ -83,14 +49,8 @@ class Dialect2025Middleware:
         self.service = Tasks2025Service(runtime.tasks)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        with answering_store_errors():
-            try:
-                return await self._dispatch(ctx, call_next)
-            except PeerProtocolError as exc:
-                raise mcp_error(exc) from None
-
-    def _caller(self, ctx: ServerRequestContext[Any, Any]) -> _Caller:
-        return _Caller(self._runtime.principal(), self._runtime.session_key(ctx), ctx)
+        with sdk_errors():
+            return await self._dispatch(ctx, call_next)
 
     async def _dispatch(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification
@@ -106,7 +66,7 @@ class Dialect2025Middleware:
         if method == "tools/list":
             return self._annotate_tools(await call_next(ctx))
         if method in TASK_METHODS_2025:
-            return await self.service.serve(method, ctx.params, self._caller(ctx))
+            return await self.service.serve(method, ctx.params, self._runtime.caller(ctx))
         return await call_next(ctx)
 
     async def _any_tools_call(
@@ -114,10 +74,13 @@ class Dialect2025Middleware:
     ) -> HandlerResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await call_next(ctx)
-        plan = self.service.plan_call(ctx.params, self._caller(ctx))
-        if plan is None:
-            return await call_next(ctx)
-        return await self._start_task(ctx, call_next, plan)
+        return await self.service.call_tool(
+            ctx.params,
+            self._runtime.caller(ctx, without_task=True),  # the run: the rest of the chain, no params.task
+            work=tool_work(call_next),
+            plain=lambda: call_next(ctx),
+            answer=_as_handler_result,
+        )
 
     # --- what the handshake and tools/list say ---------------------------------------------------
 
@@ -149,36 +112,6 @@ class Dialect2025Middleware:
         wire["tools"] = annotated
         return wire
 
-    # --- tools/call as a task --------------------------------------------------------------------
 
-    async def _start_task(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, plan: TaskCall
-    ) -> HandlerResult:
-        params = cast(Mapping[str, Any], ctx.params)
-        plain = replace(ctx, params={key: value for key, value in params.items() if key != "task"})
-        task = await self._runtime.start_task(
-            ctx,
-            dialect=DIALECT_2025_11_25,
-            owner=plan.owner,
-            tool_name=plan.tool_name,
-            ttl_ms=plan.ttl_ms,
-            work=tool_work(call_next),
-            run_as=plain,
-            listener=self._status_listener,
-            arguments=_arguments_of(params),
-        )
-        return self.service.created(task)
-
-    def _status_listener(self, session: ServerSession) -> Callable[[Task], Awaitable[None]]:
-        """``notifications/tasks/status`` on the connection's standalone channel (best effort)."""
-
-        async def send(wire: Mapping[str, Any]) -> None:
-            notification = _RawNotification(method=wire["method"], params=wire["params"])
-            await session.send_notification(cast(Any, notification))
-
-        return self.service.status_listener(send)
-
-
-def _arguments_of(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    arguments = params.get("arguments")
-    return cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None
+def _as_handler_result(wire: dict[str, Any]) -> HandlerResult:
+    return wire

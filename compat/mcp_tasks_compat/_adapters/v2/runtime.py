@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapp
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar, cast
 
@@ -29,11 +30,9 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
-from ..._engine import InputRefused, Outcome, RoundTrips, TaskPolicy, TaskRecord, ToolCallFailure
-from ..._engine.observed import traced_inline
-from ..._engine.runs import current_run
-from ..._server import Tasks2026Service, principal_id
-from ...core.model import JsonRpcError, Task
+from ..._engine import InputRefused, TaskPolicy, ToolCallFailure
+from ..._server import Launch, Tasks2026Service, principal_id
+from ...core.model import JsonRpcError
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
 from .detached import DetachedRequest, detach_request
@@ -42,10 +41,12 @@ __all__ = [
     "INPUT_CAPABILITIES",
     "INPUT_RESULT_TYPES",
     "Lifespan",
+    "RawNotification",
+    "RequestCaller",
     "TasksRuntime",
-    "answering_store_errors",
     "current_request",
     "mcp_error",
+    "sdk_errors",
     "send_input",
     "tool_result_wire",
     "with_request",
@@ -61,21 +62,36 @@ Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
 
-def mcp_error(error: PeerProtocolError | JsonRpcError) -> MCPError:
-    """The SDK exception that puts ``error`` on the wire (the session lives on)."""
-    if isinstance(error, PeerProtocolError):
-        return MCPError(code=error.jsonrpc_code, message=error.message, data=error.data)
+def mcp_error(error: JsonRpcError) -> MCPError:
+    """The SDK exception that puts ``error`` on the wire (the session lives on): for what a tool
+    body raises, where the SDK's tool layer lets only its own error through."""
     return MCPError(code=error.code, message=error.message, data=error.data)
 
 
 @contextmanager
-def answering_store_errors() -> Generator[None]:
-    """A request the store cannot serve (Redis down) is answered -32603 with the store's message,
-    which names the store and the fix; the SDK would answer a bare "Internal server error"."""
+def sdk_errors() -> Generator[None]:
+    """The one mapping of this adapter: a service's refusal (``PeerProtocolError``) and a store that
+    cannot serve the request (Redis down: -32603 with the store's message, which names the store
+    and the fix, where the SDK would answer a bare "Internal server error") as the SDK's
+    ``MCPError``; the session lives on."""
     try:
         yield
+    except PeerProtocolError as exc:
+        raise MCPError(code=exc.jsonrpc_code, message=exc.message, data=exc.data) from None
     except TaskStoreError as exc:
         raise MCPError(code=INTERNAL_ERROR, message=exc.message) from None
+
+
+class RawNotification(BaseModel):
+    """A notification sent exactly as built: the session dumps with ``exclude_none``, which would
+    drop ``"ttl": null`` (2025-11-25) or ``"ttlMs": null`` (2026-07-28); a plain serializer keeps it."""
+
+    method: str
+    params: dict[str, Any]
+
+    @model_serializer
+    def _serialize(self) -> dict[str, Any]:
+        return {"method": self.method, "params": self.params}
 
 
 def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
@@ -87,11 +103,11 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
     else:
         wire = dict(result)
     if wire.get("resultType") == "input_required":
-        # Multi-round-trip input inside a task is the input feature's job (tasks/update answers
-        # inputRequests); until then a tool asking for input ends its task failed, visibly.
+        # A call's rounds are relayed by its chain (server._with_round_trips); a re-run has no
+        # chain, so a round it asks for ends its task failed, visibly.
         raise ToolCallFailure(
             JsonRpcError(
-                INTERNAL_ERROR, "the tool asked for client input (input_required), which a task cannot relay"
+                INTERNAL_ERROR, "the tool asked for client input (input_required) in a run with no request"
             )
         )
     return wire
@@ -117,20 +133,14 @@ def _rerun_work(server: MCPServer[Any], tool_name: str, arguments: Mapping[str, 
     return work
 
 
-def _run_record() -> TaskRecord | None:
-    """The task the running work has become, if it has (inside a run)."""
-    run = current_run()
-    return None if run is None else run[1]
-
-
 def tool_work(
     call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]],
 ) -> Work:
     """Wrap the rest of the ``tools/call`` chain as task work.
 
     The chain is called with the run's own request context (:func:`detach_request`, set by
-    :meth:`TasksRuntime.start_task` and :meth:`TasksRuntime.begin_call` as the run's
-    :func:`current_request`, so ``call_next`` needs no :func:`with_request`), never the request's: the
+    :meth:`RequestCaller.launch` as the run's :func:`current_request`, so ``call_next`` needs no
+    :func:`with_request`), never the request's: the
     work keeps only the chain (the tool and its validated arguments), so the request's objects go
     once the create answer is sent. A JSON-RPC error from the chain ends the task ``failed`` with
     that error (inline in 2026-07-28, from ``tasks/result`` in 2025-11-25); a tool error result is
@@ -139,7 +149,7 @@ def tool_work(
 
     async def work() -> Mapping[str, Any]:
         ctx = current_request()
-        if ctx is None:  # pragma: no cover - start_task always sets it
+        if ctx is None:  # pragma: no cover - launch always sets it
             raise ToolCallFailure(JsonRpcError(INTERNAL_ERROR, "the task's run has no request context"))
         try:
             result = await call_next(ctx)
@@ -311,44 +321,12 @@ class TasksRuntime:
                 return group
         return self._live[-1][1] if self._live else None
 
-    # --- tasks ----------------------------------------------------------------------------------
+    # --- the run primitive ------------------------------------------------------------------------
 
-    async def start_task(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        *,
-        dialect: Dialect,
-        owner: str | None,
-        tool_name: str,
-        ttl_ms: int | None,
-        work: Work,
-        listener: Callable[[ServerSession], Callable[[Task], Awaitable[None]]] | None = None,
-        run_as: ServerRequestContext[Any, Any] | None = None,
-        arguments: Mapping[str, Any] | None = None,
-    ) -> Task:
-        """Create the task (readable before this returns) and start its work in the lifespan group.
-
-        The work runs under :func:`~.detached.detach_request` of ``run_as`` (default ``ctx``), in
-        a copy of this context where that is the current request, and the request's exchange is
-        ended for it as this returns (the create answer is what the caller sends next).
-        ``listener(session)``: the task's change listener, given the run's own session (the
-        request's would keep the request alive for the task's life).
-        """
-        group = self._run_group(ctx)
-        try:  # the owner's active-task limit reached: a JSON-RPC error, the session lives on
-            record: TaskRecord = await self.tasks.engine.create(
-                dialect=dialect, owner=owner, tool_name=tool_name, ttl_ms=ttl_ms, arguments=arguments
-            )
-        except PeerProtocolError as exc:
-            raise mcp_error(exc) from None
-        run_context, detached = self._run_context(run_as or ctx)
-        if listener is not None:
-            record.listeners.append(listener(detached.context.session))
-        try:
-            run_context.run(self.tasks.engine.start, record, work, group)
-        finally:
-            detached.end()
-        return record.task
+    def caller(self, ctx: ServerRequestContext[Any, Any], *, without_task: bool = False) -> RequestCaller:
+        """This request as a service sees it; ``without_task``: a task's run is the rest of the
+        chain without ``params.task`` (a 2025-11-25 task-augmented call)."""
+        return RequestCaller(self, ctx, without_task)
 
     def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ContextVars, DetachedRequest]:
         """A copy of this context where the current request is the detached copy of ``ctx``.
@@ -362,61 +340,13 @@ class TasksRuntime:
         run_context.run(_request.set, detached.context)
         return run_context, detached
 
-    async def begin_call(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        *,
-        dialect: Dialect,
-        owner: str | None,
-        tool_name: str,
-        ttl_ms: int | None,
-        work: Work,
-        always_task: bool,
-        rounds: RoundTrips | None,
-        arguments: Mapping[str, Any] | None = None,
-        at_once: bool = False,
-    ) -> Outcome | Task:
-        """Start the work undecided (the inline grace): its plain outcome, or the task it became.
-
-        The grace is the tool's (:class:`~..._engine.grace.GraceMemory`): none for a tool whose
-        recent calls outlived it, or when the caller asked for a task (``at_once``)."""
-        engine = self.tasks.engine
-
-        async def create(status_message: str | None) -> TaskRecord:
-            try:  # the owner's active-task limit reached: a JSON-RPC error, the run is dropped
-                return await engine.create(
-                    dialect=dialect,
-                    owner=owner,
-                    tool_name=tool_name,
-                    ttl_ms=ttl_ms,
-                    status_message=status_message,
-                    arguments=arguments,
-                )
-            except PeerProtocolError as exc:
-                raise mcp_error(exc) from None
-
-        run_context, detached = self._run_context(ctx)
-        work = traced_inline(work, tool_name=tool_name, dialect=dialect, record_of=_run_record)
-        try:
-            return await engine.runs.begin(
-                work,
-                self._run_group(ctx),
-                ticket=self.tasks.grace.ticket(tool_name, at_once=at_once),
-                create=create,
-                always_task=always_task,
-                rounds=rounds,
-                context=run_context,
-            )
-        finally:  # answered plainly, or a task whose create answer goes out now
-            detached.end()
-
     def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
         group = self._group_for(ctx.lifespan_context)
         if group is None:
-            raise MCPError(
-                code=INTERNAL_ERROR,
-                message="mcp-tasks-compat: the server lifespan that runs tasks is not active; build the "
+            raise PeerProtocolError(
+                "mcp-tasks-compat: the server lifespan that runs tasks is not active; build the "
                 "server with MCPServer(name, **tasks.mcpserver_kwargs(...)) or tasks.install(server)",
+                jsonrpc_code=INTERNAL_ERROR,
             )
         return group
 
@@ -435,3 +365,54 @@ class TasksRuntime:
         on a stateless server (where every request is a connection of its own)."""
         anchor = ctx.session.client_params
         return None if anchor is None else self._sessions.key_for(anchor)
+
+
+class RequestCaller:
+    """A request as a service sees it (:class:`~mcp_tasks_compat._server.Caller`), with mcp 2.x's
+    run primitive: the lifespan's task group, the request detached for the run, and notifications
+    on the run's own session. The principal and the session key are read only when asked for."""
+
+    __slots__ = ("_ctx", "_runtime", "_without_task")
+
+    def __init__(
+        self, runtime: TasksRuntime, ctx: ServerRequestContext[Any, Any], without_task: bool
+    ) -> None:
+        self._runtime = runtime
+        self._ctx = ctx
+        self._without_task = without_task
+
+    @property
+    def principal(self) -> str | None:
+        return self._runtime.principal()
+
+    @property
+    def session_key(self) -> str | None:
+        return self._runtime.session_key(self._ctx)
+
+    async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        ctx = self._ctx
+        try:
+            return await send_input(ctx.session, request, ctx.request_id)
+        except MCPError as exc:
+            raise InputRefused(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
+
+    @contextmanager
+    def launch(self, tool_name: str) -> Generator[Launch]:
+        del tool_name  # mcp 2.x opens the request's span itself
+        runtime, ctx = self._runtime, self._ctx
+        group = runtime._run_group(ctx)  # pyright: ignore[reportPrivateUsage]
+        if self._without_task:
+            params = cast("Mapping[str, Any]", ctx.params)
+            ctx = replace(ctx, params={key: value for key, value in params.items() if key != "task"})
+        run_context, detached = runtime._run_context(ctx)  # pyright: ignore[reportPrivateUsage]
+        session = detached.context.session  # the run's own: the request's would keep the request alive
+
+        async def notify(wire: Mapping[str, Any]) -> None:
+            await session.send_notification(
+                cast(Any, RawNotification(method=wire["method"], params=wire["params"]))
+            )
+
+        try:
+            yield Launch(group, run_context, notify)
+        finally:
+            detached.end()  # the answer goes out now: the exchange is over for the run

@@ -19,8 +19,7 @@ with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 import anyio
@@ -48,10 +47,9 @@ from ..._engine import (
     pending_call,
     rounds_of_plain_call,
 )
-from ..._server import refuse_plain_call
+from ..._server import ToolCall2026, refuse_plain_call
 from ...core import codec_2026
-from ...core.model import Task
-from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, TASKS_EXTENSION_ID, Dialect
+from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
 from .push import push_middleware
@@ -59,9 +57,9 @@ from .runtime import (
     INPUT_CAPABILITIES,
     INPUT_RESULT_TYPES,
     TasksRuntime,
-    answering_store_errors,
     current_request,
     mcp_error,
+    sdk_errors,
     send_input,
     tool_work,
     with_request,
@@ -105,12 +103,6 @@ def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
 
 
-def _asks_task_at_once(params: CallToolRequestParams) -> bool:
-    """The caller asked for a task (this library's client, ``mode="task"``): it gets one."""
-    meta: object = params.meta
-    return isinstance(meta, Mapping) and cast("Mapping[str, object]", meta).get(TASK_AT_ONCE_META_KEY) is True
-
-
 def _check_mcp_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
     """-32020 when an ``Mcp-Name`` header is present and names another task.
 
@@ -124,9 +116,9 @@ def _check_mcp_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
     if raw is None:
         return
     if decode_header_value(str(raw)) != task_id:
-        raise MCPError(
-            code=HEADER_MISMATCH,
-            message="Mcp-Name header does not match the request body's 'taskId' parameter",
+        raise PeerProtocolError(
+            "Mcp-Name header does not match the request body's 'taskId' parameter",
+            jsonrpc_code=HEADER_MISMATCH,
         )
 
 
@@ -158,52 +150,38 @@ class TasksExtension(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        with answering_store_errors():
+        with sdk_errors():
             return await with_request(ctx, lambda: self._tool_call(params, ctx, call_next))
 
     async def _tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        runtime = self._runtime
-        support = runtime.tasks.support_for(params.name)
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             # Handshake era: the 2025-11-25 middleware (when served) made any task already, and the
-            # work of such a task passes through here; a plain call to a required tool is refused.
+            # work of such a task passes through here; a plain call to a required tool is refused
+            # with the 2025-11-25 service's words, the same on both majors.
             if current_run() is None:
-                try:  # the 2025-11-25 service's refusal, the same on both majors
-                    refuse_plain_call(params.name, support)
-                except PeerProtocolError as exc:
-                    raise mcp_error(exc) from None
+                refuse_plain_call(params.name, self._runtime.tasks.support_for(params.name))
                 return await call_next(ctx)
             return await _with_round_trips(params, ctx, call_next, None)
-        try:
-            mode = self._service.plan_call(params.name, declares_tasks=_declares_tasks(ctx))
-        except PeerProtocolError as exc:
-            raise mcp_error(exc) from None
-        if mode == "plain":
-            return await _plain_with_rounds(params, ctx, call_next)
-        ttl_ms = self._service.ttl_ms()
         rounds = _rounds_of(params)
-        at_once = _asks_task_at_once(params)
-        answer = await runtime.begin_call(
-            ctx,
-            dialect=DIALECT_2026_07_28,
-            owner=runtime.principal(),
-            tool_name=params.name,
-            ttl_ms=ttl_ms,
+        meta: object = params.meta
+        call = ToolCall2026(
+            params.name,
+            params.arguments,
+            cast("Mapping[str, Any]", meta) if isinstance(meta, Mapping) else None,
+            _declares_tasks(ctx),
+        )
+        answer = await self._service.call_tool(
+            call,
+            self._runtime.caller(ctx),
             # Detached from the start, as a task's run: the call may become a task at any moment,
             # and its running frames keep whatever request context they were given.
             work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
-            # A caller that asked for a task (the hint) gets one at once, without the grace, as a
-            # required tool does after it: a quick outcome still ends a task.
-            always_task=mode == "task" or at_once,
+            plain=lambda: _plain_with_rounds(params, ctx, call_next, rounds),
             rounds=rounds,
-            arguments=params.arguments,
-            at_once=at_once,
         )
-        if isinstance(answer, Task):
-            return codec_2026.encode_create_task_result(answer)
-        return _plain_answer(answer)
+        return _plain_answer(answer) if isinstance(answer, Outcome) else answer
 
     # --- tasks/* ---------------------------------------------------------------------------------
 
@@ -213,30 +191,20 @@ class TasksExtension(Extension):
         return task_id
 
     async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        with _answering():
-            return await self._service.get(self._task_id(ctx), self._runtime.principal())
+        with sdk_errors():
+            return await self._service.get(self._task_id(ctx), self._runtime.caller(ctx))
 
     async def tasks_cancel(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        with _answering():
-            return await self._service.cancel(self._task_id(ctx), self._runtime.principal())
+        with sdk_errors():
+            return await self._service.cancel(self._task_id(ctx), self._runtime.caller(ctx))
 
     async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
-        with _answering():
+        with sdk_errors():
             task_id, responses = self._service.update_params(ctx.params, declares_tasks=_declares_tasks(ctx))
             _check_mcp_name(ctx, task_id)
             return await self._service.update(
-                task_id, responses, self._runtime.principal(), _check_input_response
+                task_id, responses, self._runtime.caller(ctx), _check_input_response
             )
-
-
-@contextmanager
-def _answering() -> Generator[None]:
-    """The service's refusals and a store that cannot answer, as the SDK's ``MCPError``."""
-    with answering_store_errors():
-        try:
-            yield
-        except PeerProtocolError as exc:
-            raise mcp_error(exc) from None
 
 
 # --- the inline grace and multi-round-trip input ---------------------------------------------------
@@ -257,10 +225,13 @@ def _rounds_of(params: CallToolRequestParams) -> RoundTrips:
 
 
 async def _plain_with_rounds(
-    params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    params: CallToolRequestParams,
+    ctx: ServerRequestContext[Any, Any],
+    call_next: CallNext,
+    call_rounds: RoundTrips,
 ) -> HandlerResult:
     """A plain 2026-07-28 call: a ``before_task`` question is answered as a round, no task needed."""
-    with rounds_of_plain_call(_rounds_of(params)) as rounds:
+    with rounds_of_plain_call(call_rounds) as rounds:
         try:
             result = await call_next(ctx)
         except Exception:
@@ -361,7 +332,8 @@ def _plain_answer(outcome: Outcome) -> HandlerResult:
     if isinstance(error, ToolCallFailure):
         if isinstance(error.__cause__, Exception):
             raise error.__cause__
-        raise mcp_error(error.error)
+        failure = error.error
+        raise PeerProtocolError(failure.message, jsonrpc_code=failure.code, data=failure.data)
     raise error
 
 
