@@ -91,13 +91,13 @@ from .stores import (
 from .writer import TaskWriter
 
 __all__ = [
-    "SERVER_STOPPED",
     "DEFAULT_INLINE_GRACE_S",
     "DEFAULT_LEASE_S",
     "DEFAULT_TTL_FLOOR_MS",
     "DELIVERY_BOUND_S",
     "EVERY_OWNER",
     "EXPIRED_GRACE_MS",
+    "SERVER_STOPPED",
     "SUPPORT_VALUES",
     "InMemoryTaskStore",
     "InlineCall",

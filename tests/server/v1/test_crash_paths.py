@@ -24,8 +24,7 @@ import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
 from mcp.shared.exceptions import McpError  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from mcp_tasks_compat._engine import SERVER_STOPPED  # noqa: E402
-from mcp_tasks_compat._engine import EVERY_OWNER  # noqa: E402
+from mcp_tasks_compat._engine import EVERY_OWNER, SERVER_STOPPED  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ..harness import exception_leaves  # noqa: E402
