@@ -35,6 +35,7 @@ from .differential_2025 import (
     server_sdk,
     wrong_answers,
 )
+from .session_end_2025 import SESSION_END_STEPS, run_session_end, session_end_wrong_answers
 
 PEER_ENV = "MCP_TASKS_COMPAT_PEER_PYTHON"
 THIS_PYTHON = sys.executable
@@ -92,6 +93,45 @@ def test_both_majors_answer_the_conversation_alike(
         f"{len(differences)} step(s) of the 2025-11-25 conversation answered differently:\n\n"
         + "\n\n".join(differences)
     )
+
+
+# --- a session that ends mid-task ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def session_end_transcripts() -> dict[str, tuple[ServerSdk, Transcript]]:
+    """Sessions ended mid-task (DELETE, a dropped connection) on this major's server and the peer's."""
+    pythons = {"this": THIS_PYTHON} if PEER_PYTHON is None else {"this": THIS_PYTHON, "peer": PEER_PYTHON}
+
+    def hold(python: str) -> tuple[ServerSdk, Transcript]:
+        sdk = server_sdk(python)
+        return sdk, normalise(run_session_end(python), sdk)
+
+    with ThreadPoolExecutor(max_workers=len(pythons)) as pool:
+        running = {role: pool.submit(hold, python) for role, python in pythons.items()}
+        return {role: future.result() for role, future in running.items()}
+
+
+@pytest.mark.parametrize("role", ["this", "peer"])
+def test_a_session_ending_mid_task_stops_none_of_its_runs(
+    session_end_transcripts: dict[str, tuple[ServerSdk, Transcript]], role: str
+) -> None:
+    if role not in session_end_transcripts:
+        pytest.skip(NO_PEER)
+    sdk, transcript = session_end_transcripts[role]
+    assert [name for name, _ in transcript][-4:] == list(SESSION_END_STEPS)
+    wrong = session_end_wrong_answers(transcript)
+    assert not wrong, f"example-server on {sdk.label} after a session ended mid-task:\n" + "\n".join(wrong)
+
+
+def test_both_majors_leave_a_task_alike_when_its_session_ends(
+    session_end_transcripts: dict[str, tuple[ServerSdk, Transcript]],
+) -> None:
+    if "peer" not in session_end_transcripts:
+        pytest.skip(NO_PEER)
+    (this_sdk, this), (peer_sdk, peer) = session_end_transcripts["this"], session_end_transcripts["peer"]
+    differences = compare(this, peer, this_sdk.label, peer_sdk.label)
+    assert not differences, "\n\n".join(differences)
 
 
 # --- the normalising itself: what it must not hide -------------------------------------------------
