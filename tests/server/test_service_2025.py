@@ -406,3 +406,34 @@ async def test_status_notifications_carry_the_task_as_read() -> None:
     (notification,) = sent
     assert notification["method"] == "notifications/tasks/status"
     assert (notification["params"]["taskId"], notification["params"]["status"]) == (task_id, "cancelled")
+
+
+async def test_call_tool_sends_each_status_on_the_callers_session_and_runs_in_its_launch() -> None:
+    svc = service()
+    caller = FakeCaller()
+    release = anyio.Event()
+    async with anyio.create_task_group() as group:
+        task_id = await start(svc, caller, group, blocked(release))
+        assert caller.launched == ["echo"]
+        release.set()
+    assert [(n["method"], n["params"]["taskId"], n["params"]["status"]) for n in caller.notified] == [
+        ("notifications/tasks/status", task_id, "completed")
+    ]
+
+
+async def test_call_tool_without_params_task_is_the_adapters_plain_call() -> None:
+    svc = service()
+    caller = FakeCaller()
+
+    async def work() -> Mapping[str, Any]:
+        raise AssertionError("a plain call has no task work")
+
+    async def plain() -> str:
+        return "plain answer"
+
+    answer = await svc.call_tool(
+        {"name": "echo", "arguments": {}}, caller, work=work, plain=plain, answer=lambda wire: "task"
+    )
+    assert (answer, caller.launched) == ("plain answer", [])
+    with pytest.raises(PeerProtocolError):  # a required tool called plainly: refused before anything runs
+        await svc.call_tool({"name": "build", "arguments": {}}, caller, work=work, plain=plain, answer=str)

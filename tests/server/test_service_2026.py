@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat._engine import TaskPolicy, current_run
-from mcp_tasks_compat._server import Tasks2026Service, principal_id
+from mcp_tasks_compat._engine import EVERY_OWNER, Outcome, RoundTrips, TaskPolicy, current_run
+from mcp_tasks_compat._server import Tasks2026Service, ToolCall2026, principal_id
 from mcp_tasks_compat.core.codec_2026 import EXTENSION_ID
-from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
+from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
 from mcp_tasks_compat.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, PeerProtocolError
 
 from .fake_caller import FakeCaller
@@ -132,3 +132,113 @@ async def test_update_checks_each_answer_against_its_request_and_delivers_it() -
     assert checked == [(key, "elicitation/create"), (key, "elicitation/create")]
     assert answers == [{"action": "accept", "content": {}}]
     assert (await svc.get(task_id, FakeCaller(ALICE)))["status"] == "completed"
+
+
+# --- tools/call from plan to answer (the service's one sequence; the adapters give work and launch) --
+
+
+class Called:
+    """A tool's work and the plain call, counting what ran."""
+
+    def __init__(self, result: Mapping[str, Any] | None = None, *, until: anyio.Event | None = None) -> None:
+        self.result = dict(result or {"content": [{"type": "text", "text": "done"}]})
+        self.until = until
+        self.worked = 0
+        self.plain = 0
+
+    async def work(self) -> Mapping[str, Any]:
+        self.worked += 1
+        if self.until is not None:
+            await self.until.wait()
+        return self.result
+
+    async def plain_call(self) -> str:
+        self.plain += 1
+        return "answered plainly"
+
+
+def call_of(tool: str, *, declares: bool = True, at_once: bool = False) -> ToolCall2026:
+    meta = {TASK_AT_ONCE_META_KEY: True} if at_once else None
+    return ToolCall2026(tool, {"x": 1}, meta, declares)
+
+
+async def test_a_plain_call_is_the_adapters_plain_answer_and_launches_nothing() -> None:
+    svc = service()
+    called = Called()
+    caller = FakeCaller(ALICE)
+    for call in (call_of("quick"), call_of("echo", declares=False)):
+        answer = await svc.call_tool(
+            call, caller, work=called.work, plain=called.plain_call, rounds=RoundTrips(None, None)
+        )
+        assert answer == "answered plainly"
+    assert (called.plain, called.worked, caller.launched) == (2, 0, [])
+
+
+async def test_a_quick_optional_call_is_answered_with_its_outcome_and_makes_no_task() -> None:
+    svc = service()
+    called = Called()
+    async with anyio.create_task_group() as group:
+        caller = FakeCaller(ALICE, group=group)
+        answer = await svc.call_tool(
+            call_of("echo"), caller, work=called.work, plain=called.plain_call, rounds=RoundTrips(None, None)
+        )
+    assert isinstance(answer, Outcome)
+    assert answer.result == called.result
+    assert (called.worked, caller.launched) == (1, ["echo"])
+    tasks, _ = await svc.engine.store.list_tasks(owner=EVERY_OWNER, cursor=None)
+    assert tasks == []
+
+
+@pytest.mark.parametrize(("tool", "at_once"), [("build", False), ("echo", True)])
+async def test_a_required_tool_or_a_task_asked_for_is_a_task_owned_by_the_principal(
+    tool: str, at_once: bool
+) -> None:
+    svc = service()
+    release = anyio.Event()
+    called = Called(until=release)
+    async with anyio.create_task_group() as group:
+        caller = FakeCaller(ALICE, group=group)
+        answer = await svc.call_tool(
+            call_of(tool, at_once=at_once),
+            caller,
+            work=called.work,
+            plain=called.plain_call,
+            rounds=RoundTrips(None, None),
+        )
+        assert isinstance(answer, dict)
+        assert answer["resultType"] == "task"
+        task_id = answer["taskId"]
+        assert (await svc.get(task_id, FakeCaller(ALICE)))["status"] == "working"
+        with pytest.raises(PeerProtocolError):
+            await svc.get(task_id, FakeCaller(BOB))  # the principal's, nobody else's
+        release.set()
+    done = await svc.get(task_id, FakeCaller(ALICE))
+    assert (done["status"], done["result"]) == ("completed", called.result)
+    assert called.worked == 1
+
+
+async def test_a_task_asked_for_past_the_owners_limit_is_refused_and_runs_nothing() -> None:
+    svc = service(max_active_tasks_per_owner=1)
+    release = anyio.Event()
+    first, second = Called(until=release), Called()
+    async with anyio.create_task_group() as group:
+        caller = FakeCaller(ALICE, group=group)
+        answer = await svc.call_tool(
+            call_of("echo", at_once=True),
+            caller,
+            work=first.work,
+            plain=first.plain_call,
+            rounds=RoundTrips(None, None),
+        )
+        assert isinstance(answer, dict)
+        assert answer["resultType"] == "task"
+        with pytest.raises(PeerProtocolError):
+            await svc.call_tool(
+                call_of("echo", at_once=True),
+                caller,
+                work=second.work,
+                plain=second.plain_call,
+                rounds=RoundTrips(None, None),
+            )
+        release.set()
+    assert (first.worked, second.worked, second.plain) == (1, 0, 0)

@@ -1,0 +1,117 @@
+"""``subscriptions/listen`` for task states (2026-07-28), SDK-free: what a stream agrees to and sends.
+The mcp 2.x server tests (tests/server/v2/test_push_2026.py) keep routing and the wire over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_compat._engine import TaskPolicy
+from mcp_tasks_compat._server import (
+    TaskListen2026,
+    Tasks2026Service,
+    asked_task_ids,
+    asks_core_kinds,
+    listen_2026,
+    principal_id,
+)
+from mcp_tasks_compat.dialects import DIALECT_2026_07_28
+from mcp_tasks_compat.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PeerProtocolError,
+)
+
+from .fake_caller import FakeCaller
+
+pytestmark = pytest.mark.anyio
+
+ALICE = principal_id("client-a", None, "alice")
+BOB = principal_id("client-a", None, "bob")
+
+
+def listen() -> TaskListen2026:
+    tasks = TaskPolicy(tools={"echo": "optional"})
+    return TaskListen2026(tasks, Tasks2026Service(tasks))
+
+
+def test_the_filter_is_read_from_wire_params() -> None:
+    assert asked_task_ids({"notifications": {"taskIds": ["a", 1]}}) == ["a", 1]
+    assert asked_task_ids({"notifications": {"toolsListChanged": True}}) is None
+    assert asked_task_ids("not params") is None
+    with pytest.raises(PeerProtocolError) as caught:
+        asked_task_ids({"notifications": {"taskIds": "a"}})
+    assert caught.value.jsonrpc_code == INVALID_PARAMS
+    assert asks_core_kinds({"notifications": {"taskIds": [], "toolsListChanged": True}})
+    assert not asks_core_kinds({"notifications": {"taskIds": []}})
+
+
+async def test_a_stream_without_the_extension_is_refused_before_anything_is_agreed() -> None:
+    with pytest.raises(PeerProtocolError) as caught:
+        async with listen().open([], FakeCaller(ALICE), declares_tasks=False, subscription_id=1):
+            raise AssertionError("opened")
+    assert caught.value.jsonrpc_code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+async def test_the_acknowledgement_agrees_to_the_callers_own_tasks_once_each() -> None:
+    service = listen()
+    engine = service._tasks.engine  # pyright: ignore[reportPrivateUsage]
+    mine = await engine.create(dialect=DIALECT_2026_07_28, owner=ALICE, tool_name="echo", ttl_ms=None)
+    theirs = await engine.create(dialect=DIALECT_2026_07_28, owner=BOB, tool_name="echo", ttl_ms=None)
+    asked: list[object] = [mine.task.task_id, theirs.task.task_id, "unknown", 7, mine.task.task_id]
+    async with service.open(asked, FakeCaller(ALICE), declares_tasks=True, subscription_id=5) as stream:
+        ack = stream.acknowledgement()
+    assert ack == {
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {
+            "notifications": {"taskIds": [mine.task.task_id]},
+            "_meta": {"io.modelcontextprotocol/subscriptionId": 5},
+        },
+    }
+
+
+async def test_each_agreed_task_is_pushed_now_and_on_each_change_until_it_ends() -> None:
+    service = listen()
+    engine = service._tasks.engine  # pyright: ignore[reportPrivateUsage]
+    record = await engine.create(dialect=DIALECT_2026_07_28, owner=ALICE, tool_name="echo", ttl_ms=None)
+    task_id = record.task.task_id
+    sent: list[Mapping[str, Any]] = []
+    first = anyio.Event()
+
+    async def send(wire: Mapping[str, Any]) -> None:
+        sent.append(wire)
+        first.set()
+
+    with anyio.fail_after(5):
+        async with (
+            service.open([task_id], FakeCaller(ALICE), declares_tasks=True, subscription_id="s") as stream,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(stream.push, send)
+            await first.wait()
+            await engine.cancel(task_id, ALICE, strict=False)
+    statuses = [(wire["method"], wire["params"]["taskId"], wire["params"]["status"]) for wire in sent]
+    assert statuses == [
+        ("notifications/tasks", task_id, "working"),
+        ("notifications/tasks", task_id, "cancelled"),
+    ]
+    assert all(wire["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "s" for wire in sent)
+
+
+async def test_streams_past_the_limit_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(listen_2026, "MAX_STREAMS", 1)
+    service = listen()
+    async with service.open([], FakeCaller(ALICE), declares_tasks=True, subscription_id=1):
+        with pytest.raises(PeerProtocolError) as caught:
+            async with service.open([], FakeCaller(ALICE), declares_tasks=True, subscription_id=2):
+                raise AssertionError("opened past the limit")
+        assert (caught.value.jsonrpc_code, caught.value.message) == (
+            INTERNAL_ERROR,
+            "Subscription limit reached",
+        )
+    async with service.open([], FakeCaller(ALICE), declares_tasks=True, subscription_id=3):
+        pass  # the first one closed: room again
