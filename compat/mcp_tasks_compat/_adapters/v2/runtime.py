@@ -103,11 +103,12 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
     else:
         wire = dict(result)
     if wire.get("resultType") == "input_required":
-        # A call's rounds are relayed by its chain (server._with_round_trips); a re-run has no
-        # chain, so a round it asks for ends its task failed, visibly.
+        # A task's rounds are relayed by the extension's interceptor (server._with_round_trips); one
+        # that reaches here had none to relay it (a re-run, a server serving 2025-11-25 only), so
+        # the task ends failed, visibly.
         raise ToolCallFailure(
             JsonRpcError(
-                INTERNAL_ERROR, "the tool asked for client input (input_required) in a run with no request"
+                INTERNAL_ERROR, "the tool asked for client input (input_required), which this run cannot relay"
             )
         )
     return wire
