@@ -108,7 +108,7 @@ def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
         # the task ends failed, visibly.
         raise ToolCallFailure(
             JsonRpcError(
-                INTERNAL_ERROR, "the tool asked for client input (input_required), which this run cannot relay"
+                INTERNAL_ERROR, "the tool asked for input (input_required), which this run cannot relay"
             )
         )
     return wire
