@@ -20,7 +20,7 @@ from ..errors import TaskError
 from .following import Guard, Settle, end_early, follower_for, seconds
 from .lost import raising_lost_connection
 from .outcomes import lookup_error
-from .poller import Expiry, Reporter, clamp_poll_seconds
+from .poller import Expiry, Reporter
 from .protocols import CANCEL_GRACE_SECONDS, AnyTaskWire, OnStatus, RemoteError, ResultT
 
 __all__ = ["TaskRun"]
@@ -150,8 +150,9 @@ class TaskRun(Generic[ResultT]):
     async def cancel(self, *, wait: float = 5.0) -> Task | None:
         """Send ``tasks/cancel`` and report the state it leads to.
 
-        Cancellation is cooperative (2026-07-28 servers only acknowledge it), so this polls up to
-        ``wait`` seconds for a terminal status and returns the newest state seen.
+        Cancellation is cooperative (2026-07-28 servers only acknowledge it), so this follows the
+        task up to ``wait`` seconds more in the shared poll loop (:meth:`.poller.Poller.watch`: the
+        hint, the age floor, pushed states) and returns the newest state seen.
         """
         if self._wire is None or self._first is None:
             return None
@@ -167,20 +168,21 @@ class TaskRun(Generic[ResultT]):
             answered = None
         if answered is not None:
             await self._reporter.report(answered)
-        current = self.last_status
-        deadline = anyio.current_time() + wait
-        # The deadline is checked between requests, never by cancelling one (see Poller).
-        while (current is None or not current.is_terminal) and anyio.current_time() < deadline:
-            fetched = await self.status()
-            if fetched is None:
-                break
-            current = fetched
-            if not fetched.is_terminal:
-                pause = clamp_poll_seconds(fetched.poll_interval_ms)
-                await anyio.sleep(max(0.0, min(pause, deadline - anyio.current_time())))
-        if current is not None and current.is_terminal:
+        current = self.last_status or self._first
+        if not current.is_terminal:
+            current = await self._watch(wire, current, wait)
+        if current.is_terminal:
             self._span.close()
-        return current or self.last_status
+        return current
+
+    async def _watch(self, wire: AnyTaskWire[ResultT], latest: Task, wait: float) -> Task:
+        """``latest`` followed to its end for at most ``wait`` seconds, in the follower's poll loop."""
+        assert self._expiry is not None
+        poller = follower_for(
+            wire, latest, self._reporter, self._expiry, resumed=self._resumed, tool=self._tool
+        )
+        with raising_lost_connection(task_id=latest.task_id, dialect=wire.dialect):
+            return await poller.watch(wait)
 
     async def __aenter__(self) -> TaskRun[ResultT]:
         return self
