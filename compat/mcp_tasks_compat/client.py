@@ -35,7 +35,7 @@ from ._adapters import get_adapter
 from ._client import MAX_INPUT_ROUNDS, Mode, Negotiated, OnProgress, OnStatus, TaskRun
 from ._detect import refuse_unsupported
 from ._reconnect import Reconnect, ReconnectingClient
-from .dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, Dialect
+from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
     "MAX_INPUT_ROUNDS",
@@ -160,13 +160,6 @@ def _positive(name: str, value: float | timedelta | None) -> float | None:
     return converted
 
 
-def _asking_task_at_once(connection: Any, meta: dict[str, Any] | None) -> dict[str, Any] | None:
-    """On 2026-07-28 the server decides; this library's server honours the hint with a task."""
-    if connection.negotiated.dialect != DIALECT_2026_07_28:
-        return meta
-    return {**(meta or {}), TASK_AT_ONCE_META_KEY: True}
-
-
 async def call_tool(
     session: Any,
     name: str,
@@ -266,9 +259,15 @@ async def start_tool(
     assert grace is not None
     ttl_ms = _ttl_ms(ttl, None)
     connection = await _connection(session)
-    meta = _asking_task_at_once(connection, meta)
     return await client_logic.start_tool(
-        connection, name, arguments, on_status=on_status, ttl_ms=ttl_ms, meta=meta, cancel_grace=grace
+        connection,
+        name,
+        arguments,
+        on_status=on_status,
+        ttl_ms=ttl_ms,
+        meta=meta,
+        cancel_grace=grace,
+        at_once=True,  # a handle is wanted: even a quick tool is a task (the hint, where sent)
     )
 
 

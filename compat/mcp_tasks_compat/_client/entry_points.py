@@ -14,6 +14,7 @@ from typing import Any
 
 from .._observe import traces
 from ..core.model import Task
+from ..dialects import TASK_AT_ONCE_META_KEY
 from .following import Guard, follower_for
 from .lost import lost_connection_error, raising_lost_connection
 from .outcomes import lookup_error
@@ -109,11 +110,18 @@ async def start_tool(
     ttl_ms: int | None,
     meta: dict[str, Any] | None,
     cancel_grace: float,
+    at_once: bool = False,
 ) -> TaskRun[ResultT]:
     """One ``tools/call`` and a handle: nothing else is sent (no listen stream, no ``tasks/get``)
     until someone follows the task, and with no tracer set nothing is built for tracing; what a
-    batch submitter pays per task beyond the SDK's own call (issue 27 §4)."""
+    batch submitter pays per task beyond the SDK's own call (issue 27 §4).
+
+    ``at_once``: the caller wants the handle, not the result, so even a quick tool should be a
+    task; the call then carries the task-at-once hint where the connection's class sends it.
+    """
     await plan_call(connection, name, "task")
+    if at_once and connection.sends_task_at_once:
+        meta = {**(meta or {}), TASK_AT_ONCE_META_KEY: True}
     dialect = connection.negotiated.dialect
     assert dialect is not None
     span = traces.client_call(name, dialect)  # to the task's outcome, as the handle learns it
