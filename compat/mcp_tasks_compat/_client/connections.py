@@ -184,8 +184,3 @@ class ConnectionCache(Generic[SessionT, ConnectionT]):
             if cached is None:
                 cached = self._connections.set(session, await open_connection())
             return cached
-        async with self._locks.setdefault(session, anyio.Lock()):
-            cached = self._connections.get(session)
-            if cached is None:
-                cached = self._connections[session] = await open_connection()
-            return cached
