@@ -15,18 +15,10 @@ from typing import Any
 
 import pytest
 
-from ._testkit import (
-    EXAMPLE_TOOLSET,
-    ToolSet,
-    build_task_server,
-    child_environment,
-    connect_http,
-    connect_in_memory,
-    connect_stdio,
-    http_server_process,
-    load_toolset,
-    server_command,
-)
+from ._testkit.processes import child_environment, http_server_process
+from ._testkit.serve import server_command
+from ._testkit.sessions import connect_http, connect_in_memory, connect_stdio
+from ._testkit.toolsets import EXAMPLE_TOOLSET, ToolSet, build_task_server, load_toolset
 from .dialects import Dialect
 
 MAJOR_MARKERS = {"mcp1": "1.x", "mcp2": "2.x"}
@@ -60,7 +52,7 @@ def _skip_unless_spoken(dialect: Dialect | None) -> None:
     if dialect is None:
         return
     from ._detect import sdk_info
-    from ._testkit import dialects
+    from ._testkit.matrix import dialects
 
     spoken = dialects()
     if dialect not in spoken:

@@ -22,9 +22,9 @@ from typing import Any, Final
 import anyio
 
 from ._adapters import get_adapter
-from ._client import run as client_logic
+from ._client.entry_points import call_tool, resume, start_tool
 from ._client.lost import connection_lost, leaves
-from ._client.protocols import OnStatus
+from ._client.protocols import CANCEL_GRACE_SECONDS, OnStatus
 from .errors import ServerConnectionLostError, TaskTimeoutError, UnsupportedOptInError
 
 __all__ = ["OpenSession", "Reconnect", "ReconnectingClient"]
@@ -34,7 +34,7 @@ logger = logging.getLogger("mcp_tasks_compat.client")
 OpenSession = Callable[[], AbstractAsyncContextManager[Any]]
 """Opens a new, negotiated client session (e.g. the transport, ``ClientSession`` and ``negotiate``)."""
 
-GRACE_S: Final = client_logic.CANCEL_GRACE_SECONDS
+GRACE_S: Final = CANCEL_GRACE_SECONDS
 FIRST_DELAY_S: Final = 0.5
 MAX_DELAY_S: Final = 8.0
 DISCOVER_TIMEOUT_S: Final = 5.0
@@ -117,7 +117,7 @@ class ReconnectingClient:
         async def first(session: Any) -> Any:
             connection = await _connection(session)
             try:
-                run = await client_logic.start_tool(
+                run = await start_tool(
                     connection,
                     name,
                     arguments,
@@ -127,7 +127,7 @@ class ReconnectingClient:
                     cancel_grace=GRACE_S,
                 )
             except UnsupportedOptInError:  # the server offers no task for this tool: a plain call
-                return await client_logic.call_tool(
+                return await call_tool(
                     connection,
                     name,
                     arguments,
@@ -167,9 +167,7 @@ class ReconnectingClient:
     ) -> Any:
         assert followed.task_id is not None
         connection = await _connection(session)
-        run = await client_logic.resume(
-            connection, followed.task_id, on_status=on_status, cancel_grace=GRACE_S
-        )
+        run = await resume(connection, followed.task_id, on_status=on_status, cancel_grace=GRACE_S)
         followed.dialect = run.dialect
         return await run.result(timeout=timeout)
 

@@ -30,12 +30,26 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _client as client_logic
 from ._adapters import get_adapter
-from ._client import MAX_INPUT_ROUNDS, Mode, Negotiated, OnProgress, OnStatus, TaskRun
+from ._client import (
+    CANCEL_GRACE_SECONDS,
+    MAX_INPUT_ROUNDS,
+    Mode,
+    Negotiated,
+    OnProgress,
+    OnStatus,
+    SessionCall,
+    TaskRun,
+    call_with_defaults,
+    seconds,
+    statuses_as_progress,
+)
+from ._client import call_tool as _call_tool
+from ._client import resume as _resume
+from ._client import start_tool as _start_tool
 from ._detect import refuse_unsupported
 from ._reconnect import Reconnect, ReconnectingClient
-from .dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, Dialect
+from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
     "MAX_INPUT_ROUNDS",
@@ -129,7 +143,7 @@ async def negotiate(
     session the caller already opened is not re-negotiated. The answer is cached per session;
     when tasks are inactive, ``Negotiated.reason`` says why (it is also logged at INFO).
     """
-    timeout = client_logic.seconds(discover_timeout)
+    timeout = seconds(discover_timeout)
     assert timeout is not None
     connection = await _connection(session, discover_timeout=timeout)
     negotiated: Negotiated = connection.negotiated
@@ -145,7 +159,7 @@ drops it and whose client then rejects every status notification of the task.
 
 
 def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
-    value = client_logic.seconds(ttl)
+    value = seconds(ttl)
     if value is None:
         value = DEFAULT_TTL_SECONDS if timeout is None else max(DEFAULT_TTL_SECONDS, timeout + 60.0)
     if value <= 0:
@@ -154,17 +168,10 @@ def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
 
 
 def _positive(name: str, value: float | timedelta | None) -> float | None:
-    converted = client_logic.seconds(value)
+    converted = seconds(value)
     if converted is not None and converted <= 0:
         raise ValueError(f"{name} must be positive, not {value!r}")
     return converted
-
-
-def _asking_task_at_once(connection: Any, meta: dict[str, Any] | None) -> dict[str, Any] | None:
-    """On 2026-07-28 the server decides; this library's server honours the hint with a task."""
-    if connection.negotiated.dialect != DIALECT_2026_07_28:
-        return meta
-    return {**(meta or {}), TASK_AT_ONCE_META_KEY: True}
 
 
 async def call_tool(
@@ -177,7 +184,7 @@ async def call_tool(
     timeout: float | timedelta | None = None,
     ttl: float | timedelta | None = None,
     meta: dict[str, Any] | None = None,
-    cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
+    cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
     on_progress: OnProgress | None = None,
     read_timeout_seconds: float | timedelta | None = None,
     **sdk_options: Any,
@@ -231,7 +238,7 @@ async def call_tool(
     # No task-at-once hint here (start_tool sends it): the call follows the task to its result, so
     # the inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool
     # in one request, where a task at once would cost a create, a listen stream and a read.
-    return await client_logic.call_tool(
+    return await _call_tool(
         connection,
         name,
         arguments,
@@ -255,7 +262,7 @@ async def start_tool(
     on_status: OnStatus | None = None,
     ttl: float | timedelta | None = None,
     meta: dict[str, Any] | None = None,
-    cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
+    cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
 ) -> TaskRun[Any]:
     """Start a tool as a task and return its :class:`TaskRun` without waiting for the result.
 
@@ -266,9 +273,15 @@ async def start_tool(
     assert grace is not None
     ttl_ms = _ttl_ms(ttl, None)
     connection = await _connection(session)
-    meta = _asking_task_at_once(connection, meta)
-    return await client_logic.start_tool(
-        connection, name, arguments, on_status=on_status, ttl_ms=ttl_ms, meta=meta, cancel_grace=grace
+    return await _start_tool(
+        connection,
+        name,
+        arguments,
+        on_status=on_status,
+        ttl_ms=ttl_ms,
+        meta=meta,
+        cancel_grace=grace,
+        at_once=True,  # a handle is wanted: even a quick tool is a task (the hint, where sent)
     )
 
 
@@ -277,7 +290,7 @@ async def resume(
     task_id: str,
     *,
     on_status: OnStatus | None = None,
-    cancel_grace: float | timedelta = client_logic.CANCEL_GRACE_SECONDS,
+    cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
 ) -> TaskRun[Any]:
     """Attach to a task created elsewhere (another session or process) by its id.
 
@@ -288,7 +301,7 @@ async def resume(
     grace = _positive("cancel_grace", cancel_grace)
     assert grace is not None
     connection = await _connection(session)
-    return await client_logic.resume(connection, task_id, on_status=on_status, cancel_grace=grace)
+    return await _resume(connection, task_id, on_status=on_status, cancel_grace=grace)
 
 
 # --- reading a result the same way on both majors ------------------------------------------------
@@ -360,7 +373,7 @@ def tasks_extension(
         raise ValueError(f"dialect must be one of {ALL_DIALECTS} or None, not {dialect!r}")
     refuse_unsupported(["tasks_extension()"], side="client")
     if on_progress is not None:
-        on_status = client_logic.statuses_as_progress(on_status, on_progress)
+        on_status = statuses_as_progress(on_status, on_progress)
     return get_adapter().client.tasks_extension(dialect=dialect, on_status=on_status)
 
 
@@ -402,11 +415,11 @@ class TaskSessionWrapper:
         ttl: float | timedelta | None = None,
         **sdk_options: Any,
     ) -> Any:
-        call = client_logic.SessionCall(
+        call = SessionCall(
             name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl,
             sdk_options,
         )  # fmt: skip
-        return await client_logic.call_with_defaults(call_tool, self.wrapped_session, self, call)
+        return await call_with_defaults(call_tool, self.wrapped_session, self, call)
 
 
 def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> TaskSessionWrapper:

@@ -21,30 +21,20 @@ from __future__ import annotations
 
 import sys
 
-from ._testkit import (
+from ._testkit.matrix import SDK_VERSIONS, SDK_VERSIONS_DATE, dialects, nox_sdk_versions
+from ._testkit.options import COMPOSED_SESSION_OPTIONS, SessionOptionsError, merged_session_options
+from ._testkit.processes import HttpServerProcess, child_environment, http_server_process
+from ._testkit.serve import server_command
+from ._testkit.sessions import SessionSetupError, connect_http, connect_in_memory, connect_stdio
+from ._testkit.toolsets import (
     APPLICATION_ERROR,
-    COMPOSED_SESSION_OPTIONS,
     DEFAULT_SERVER_NAME,
     EXAMPLE_TOOLSET,
-    SDK_VERSIONS,
-    SDK_VERSIONS_DATE,
-    HttpServerProcess,
-    SessionOptionsError,
-    SessionSetupError,
     ToolSet,
     build_task_server,
-    child_environment,
-    connect_http,
-    connect_in_memory,
-    connect_stdio,
-    dialects,
     echo,
-    http_server_process,
     load_toolset,
-    merged_session_options,
-    nox_sdk_versions,
     rpc_error,
-    server_command,
 )
 
 __all__ = [
@@ -83,6 +73,6 @@ if __name__ != "__main__":
             raise
 
 if __name__ == "__main__":
-    from mcp_tasks_compat._testkit import main
+    from mcp_tasks_compat._testkit.serve import main
 
     sys.exit(main())

@@ -284,11 +284,16 @@ class Harness:
 
     @asynccontextmanager
     async def session(
-        self, kwargs: Any = _DEFAULT, *, requests: Counter[str] | None = None
+        self,
+        kwargs: Any = _DEFAULT,
+        *,
+        requests: Counter[str] | None = None,
+        sent: list[tuple[str, Any]] | None = None,
     ) -> AsyncIterator[Any]:
         """A new ``ClientSession`` (not negotiated), built with ``session_kwargs()`` unless told otherwise.
 
-        ``requests``: counts, by method, every request the session writes.
+        ``requests``: counts, by method, every request the session writes; ``sent`` (with
+        ``requests``) gets each one's (method, params).
         """
         from mcp.client.session import ClientSession
 
@@ -302,7 +307,7 @@ class Harness:
             streams = dual_dialect_streams(server, self.knobs.discover)
         async with streams as (read, write):
             if requests is not None:
-                write = CountingWrite(write, requests)
+                write = CountingWrite(write, requests, sent)
             async with ClientSession(read, write, **options) as session:
                 yield session
 
@@ -326,11 +331,15 @@ class StreamWrapper:
 
 
 class CountingWrite(StreamWrapper):
-    """A client's write stream that counts the requests passing, by method (either major's messages)."""
+    """A client's write stream that counts the requests passing, by method (either major's messages),
+    and keeps each one's (method, params) in ``sent`` where given."""
 
-    def __init__(self, stream: Any, requests: Counter[str]) -> None:
+    def __init__(
+        self, stream: Any, requests: Counter[str], sent: list[tuple[str, Any]] | None = None
+    ) -> None:
         super().__init__(stream)
         self._requests = requests
+        self._sent = sent
 
     def _count(self, message: Any) -> None:
         inner = getattr(message, "message", message)
@@ -338,6 +347,8 @@ class CountingWrite(StreamWrapper):
         method = getattr(root, "method", None)
         if isinstance(method, str) and getattr(root, "id", None) is not None:
             self._requests[method] += 1
+            if self._sent is not None:
+                self._sent.append((method, getattr(root, "params", None)))
 
     async def send(self, message: Any) -> None:
         self._count(message)

@@ -90,6 +90,9 @@ class Knobs:
     discover: Literal["answer", "refuse", "silent", "late"] = "answer"
     """How the transport meets ``server/discover`` (mcp 2.x): answer, -32601 like an old server, never,
     or late (held back until the client's next frame, which it then precedes)."""
+    cancel_after_gets: int = 0
+    """2026-07-28 on mcp 2.x: ``tasks/cancel`` only acknowledges, and the task ends cancelled at the
+    n-th ``tasks/get`` after it (work that takes a while to stop); 0: at once."""
 
 
 @dataclass
@@ -298,6 +301,8 @@ class Record:
     answers: int = 0
     scope: anyio.CancelScope | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
+    cancel_in: int | None = None
+    """``tasks/get`` answers left before an acknowledged cancel ends the task (``cancel_after_gets``)."""
 
     def move(self, status: str, message: str | None = None) -> None:
         if self.status in TERMINAL:
@@ -308,6 +313,20 @@ class Record:
         self.updated = _now()
         if status in TERMINAL:
             self.done.set()
+
+    def cancel(self) -> None:
+        self.move("cancelled", "cancelled by the client")
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def count_down_cancel(self) -> None:
+        """One ``tasks/get`` answered: an acknowledged cancel ends the task once none are left."""
+        if self.cancel_in is None:
+            return
+        self.cancel_in -= 1
+        if self.cancel_in <= 0:
+            self.cancel_in = None
+            self.cancel()
 
     def expired(self) -> bool:
         return self.ttl_ms is not None and anyio.current_time() > self.created_at + self.ttl_ms / 1000
@@ -490,6 +509,7 @@ class DualDialectServer:
         async def tasks_get(ctx: "ServerRequestContext[Any, Any]", params: TaskIdParams) -> dict[str, Any]:
             script.saw_get()
             record = self.lookup(ctx, params.task_id)
+            record.count_down_cancel()
             wire = record.wire(knobs)
             if not record.modern:
                 return wire
@@ -521,9 +541,10 @@ class DualDialectServer:
                 if record.modern:
                     return {}
                 raise MCPError(code=-32602, message=f"Cannot cancel task in terminal state '{record.status}'")
-            record.move("cancelled", "cancelled by the client")
-            if record.scope is not None:
-                record.scope.cancel()
+            if record.modern and knobs.cancel_after_gets:
+                record.cancel_in = knobs.cancel_after_gets
+                return {}
+            record.cancel()
             return {} if record.modern else record.wire(knobs)
 
         low.add_request_handler("tasks/get", TaskIdParams, tasks_get)

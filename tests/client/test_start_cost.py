@@ -18,8 +18,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import negotiate, session_kwargs, start_tool
+from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.dialects import TASK_AT_ONCE_META_KEY
 
 from .harness import KINDS, open_harness, text_of
 
@@ -65,6 +66,27 @@ async def test_starting_tasks_sends_only_their_calls(kind: str) -> None:
             # The handles still work: one followed to its result.
             harness.script.release.set()
             assert text_of(await runs[0].result()) == "done 0"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_only_start_tool_on_a_2026_connection_asks_for_a_task_at_once(kind: str) -> None:
+    # The hint is for a server that decides per call (2026-07-28; a 2025-11-25 call asks with
+    # params.task already), and for start_tool only: call_tool waits for the result anyway.
+    sent: list[tuple[str, Any]] = []
+    async with open_harness(kind) as harness, harness.session(requests=Counter(), sent=sent) as session:
+        harness.script.release.set()
+        with anyio.fail_after(BOUND):
+            run = await start_tool(session, "gated", {"label": "started"})
+            assert text_of(await run.result()) == "done started"
+            assert (
+                text_of(await call_tool(session, "gated", {"label": "called"}, mode="task")) == "done called"
+            )
+    hints = [
+        ((params or {}).get("_meta") or {}).get(TASK_AT_ONCE_META_KEY)
+        for method, params in sent
+        if method == "tools/call"
+    ]
+    assert hints == [True if harness.dialect == "2026-07-28" else None, None]
 
 
 # --- 2026-07-28 push: a listen stream only for followed tasks (the project's server, mcp 2.x) ---

@@ -9,6 +9,7 @@ import pytest
 
 from mcp_tasks_compat import TaskNotFoundError
 from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
+from mcp_tasks_compat.core.model import TaskStatus
 
 from .harness import Knobs, Script, gaps, open_harness, text_of
 
@@ -63,6 +64,43 @@ async def test_beside_a_pending_2025_result_an_unheard_poll_only_watches_once_a_
         assert len(times) >= 2
         assert times[0] - started >= 0.9  # the first watch poll, a second in
         assert all(pause >= 0.9 for pause in gaps(times[:2]))
+
+
+async def test_a_slow_cancel_is_polled_with_the_tasks_age_floor() -> None:
+    # tasks/cancel is only acknowledged here, and the task ends at the fifth tasks/get after it
+    # (hinting 0 throughout). TaskRun.cancel polls in the shared loop: a tenth of the young task's
+    # age between two reads (at least 5 ms), never a busy loop, and not the mature 100 ms floor.
+    knobs = Knobs(poll_hints=(0,), cancel_after_gets=5)
+    async with open_harness("2026", knobs) as harness, harness.session() as session:
+        with anyio.fail_after(BOUND):
+            run = await start_tool(session, "hang")
+            asked = anyio.current_time()
+            final = await run.cancel()
+            took = anyio.current_time() - asked
+    assert final is not None
+    assert final.status is TaskStatus.CANCELLED
+    assert run.done
+    times = harness.script.get_times
+    assert len(times) == 5
+    for at, pause in zip(times, gaps(times), strict=False):
+        assert pause >= 0.9 * min(0.1, max(0.005, 0.1 * (at - asked)))
+    assert took < 0.3  # four pauses of the mature 100 ms floor alone take 0.4 s
+
+
+async def test_a_cancel_that_never_ends_returns_the_newest_state_after_its_wait() -> None:
+    # The loop's deadline is checked between reads: polled meanwhile, then the working state back.
+    knobs = Knobs(poll_hints=(0,), cancel_after_gets=10**6)
+    async with open_harness("2026", knobs) as harness, harness.session() as session:
+        with anyio.fail_after(BOUND):
+            run = await start_tool(session, "hang")
+            asked = anyio.current_time()
+            final = await run.cancel(wait=0.3)
+            took = anyio.current_time() - asked
+    assert final is not None
+    assert final.status is TaskStatus.WORKING
+    assert not run.done
+    assert 0.3 <= took < 1.0
+    assert len(harness.script.get_times) >= 5
 
 
 async def test_a_missing_poll_hint_polls_once_a_second() -> None:

@@ -11,7 +11,7 @@ Rules of this layer:
   handshake, :func:`.connections.decide` names the dialect or why none, and one cache keeps the
   connection per session for both majors).
 * Whether a call runs as a task is decided before anything is sent (:mod:`.plan`).
-* The follower is picked once per dialect, from the wire's dialect (:func:`.run.follower_for`):
+* The follower is picked once per dialect, from the wire's dialect (:func:`.following.follower_for`):
   :mod:`.follow_2025` and :mod:`.follow_2026` share the poll loop of :mod:`.poller`, and neither
   asks which dialect it is on.
 * Every way a task can end maps to one of the ``Task*Error`` family (:mod:`.outcomes`).
@@ -20,8 +20,11 @@ Rules of this layer:
 from __future__ import annotations
 
 from .connections import ConnectionCache, Handshake, NegotiatedConnection, PerSession, decide, negotiate
+from .entry_points import call_tool, follow, resume, start_tool
+from .following import seconds
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
+from .progress import progress_sink, statuses_as_progress
 from .protocols import (
     CANCEL_GRACE_SECONDS,
     DEFAULT_POLL_SECONDS,
@@ -44,19 +47,8 @@ from .protocols import (
 )
 from .push import PushLink
 from .rounds import MAX_INPUT_ROUNDS, InputReply, InputRound, answer_rounds
-from .run import (
-    CallDefaults,
-    SessionCall,
-    TaskRun,
-    call_tool,
-    call_with_defaults,
-    follow,
-    progress_sink,
-    resume,
-    seconds,
-    start_tool,
-    statuses_as_progress,
-)
+from .session_calls import CallDefaults, SessionCall, call_with_defaults
+from .task_run import TaskRun
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",

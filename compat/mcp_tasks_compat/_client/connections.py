@@ -14,7 +14,7 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import anyio
 
@@ -107,6 +107,10 @@ class NegotiatedConnection(Generic[SessionT]):
     tasks although a dialect was negotiated says why in :meth:`task_readiness`.
     """
 
+    sends_task_at_once: ClassVar[bool] = False
+    """A class whose server decides per call whether a call becomes a task (2026-07-28) says
+    ``True``: ``start_tool`` then asks for one at once (``dialects.TASK_AT_ONCE_META_KEY``)."""
+
     def __init__(
         self,
         session: SessionT,
@@ -179,9 +183,4 @@ class ConnectionCache(Generic[SessionT, ConnectionT]):
             cached = self._connections.get(session)
             if cached is None:
                 cached = self._connections.set(session, await open_connection())
-            return cached
-        async with self._locks.setdefault(session, anyio.Lock()):
-            cached = self._connections.get(session)
-            if cached is None:
-                cached = self._connections[session] = await open_connection()
             return cached

@@ -267,6 +267,8 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
         self.stopped = False
         self.min_interval_s = 0.0
         """A floor under the poll interval, for a poll that only watches (see ``Follower2025``)."""
+        self.deadline = math.inf
+        """When the poll loop gives up (:meth:`watch`); checked between requests, like :attr:`stopped`."""
 
     @property
     def latest(self) -> Task:
@@ -338,10 +340,10 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
         remaining = self.expiry.remaining()
         now = anyio.current_time()
         ttl_end = math.inf if remaining is None else now + max(0.0, remaining)
-        end = min(now + delay, ttl_end)
+        end = min(now + delay, ttl_end, self.deadline)
         while not self.stopped:
             covered = self._covered()
-            limit = ttl_end if covered else end
+            limit = min(ttl_end, self.deadline) if covered else end
             if limit - anyio.current_time() <= 0:
                 return limit == ttl_end
             left = limit - anyio.current_time()
@@ -360,10 +362,11 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
         self.reporter.wake()
 
     async def poll_until_terminal(self) -> Task | None:
-        """``tasks/get`` until terminal (``None`` once stopped); at the TTL one last look, then expired."""
+        """``tasks/get`` until terminal (``None`` once stopped or past the deadline); at the TTL one
+        last look, then expired."""
         while True:
             expired = await self._sleep_or_expire()
-            if self.stopped:
+            if self.stopped or anyio.current_time() >= self.deadline:
                 return None
             pushed = self.latest
             if pushed.is_terminal and self._settled_by_push(pushed):
@@ -373,6 +376,26 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
                 return task
             if expired and self.expiry.passed():
                 raise expired_error(self.task_id, self.latest.ttl_ms)
+
+    async def watch(self, within: float) -> Task:
+        """The task's newest state once it is terminal, or after ``within`` seconds.
+
+        For a task asked to end (``TaskRun.cancel``; 2026-07-28 cancellation is cooperative): one
+        ``tasks/get`` at once (most tasks have ended by then), then this loop, hearing pushed
+        states, with its pace and floor. Only reads: a follower's input answers and result wait
+        stay with :meth:`run`.
+        """
+        self.deadline = anyio.current_time() + within
+        if within <= 0:
+            return self.latest
+        task = await self.get()
+        if task is not None and task.is_terminal:
+            return task
+        unsubscribe = self._subscribe()
+        try:
+            return await self.poll_until_terminal() or self.latest
+        finally:
+            unsubscribe()
 
 
 async def best_effort_cancel(wire: TaskWire[Any], task_id: str, *, grace: float) -> Task | None:

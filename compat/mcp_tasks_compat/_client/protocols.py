@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias, TypeVar
 
 from ..core.model import Task
 from ..dialects import Dialect, TaskSupport
@@ -215,6 +215,10 @@ class ClientConnection(Protocol[ResultT_co]):
     def installed(self) -> str:
         """``"mcp <version>"``, for refusal messages."""
         ...
+
+    sends_task_at_once: ClassVar[bool]
+    """Whether ``start_tool`` asks for a task at once (``dialects.TASK_AT_ONCE_META_KEY``), said
+    once by the connection's class: where the server decides per call (2026-07-28)."""
 
     def wire(self) -> TaskWire2025[ResultT_co] | TaskWire2026[ResultT_co]:
         """The wire of the negotiated dialect (only asked once the plan runs a task on it)."""

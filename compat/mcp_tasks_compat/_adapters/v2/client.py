@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, NoReturn, cast
+from typing import Any, ClassVar, NoReturn, cast
 
 import mcp_types
 from mcp.client.extension import ClientExtension, NotificationBinding, ResultClaim
@@ -349,6 +349,8 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
 
 class Connection2026(_Negotiated):
     """A 2026-07-28 connection whose session claims ``resultType: "task"``: the server decides per call."""
+
+    sends_task_at_once: ClassVar[bool] = True  # this library's server answers start_tool with a task
 
     def __init__(
         self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig
