@@ -32,7 +32,18 @@ from mcp.shared.exceptions import McpError
 from mcp.shared.session import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
-from ... import _client as client_logic
+from ..._client import (
+    ConnectionCache,
+    Handshake,
+    Negotiated,
+    NegotiatedConnection,
+    OnStatus,
+    RemoteError,
+    StatusListener,
+    StatusListeners,
+    ToolCall,
+    negotiate,
+)
 from ..._detect import sdk_info
 from ...core import codec_2025
 from ...core.model import Task
@@ -206,11 +217,9 @@ def _raw(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-def _remote(error: McpError) -> client_logic.RemoteError:
+def _remote(error: McpError) -> RemoteError:
     data = error.error
-    return client_logic.RemoteError(
-        data.code, data.message, data.data, timed_out=data.code == _REQUEST_TIMEOUT
-    )
+    return RemoteError(data.code, data.message, data.data, timed_out=data.code == _REQUEST_TIMEOUT)
 
 
 _KEPT_UNFOLLOWED = 64
@@ -220,7 +229,7 @@ def _task_id_of(params: object) -> object:
     return cast("dict[str, object]", params).get("taskId") if isinstance(params, dict) else None
 
 
-class _SessionConfig(client_logic.StatusListeners):
+class _SessionConfig(StatusListeners):
     """What :func:`session_kwargs` plants in the session: who follows which task.
 
     A status pushed right after ``tools/call`` answered can be read before its follower listens;
@@ -241,7 +250,7 @@ class _SessionConfig(client_logic.StatusListeners):
                 self._unfollowed.popitem(last=False)
         super().deliver(raw)
 
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
         unlisten = super().listen(task_id, listener)
         kept = self._unfollowed.pop(task_id, None)
         if kept is not None:
@@ -353,16 +362,16 @@ class Wire2025:
     async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> types.CallToolResult:
         return await to_result(self._session, payload, tool=tool)
 
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
         if self._config is None:
             return lambda: None
         return self._config.listen(task_id, listener)
 
 
-class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
+class _Negotiated(NegotiatedConnection[ClientSession]):
     """What both connections of one session share, and the plain ``tools/call``."""
 
-    def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
+    def __init__(self, session: ClientSession, negotiated: Negotiated) -> None:
         super().__init__(session, negotiated, lambda: list_tools(session))
 
     async def settle(self) -> None:
@@ -372,7 +381,7 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
         if isinstance(table, _CancelSafeTable):
             await table.settle()
 
-    async def _call_plainly(self, call: client_logic.ToolCall) -> types.CallToolResult:
+    async def _call_plainly(self, call: ToolCall) -> types.CallToolResult:
         """The base class's ``call_tool`` (which checks the output schema itself); a session
         subclass that overrides it is not re-entered."""
         session = self._session
@@ -389,21 +398,21 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
         )
 
 
-def _timeout(call: client_logic.ToolCall) -> timedelta | None:
+def _timeout(call: ToolCall) -> timedelta | None:
     return timedelta(seconds=call.read_timeout) if call.read_timeout is not None else None
 
 
 class Connection2025(_Negotiated):
     """A connection whose server offers 2025-11-25 tasks for ``tools/call``."""
 
-    def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
+    def __init__(self, session: ClientSession, negotiated: Negotiated) -> None:
         super().__init__(session, negotiated)
         self._wire = Wire2025(session, _config_of(session))
 
     def wire(self) -> Wire2025:
         return self._wire
 
-    async def call(self, call: client_logic.ToolCall) -> Task | types.CallToolResult:
+    async def call(self, call: ToolCall) -> Task | types.CallToolResult:
         """``as_task``: ``tools/call`` with ``params.task``; else the SDK's own ``call_tool``."""
         check_sdk_options(call.sdk_options)  # 1.x's call_tool has none beyond meta
         if not call.as_task:
@@ -435,7 +444,7 @@ class PlainConnection(_Negotiated):
     def wire(self) -> NoReturn:
         raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason})")
 
-    async def call(self, call: client_logic.ToolCall) -> types.CallToolResult:
+    async def call(self, call: ToolCall) -> types.CallToolResult:
         check_sdk_options(call.sdk_options)
         return await self._call_plainly(call)
 
@@ -455,20 +464,20 @@ async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
     return await list_all_tools(page)
 
 
-async def _negotiate(session: ClientSession) -> client_logic.Negotiated:
+async def _negotiate(session: ClientSession) -> Negotiated:
     """``initialize`` where the caller has not, then the decision of :mod:`.._client.connections`."""
     version: str | None = None
     caps = session.get_server_capabilities()
     if caps is None:
         result = await session.initialize()
         version, caps = str(result.protocolVersion), result.capabilities
-    handshake = client_logic.Handshake(
+    handshake = Handshake(
         version, modern=False, capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
     )
-    return await client_logic.negotiate(handshake, lambda: list_tools(session))
+    return await negotiate(handshake, lambda: list_tools(session))
 
 
-_CONNECTIONS = client_logic.ConnectionCache[ClientSession, Connection]()
+_CONNECTIONS = ConnectionCache[ClientSession, Connection]()
 
 
 async def connection(session: object, *, discover_timeout: float = 5.0) -> Connection:
@@ -486,7 +495,7 @@ async def connection(session: object, *, discover_timeout: float = 5.0) -> Conne
     return await _CONNECTIONS.get(session, open_connection)
 
 
-def tasks_extension(*, dialect: Dialect | None, on_status: client_logic.OnStatus | None = None) -> Any:
+def tasks_extension(*, dialect: Dialect | None, on_status: OnStatus | None = None) -> Any:
     """Never reached: ``client.tasks_extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
     del dialect, on_status
     raise NotImplementedError("mcp 1.x has no mcp.Client; build the session with session_kwargs()")

@@ -48,7 +48,16 @@ from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ... import _client as client_logic
+from ..._client import (
+    ConnectionCache,
+    InputReply,
+    InputRound,
+    Negotiated,
+    NegotiatedConnection,
+    OnStatus,
+    ToolCall,
+    answer_rounds,
+)
 from ..._detect import sdk_info
 from ...core.model import Task
 from ...dialects import (
@@ -191,7 +200,7 @@ class TasksClientExtension(ClientExtension):
 
     identifier = TASKS_EXTENSION_ID
 
-    def __init__(self, dialect: Dialect | None, on_status: client_logic.OnStatus | None = None) -> None:
+    def __init__(self, dialect: Dialect | None, on_status: OnStatus | None = None) -> None:
         kwargs = session_kwargs(
             dialect=dialect,
             extensions=None,
@@ -214,9 +223,7 @@ class TasksClientExtension(ClientExtension):
         return self._bindings
 
 
-def tasks_extension(
-    *, dialect: Dialect | None, on_status: client_logic.OnStatus | None = None
-) -> TasksClientExtension:
+def tasks_extension(*, dialect: Dialect | None, on_status: OnStatus | None = None) -> TasksClientExtension:
     return TasksClientExtension(dialect, on_status)
 
 
@@ -261,16 +268,16 @@ _ADVERTISE_ONLY = UnsupportedOptIn(
 # --- one negotiated session: a connection class per dialect, and a plain one --------------------
 
 
-class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
+class _Negotiated(NegotiatedConnection[ClientSession]):
     """What every connection of one session shares, and the ``input_required`` rounds of a call."""
 
-    def __init__(self, session: ClientSession, negotiated: client_logic.Negotiated) -> None:
+    def __init__(self, session: ClientSession, negotiated: Negotiated) -> None:
         super().__init__(session, negotiated, lambda: list_tools(session))
 
     async def _answering_rounds(
         self,
-        call: client_logic.ToolCall,
-        send: Callable[[client_logic.InputReply | None], Awaitable[Answer]],
+        call: ToolCall,
+        send: Callable[[InputReply | None], Awaitable[Answer]],
         first: Answer | None = None,
     ) -> Task | mcp_types.CallToolResult:
         """``send`` once (unless ``first`` is its answer already), then again per
@@ -287,7 +294,7 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
                 check_sdk_options(call.sdk_options)
                 reply = reply_from_options(call.sdk_options)
             first = await send(reply)
-        if not isinstance(first, client_logic.InputRound):
+        if not isinstance(first, InputRound):
             return first
         if call.sdk_options.get("allow_input_required"):
             assert isinstance(first, SdkInputRound)
@@ -300,11 +307,9 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
         async def answer(key: str, request: Mapping[str, Any]) -> dict[str, Any]:
             return await answer_input(session, key, request)
 
-        return await client_logic.answer_rounds(first, answer=answer, retry=send, what=f"tools/call {name!r}")
+        return await answer_rounds(first, answer=answer, retry=send, what=f"tools/call {name!r}")
 
-    async def _publicly(
-        self, call: client_logic.ToolCall, reply: client_logic.InputReply | None, *, allow_claimed: bool
-    ) -> Answer:
+    async def _publicly(self, call: ToolCall, reply: InputReply | None, *, allow_claimed: bool) -> Answer:
         progress = cast("ProgressFnT | None", call.progress)
         return await call_publicly(
             self._session,
@@ -318,7 +323,7 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
             keep_claims=bool(call.sdk_options.get("allow_claimed")),
         )
 
-    async def _declining(self, call: client_logic.ToolCall, reply: client_logic.InputReply | None) -> Answer:
+    async def _declining(self, call: ToolCall, reply: InputReply | None) -> Answer:
         progress = cast("ProgressFnT | None", call.progress)
         return await call_declining_task(
             self._session,
@@ -330,7 +335,7 @@ class _Negotiated(client_logic.NegotiatedConnection[ClientSession]):
             reply=reply,
         )
 
-    async def _handshake_era(self, call: client_logic.ToolCall) -> mcp_types.CallToolResult:
+    async def _handshake_era(self, call: ToolCall) -> mcp_types.CallToolResult:
         """The base class's ``call_tool`` (a session subclass that overrides it is not re-entered),
         with the caller's own SDK keywords: a handshake-era call can create no task of the SDK's."""
         check_sdk_options(call.sdk_options)
@@ -352,20 +357,18 @@ class Connection2026(_Negotiated):
 
     sends_task_at_once: ClassVar[bool] = True  # this library's server answers start_tool with a task
 
-    def __init__(
-        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig
-    ) -> None:
+    def __init__(self, session: ClientSession, negotiated: Negotiated, config: SessionConfig) -> None:
         super().__init__(session, negotiated)
         self._wire = Wire2026(session, config)
 
     def wire(self) -> Wire2026:
         return self._wire
 
-    async def call(self, call: client_logic.ToolCall) -> Task | mcp_types.CallToolResult:
+    async def call(self, call: ToolCall) -> Task | mcp_types.CallToolResult:
         """``as_task`` (``auto``, ``task``): the public call, receiving a task handle when the server
         makes one; else (``plain``) the Tasks extension left out of this request's capabilities."""
 
-        async def send(reply: client_logic.InputReply | None) -> Answer:
+        async def send(reply: InputReply | None) -> Answer:
             if call.as_task:
                 return await self._publicly(call, reply, allow_claimed=True)
             return await self._declining(call, reply)
@@ -374,7 +377,7 @@ class Connection2026(_Negotiated):
             # The common call (every start_tool): the public call sent straight, nothing of the
             # caller's to check or continue; the rounds only once the server asks for input.
             first = await self._publicly(call, None, allow_claimed=True)
-            if not isinstance(first, client_logic.InputRound):
+            if not isinstance(first, InputRound):
                 return first
             return await self._answering_rounds(call, send, first)
         return await self._answering_rounds(call, send)
@@ -383,16 +386,14 @@ class Connection2026(_Negotiated):
 class Connection2025(_Negotiated):
     """A 2025-11-25 connection (a handshake-era server that offers tasks for ``tools/call``)."""
 
-    def __init__(
-        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig
-    ) -> None:
+    def __init__(self, session: ClientSession, negotiated: Negotiated, config: SessionConfig) -> None:
         super().__init__(session, negotiated)
         self._wire = Wire2025(session, config)
 
     def wire(self) -> Wire2025:
         return self._wire
 
-    async def call(self, call: client_logic.ToolCall) -> Task | mcp_types.CallToolResult:
+    async def call(self, call: ToolCall) -> Task | mcp_types.CallToolResult:
         """``as_task``: ``params.task`` through the raw-request seam; else the public ``call_tool``
         (also for a call that continues an ``input_required`` round, a 2026-era exchange)."""
         if not call.as_task or reply_from_options(call.sdk_options) is not None:
@@ -412,9 +413,7 @@ class PlainConnection(_Negotiated):
     call declines the task for itself (as ``mode="plain"`` does on a task connection).
     """
 
-    def __init__(
-        self, session: ClientSession, negotiated: client_logic.Negotiated, config: SessionConfig | None
-    ) -> None:
+    def __init__(self, session: ClientSession, negotiated: Negotiated, config: SessionConfig | None) -> None:
         super().__init__(session, negotiated)
         self._readiness = _NO_KWARGS if config is None else None
         self._refusal = (
@@ -429,14 +428,14 @@ class PlainConnection(_Negotiated):
     def wire(self) -> NoReturn:
         raise RuntimeError(f"this connection runs no tasks ({self._negotiated.reason or 'not ready'})")
 
-    async def call(self, call: client_logic.ToolCall) -> mcp_types.CallToolResult:
+    async def call(self, call: ToolCall) -> mcp_types.CallToolResult:
         """A plain ``tools/call`` (``as_task`` is moot here), answering its ``input_required`` rounds."""
         if self._refusal is not None:
             raise UnsupportedOptInError([self._refusal], installed=self.installed)
         if not self._modern:
             return await self._handshake_era(call)
 
-        async def send(reply: client_logic.InputReply | None) -> Answer:
+        async def send(reply: InputReply | None) -> Answer:
             if self._declines:
                 return await self._declining(call, reply)
             return await self._publicly(call, reply, allow_claimed=False)
@@ -454,7 +453,7 @@ Connection = Connection2026 | Connection2025 | PlainConnection
 """What :func:`connection` hands out: one class per negotiated dialect, and the plain one."""
 
 
-def _connect(session: ClientSession, negotiated: client_logic.Negotiated) -> Connection:
+def _connect(session: ClientSession, negotiated: Negotiated) -> Connection:
     """The connection class for what ``session`` negotiated (chosen once; the calls never ask again)."""
     config = config_of(session)
     if config is not None and negotiated.dialect == DIALECT_2026_07_28 and _has_claim_for_task(session):
@@ -464,7 +463,7 @@ def _connect(session: ClientSession, negotiated: client_logic.Negotiated) -> Con
     return PlainConnection(session, negotiated, config)
 
 
-_CONNECTIONS = client_logic.ConnectionCache[ClientSession, Connection]()
+_CONNECTIONS = ConnectionCache[ClientSession, Connection]()
 
 
 async def connection(session: object, *, discover_timeout: float = 5.0) -> Connection:

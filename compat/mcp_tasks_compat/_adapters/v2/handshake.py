@@ -19,7 +19,8 @@ from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ... import _client as client_logic
+from ..._client import Handshake, Negotiated
+from ..._client import negotiate as negotiate_once
 from ..._detect import sdk_info
 from ...dialects import DIALECT_2025_11_25, Dialect
 from ..shared import list_all_tools
@@ -91,7 +92,7 @@ async def _handshake_pinned_2025(session: ClientSession) -> str | None:
     return None
 
 
-async def negotiate(session: ClientSession, discover_timeout: float) -> client_logic.Negotiated:
+async def negotiate(session: ClientSession, discover_timeout: float) -> Negotiated:
     """Open the connection where the caller has not; :mod:`.._client.connections` decides what it runs."""
     fallback: str | None = None
     config = config_of(session)
@@ -107,7 +108,7 @@ async def negotiate(session: ClientSession, discover_timeout: float) -> client_l
             f"mcp {sdk_info().mcp_version} lacks the private seam v2.raw_request that "
             "2025-11-25 tasks need on mcp 2.x"
         )
-    handshake = client_logic.Handshake(
+    handshake = Handshake(
         version,
         modern=version in MODERN_PROTOCOL_VERSIONS,
         capabilities=_capabilities(session),
@@ -115,4 +116,4 @@ async def negotiate(session: ClientSession, discover_timeout: float) -> client_l
         unavailable=unavailable,
         fallback=fallback,
     )
-    return await client_logic.negotiate(handshake, lambda: list_tools(session))
+    return await negotiate_once(handshake, lambda: list_tools(session))

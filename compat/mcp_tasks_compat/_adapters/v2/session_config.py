@@ -21,7 +21,15 @@ from mcp.client.extension import ClaimContext, NotificationBinding
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from ... import _client as client_logic
+from ..._client import (
+    CANCEL_GRACE_SECONDS,
+    OnStatus,
+    PerSession,
+    PushLink,
+    StatusListener,
+    StatusListeners,
+    follow,
+)
 from ..._detect import sdk_info
 from ...core import codec_2026
 from ...dialects import Dialect
@@ -54,18 +62,16 @@ class SessionConfig:
     """The per-session choices made in :func:`.client.session_kwargs`, found again from the session."""
 
     dialects: tuple[Dialect, ...]
-    statuses: client_logic.StatusListeners = field(default_factory=client_logic.StatusListeners)
+    statuses: StatusListeners = field(default_factory=StatusListeners)
     push: bool = True
-    links: weakref.WeakSet[client_logic.PushLink] = field(
-        default_factory=lambda: weakref.WeakSet[client_logic.PushLink]()
-    )
+    links: weakref.WeakSet[PushLink] = field(default_factory=lambda: weakref.WeakSet[PushLink]())
     """Every live session's push link (each kept on its session, :data:`_PUSH_LINKS`), for the
     acknowledgements to find theirs; a link goes with its session."""
 
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
         return self.statuses.listen(task_id, listener)
 
-    def push_link(self, session: ClientSession) -> client_logic.PushLink | None:
+    def push_link(self, session: ClientSession) -> PushLink | None:
         """The session's push link (made on first use); ``None`` when push is off or unavailable."""
         if not self.push or not listen_available():
             return None
@@ -78,18 +84,16 @@ class SessionConfig:
                 return None
             link = _PUSH_LINKS.set(
                 session,
-                client_logic.PushLink(
-                    lambda stream_id, task_ids: listen(session, task_ids), group.start_soon
-                ),
+                PushLink(lambda stream_id, task_ids: listen(session, task_ids), group.start_soon),
             )
             self.links.add(link)
         return link
 
-    def all_links(self) -> list[client_logic.PushLink]:
+    def all_links(self) -> list[PushLink]:
         return list(self.links)
 
 
-_PUSH_LINKS = client_logic.PerSession[ClientSession, client_logic.PushLink]("push_link")
+_PUSH_LINKS = PerSession[ClientSession, PushLink]("push_link")
 """The push link of each session, kept on the session (a session-keyed dictionary would keep every
 session alive: the link refers back to it)."""
 
@@ -131,19 +135,19 @@ class ResolveTask:
     output-schema check here: ``mcp.Client.call_tool`` checks what ``resolve`` returns itself.
     """
 
-    def __init__(self, config: SessionConfig, on_status: client_logic.OnStatus | None = None) -> None:
+    def __init__(self, config: SessionConfig, on_status: OnStatus | None = None) -> None:
         self.config = config
         self.on_status = on_status
 
     async def __call__(self, handle: TaskHandle, context: ClaimContext) -> mcp_types.CallToolResult:
         task = codec_2026.decode_create_task_result(raw_json(handle))
         wire = Wire2026(context.session, self.config)
-        return await client_logic.follow(
+        return await follow(
             wire,
             task,
             on_status=self.on_status,
             overall_timeout=None,
-            cancel_grace=client_logic.CANCEL_GRACE_SECONDS,
+            cancel_grace=CANCEL_GRACE_SECONDS,
         )
 
 

@@ -18,7 +18,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from ... import _client as client_logic
+from ..._client import (
+    PushLink,
+    RemoteError,
+    StatusListener,
+)
 from ...core import codec_2025, codec_2026
 from ...core.model import Task
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
@@ -106,10 +110,8 @@ def raw_json(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-def remote(error: MCPError) -> client_logic.RemoteError:
-    return client_logic.RemoteError(
-        error.code, error.message, error.data, timed_out=error.code == REQUEST_TIMEOUT
-    )
+def remote(error: MCPError) -> RemoteError:
+    return RemoteError(error.code, error.message, error.data, timed_out=error.code == REQUEST_TIMEOUT)
 
 
 # --- the two wires -----------------------------------------------------------------------------
@@ -118,9 +120,9 @@ def remote(error: MCPError) -> client_logic.RemoteError:
 class SessionRoutes(Protocol):
     """What a wire asks of the session's configuration (``session_config.SessionConfig``)."""
 
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]: ...
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]: ...
 
-    def push_link(self, session: ClientSession) -> client_logic.PushLink | None: ...
+    def push_link(self, session: ClientSession) -> PushLink | None: ...
 
 
 async def answer_input(session: ClientSession, key: str, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,7 +130,7 @@ async def answer_input(session: ClientSession, key: str, request: Mapping[str, A
     try:
         parsed = _INPUT_REQUEST.validate_python(dict(request), by_name=False)
     except ValidationError as error:
-        raise client_logic.RemoteError(
+        raise RemoteError(
             INVALID_PARAMS, f"unreadable input request ({error.error_count()} validation error(s))"
         ) from None
     params = parsed.params
@@ -137,7 +139,7 @@ async def answer_input(session: ClientSession, key: str, request: Mapping[str, A
     )
     answer = await session.dispatch_input_request(context, parsed)
     if isinstance(answer, mcp_types.ErrorData):
-        raise client_logic.RemoteError(answer.code, answer.message, answer.data)
+        raise RemoteError(answer.code, answer.message, answer.data)
     return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
@@ -189,7 +191,7 @@ class Wire2026(WireBase):
         return None
 
     @property
-    def push(self) -> client_logic.PushLink | None:
+    def push(self) -> PushLink | None:
         """``notifications/tasks`` come only on a listen stream (the session's push link)."""
         return self._config.push_link(self._session) if self._config is not None else None
 
@@ -220,7 +222,7 @@ class Wire2025(WireBase):
         raw = await self._send(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)))
         return codec_2025.decode_task(raw, where="tasks/cancel", code=INTERNAL_ERROR)
 
-    def listen(self, task_id: str, listener: client_logic.StatusListener) -> Callable[[], None]:
+    def listen(self, task_id: str, listener: StatusListener) -> Callable[[], None]:
         """``notifications/tasks/status``, routed by the session's status binding."""
         if self._config is None:
             return lambda: None

@@ -21,7 +21,10 @@ from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
-from ... import _client as client_logic
+from ..._client import (
+    InputReply,
+    InputRound,
+)
 from ..._detect import sdk_info
 from ...core import codec_2025, codec_2026
 from ...core.model import Task
@@ -43,14 +46,14 @@ __all__ = [
 
 _PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
 
-Answer = Task | mcp_types.CallToolResult | client_logic.InputRound
+Answer = Task | mcp_types.CallToolResult | InputRound
 """What one ``tools/call`` can be answered with: a task, a result, or an ``input_required`` round
 (a claimed result of another extension, kept for a caller that passed ``allow_claimed=True``,
 travels as a ``CallToolResult`` in name only: it is handed back unchanged)."""
 
 
 @dataclass(frozen=True)
-class SdkInputRound(client_logic.InputRound):
+class SdkInputRound(InputRound):
     """An ``input_required`` round that keeps the SDK's own answer, for a caller who asked for it."""
 
     sdk_result: mcp_types.InputRequiredResult | None = None
@@ -80,7 +83,7 @@ def input_round(answer: mcp_types.InputRequiredResult) -> SdkInputRound:
     return SdkInputRound(requests, answer.request_state, answer)
 
 
-def reply_from_options(options: Mapping[str, Any]) -> client_logic.InputReply | None:
+def reply_from_options(options: Mapping[str, Any]) -> InputReply | None:
     """The caller's ``input_responses=`` / ``request_state=`` (the SDK's keywords) as the first reply."""
     responses: object = options.get("input_responses")
     state: object = options.get("request_state")
@@ -93,10 +96,10 @@ def reply_from_options(options: Mapping[str, Any]) -> client_logic.InputReply | 
             "dict[str, Any]",
             INPUT_RESPONSES.dump_python(validated, by_alias=True, mode="json", exclude_none=True),
         )
-    return client_logic.InputReply(raw, state if isinstance(state, str) else None)
+    return InputReply(raw, state if isinstance(state, str) else None)
 
 
-def input_responses(reply: client_logic.InputReply | None) -> mcp_types.InputResponses | None:
+def input_responses(reply: InputReply | None) -> mcp_types.InputResponses | None:
     """The previous round's answers as the SDK's ``input_responses=`` (``None``: a first call)."""
     if reply is None or reply.input_responses is None:
         return None
@@ -143,7 +146,7 @@ async def call_declining_task(
     *,
     progress: ProgressFnT | None = None,
     read_timeout: float | None = None,
-    reply: client_logic.InputReply | None = None,
+    reply: InputReply | None = None,
 ) -> Answer:
     """A 2026-07-28 ``tools/call`` whose per-request capabilities leave the Tasks extension out.
 
@@ -207,7 +210,7 @@ async def call_publicly(
     *,
     progress: ProgressFnT | None,
     read_timeout: float | None,
-    reply: client_logic.InputReply | None,
+    reply: InputReply | None,
     allow_claimed: bool,
     keep_claims: bool = False,
 ) -> Answer:
