@@ -38,6 +38,8 @@ SDK_FREE = [
     "mcp_tasks_compat._engine.engine",
     "mcp_tasks_compat._engine.inputs",
     "mcp_tasks_compat._engine.expiry",
+    "mcp_tasks_compat._engine.reruns",
+    "mcp_tasks_compat._engine.serving",
     "mcp_tasks_compat._engine.policy",
     "mcp_tasks_compat._engine.stores",
     "mcp_tasks_compat._engine.stores.contract",

@@ -179,7 +179,7 @@ async def test_all_concurrent_waiters_wake_when_the_task_ends() -> None:
     woken: list[Task] = []
 
     async def waiter(task_id: str) -> None:
-        woken.append(await engine.wait_terminal(task_id, "alice"))
+        woken.append(await engine.reader.wait_terminal(task_id, "alice"))
 
     with anyio.fail_after(BOUND_S):
         async with anyio.create_task_group() as group:
@@ -201,7 +201,7 @@ async def test_waiting_on_an_ended_task_returns_at_once() -> None:
     engine = TaskEngine()
     task = await run_to_end(engine, returning(OK_RESULT))
     with anyio.fail_after(BOUND_S):
-        assert await engine.wait_terminal(task.task_id, "alice") == task
+        assert await engine.reader.wait_terminal(task.task_id, "alice") == task
 
 
 # --- cancel -------------------------------------------------------------------------------------
@@ -330,7 +330,7 @@ async def test_another_principal_cannot_see_or_touch_a_task() -> None:
         lambda: engine.lookup(task_id, "bob"),
         lambda: engine.cancel(task_id, "bob", strict=True),
         lambda: engine.cancel(task_id, "bob", strict=False),
-        lambda: engine.wait_terminal(task_id, "bob"),
+        lambda: engine.reader.wait_terminal(task_id, "bob"),
         lambda: engine.get(task_id, None),
     ):
         with pytest.raises(PeerProtocolError) as caught:
@@ -359,7 +359,7 @@ async def test_owned_by_lists_only_that_principals_tasks() -> None:
     engine = TaskEngine()
     mine = {(await create(engine, owner="alice")).task.task_id for _ in range(3)}
     await create(engine, owner="bob")
-    assert {task.task_id for task in await engine.owned_by("alice")} == mine
+    assert {task.task_id for task in await engine.reader.owned_by("alice")} == mine
 
 
 # --- TTL ----------------------------------------------------------------------------------------
@@ -548,7 +548,7 @@ async def test_in_memory_store_hands_out_due_states_without_scanning_the_live_on
     clock = FakeClock()
     engine = TaskEngine(store=store, clock=clock, ttl_floor_ms=0)
     records = [await create(engine, ttl_ms=ttl) for ttl in (5_000, 1_000, 3_000, None)]
-    start = engine.now()
+    start = engine.reader.now()
     assert await store.due_for_expiry(start + timedelta(seconds=0.5)) == []
     due = await store.due_for_expiry(start + timedelta(seconds=3.5))
     assert [state.task.ttl_ms for state in due] == [1_000, 3_000]  # in deadline order
