@@ -7,7 +7,7 @@ bound every wait with ``fail_after``, and move time with an injected clock.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import partial
 from typing import Any
 
@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_tasks_compat._engine import (
+    DEFAULT_TTL_FLOOR_MS,
     EXPIRED_GRACE_MS,
     InMemoryTaskStore,
     PollPolicy,
@@ -32,7 +33,7 @@ from mcp_tasks_compat._engine import (
 from mcp_tasks_compat._engine.expiry import SWEEP_BATCH
 from mcp_tasks_compat._engine.grace import GraceTicket
 from mcp_tasks_compat._engine.limits import TaskLimits
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core.model import DEFAULT_TTL_MS, JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
 
@@ -376,6 +377,20 @@ def test_effective_ttl_floors_requests_and_caps_unlimited_unless_uncapped() -> N
     assert TaskEngine(ttl_floor_ms=10_000).effective_ttl(None, requested=False) == 10_000
     with pytest.raises(ValueError, match="ttl_floor_ms"):
         TaskEngine(ttl_floor_ms=-1)
+
+
+async def test_the_model_and_the_engine_share_one_default_ttl() -> None:
+    """One constant, an hour in ms (``core.model.DEFAULT_TTL_MS``): a task built without a TTL,
+    the engine's floor, and what it grants a call that asks for none or for less."""
+    now = datetime.now(timezone.utc)
+    bare = Task(task_id="t", status=TaskStatus.WORKING, created_at=now, last_updated_at=now)
+    assert bare.ttl_ms == DEFAULT_TTL_MS == DEFAULT_TTL_FLOOR_MS == 3_600_000
+    engine = TaskEngine()
+    assert engine.ttl_floor_ms == engine.default_ttl_ms == DEFAULT_TTL_MS
+    granted = engine.effective_ttl(None, requested=False)
+    assert granted == engine.effective_ttl(60_000, requested=True) == DEFAULT_TTL_MS
+    record = await create(engine, ttl_ms=granted)
+    assert (await engine.get(record.task.task_id, "alice")).ttl_ms == bare.ttl_ms
 
 
 async def test_a_task_that_outlives_its_ttl_is_failed_then_kept_for_a_grace_period() -> None:

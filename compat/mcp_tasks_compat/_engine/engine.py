@@ -20,7 +20,7 @@ import anyio.abc
 
 from .._observe import traces
 from ..core.lifecycle import TaskEvent
-from ..core.model import JsonRpcError, Progress, Task, TaskStatus, utc_now
+from ..core.model import DEFAULT_TTL_MS, JsonRpcError, Progress, Task, TaskStatus, utc_now
 from ..dialects import Dialect
 from . import runs
 from .expiry import Sweeper
@@ -47,8 +47,8 @@ __all__ = [
     "report_status",
 ]
 
-DEFAULT_TTL_FLOOR_MS = 3_600_000
-"""Real long runs need an hour; a client asking for less gets the floor."""
+DEFAULT_TTL_FLOOR_MS: Final = DEFAULT_TTL_MS
+"""Real long runs need an hour; a client asking for less gets the floor (the model's default)."""
 
 DEFAULT_LEASE_S = 30.0
 """How long a replica's claim on a run holds without renewal (renewed every third of it)."""
