@@ -13,29 +13,28 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Final
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 import anyio
 import anyio.abc
 
 from .._observe import traces
-from ..core.lifecycle import TaskEvent
-from ..core.model import DEFAULT_TTL_MS, JsonRpcError, Progress, Task, TaskStatus, utc_now
+from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus, utc_now
 from ..dialects import Dialect
 from . import runs
 from .expiry import Sweeper
 from .inputs import InputRelay
-from .limits import LIST_PAGE_SIZE, TaskLimits
+from .limits import TaskLimits
 from .observed import observed, traced_run
 from .polling import PollPolicy
 from .reader import TaskReader
-from .records import RunStop, TaskRecord, new_task_id
+from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
 from .reruns import Reruns, RerunWork
 from .runs import TaskRuns, Work, pending_call, report_status
 from .serving import Serving
 from .stores import InMemoryTaskStore, TaskState, TaskStore, check_store
-from .writer import StateChange, TaskWriter
+from .writer import CANCELLED_BY_CLIENT, TaskWriter
 
 __all__ = [
     "DEFAULT_LEASE_S",
@@ -53,7 +52,22 @@ DEFAULT_TTL_FLOOR_MS: Final = DEFAULT_TTL_MS
 DEFAULT_LEASE_S = 30.0
 """How long a replica's claim on a run holds without renewal (renewed every third of it)."""
 
-CANCELLED_BY_CLIENT: Final = "cancelled by the client"
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _handing_on(
+    to: Callable[Concatenate[Any, _P], _R],
+) -> Callable[[Callable[..., Any]], Callable[Concatenate[TaskEngine, _P], _R]]:
+    """Types an engine method that only hands on to ``to``, a part's method, as taking what ``to``
+    takes, and gives it ``to``'s docstring: the parameters are written once, where the work is,
+    and cannot drift apart."""
+
+    def typed(method: Callable[..., Any]) -> Callable[Concatenate[TaskEngine, _P], _R]:
+        method.__doc__ = to.__doc__
+        return method
+
+    return typed
 
 
 def current_run() -> tuple[TaskEngine, TaskRecord] | None:
@@ -67,7 +81,12 @@ def current_run() -> tuple[TaskEngine, TaskRecord] | None:
 
 
 class TaskEngine:
-    """Creates, runs, reads, cancels and expires tasks for one server (one replica of it)."""
+    """Creates, runs, reads, cancels and expires tasks for one server (one replica of it).
+
+    Its parts do the rest (:attr:`reader`, :attr:`writer`, :attr:`runs`, :attr:`inputs`,
+    :attr:`expiry`, :attr:`replicas`, :attr:`rerunner`, :attr:`serving`); the methods after
+    :meth:`cancel` only hand on to one of them, for the layers above.
+    """
 
     def __init__(
         self,
@@ -178,84 +197,72 @@ class TaskEngine:
         layers above that hold the record already call :meth:`cancel_record` (no second read)."""
         return await self.cancel_record(await self.lookup(task_id, owner), strict=strict, reason=reason)
 
-    # --- handed on: reads to the reader, changes to the writer, serving to the background ------
+    # --- handed on to the part that does it: the parameters are that part's (``_handing_on``) ---
 
-    async def cancel_record(
-        self, record: TaskRecord, *, strict: bool, reason: str = CANCELLED_BY_CLIENT
-    ) -> Task:
-        return await self.writer.cancel(record, strict=strict, reason=reason)
+    @_handing_on(TaskWriter.cancel)
+    async def cancel_record(self, *args: Any, **kwargs: Any) -> Task:
+        return await self.writer.cancel(*args, **kwargs)
 
-    async def lookup(
-        self, task_id: str, owner: str | None, *, also_of: Callable[[str], bool] | None = None
-    ) -> TaskRecord:
-        return await self.reader.lookup(task_id, owner, also_of=also_of)
+    @_handing_on(TaskReader.lookup)
+    async def lookup(self, *args: Any, **kwargs: Any) -> TaskRecord:
+        return await self.reader.lookup(*args, **kwargs)
 
-    async def get(self, task_id: str, owner: str | None) -> Task:
-        return await self.reader.get(task_id, owner)
+    @_handing_on(TaskReader.get)
+    async def get(self, *args: Any, **kwargs: Any) -> Task:
+        return await self.reader.get(*args, **kwargs)
 
-    def shown(self, task: Task) -> Task:
-        return self.reader.shown(task)
+    @_handing_on(TaskReader.shown)
+    def shown(self, *args: Any, **kwargs: Any) -> Task:
+        return self.reader.shown(*args, **kwargs)
 
-    async def list_page(
-        self, owner: str | None, cursor: object, *, size: int = LIST_PAGE_SIZE
-    ) -> tuple[list[Task], str | None]:
-        return await self.reader.list_page(owner, cursor, size=size)
+    @_handing_on(TaskReader.list_page)
+    async def list_page(self, *args: Any, **kwargs: Any) -> tuple[list[Task], str | None]:
+        return await self.reader.list_page(*args, **kwargs)
 
-    def record_of(self, state: TaskState) -> TaskRecord:
-        return self.reader.record_of(state)
+    @_handing_on(TaskReader.record_of)
+    def record_of(self, *args: Any, **kwargs: Any) -> TaskRecord:
+        return self.reader.record_of(*args, **kwargs)
 
-    def watch(self, record: TaskRecord) -> TaskRecord:
-        return self.reader.watch(record)
+    @_handing_on(TaskReader.watch)
+    def watch(self, *args: Any, **kwargs: Any) -> TaskRecord:
+        return self.reader.watch(*args, **kwargs)
 
-    def unwatch(self, record: TaskRecord) -> None:
-        self.reader.unwatch(record)
+    @_handing_on(TaskReader.unwatch)
+    def unwatch(self, *args: Any, **kwargs: Any) -> None:
+        self.reader.unwatch(*args, **kwargs)
 
-    async def mutate(
-        self,
-        record: TaskRecord,
-        change: StateChange,
-        *,
-        force_notify: bool,
-        stop: RunStop | None = None,
-        announce: bool = True,
-    ) -> bool:
-        return await self.writer.mutate(
-            record, change, force_notify=force_notify, stop=stop, announce=announce
-        )
+    @_handing_on(TaskWriter.mutate)
+    async def mutate(self, *args: Any, **kwargs: Any) -> bool:
+        return await self.writer.mutate(*args, **kwargs)
 
-    async def finish(
-        self,
-        record: TaskRecord,
-        event: TaskEvent,
-        *,
-        result: Mapping[str, Any] | None = None,
-        error: JsonRpcError | None = None,
-        message: str | None = None,
-        stop_work: bool = False,
-    ) -> None:
-        await self.writer.finish(
-            record, event, result=result, error=error, message=message, stop_work=stop_work
-        )
+    @_handing_on(TaskWriter.finish)
+    async def finish(self, *args: Any, **kwargs: Any) -> None:
+        await self.writer.finish(*args, **kwargs)
 
-    async def set_status_message(
-        self, task: TaskRecord | str, message: str, progress: Progress | None = None
-    ) -> None:
-        await self.writer.set_status_message(task, message, progress)
+    @_handing_on(TaskWriter.set_status_message)
+    async def set_status_message(self, *args: Any, **kwargs: Any) -> None:
+        await self.writer.set_status_message(*args, **kwargs)
 
-    def leaves_for_rerun(self, state: TaskState) -> bool:
-        return self.rerunner.leaves_for_rerun(state)
+    @_handing_on(Reruns.leaves_for_rerun)
+    def leaves_for_rerun(self, *args: Any, **kwargs: Any) -> bool:
+        return self.rerunner.leaves_for_rerun(*args, **kwargs)
 
-    async def sweep(self) -> int:
-        return await self.expiry.sweep()
+    @_handing_on(Sweeper.sweep)
+    async def sweep(self, *args: Any, **kwargs: Any) -> int:
+        return await self.expiry.sweep(*args, **kwargs)
 
-    async def open(self) -> None:
-        await self.serving.open()
+    @_handing_on(Serving.open)
+    async def open(self, *args: Any, **kwargs: Any) -> None:
+        await self.serving.open(*args, **kwargs)
 
-    async def recover(self) -> int:
-        return await self.serving.recover()
+    @_handing_on(Serving.recover)
+    async def recover(self, *args: Any, **kwargs: Any) -> int:
+        return await self.serving.recover(*args, **kwargs)
 
-    async def background(self, *, max_sleep_s: float = 1.0) -> None:
-        await self.serving.background(max_sleep_s=max_sleep_s)
+    @_handing_on(Serving.background)
+    async def background(self, *args: Any, **kwargs: Any) -> None:
+        await self.serving.background(*args, **kwargs)
 
-    def running(self) -> AbstractAsyncContextManager[anyio.abc.TaskGroup]:
-        return self.serving.running()
+    @_handing_on(Serving.running)
+    def running(self, *args: Any, **kwargs: Any) -> AbstractAsyncContextManager[anyio.abc.TaskGroup]:
+        return self.serving.running(*args, **kwargs)

@@ -25,7 +25,10 @@ from .reader import TaskReader
 from .records import RunStop, TaskRecord, adopt
 from .stores import ActiveLimitReached, StoreConflict, StoreEvent, TaskState, TaskStore
 
-__all__ = ["StateChange", "TaskWriter"]
+__all__ = ["CANCELLED_BY_CLIENT", "StateChange", "TaskWriter"]
+
+CANCELLED_BY_CLIENT = "cancelled by the client"
+"""A cancelled task's status message unless the canceller says why (a session ending, say)."""
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
@@ -203,7 +206,7 @@ class TaskWriter:
 
         await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
 
-    async def cancel(self, record: TaskRecord, *, strict: bool, reason: str) -> Task:
+    async def cancel(self, record: TaskRecord, *, strict: bool, reason: str = CANCELLED_BY_CLIENT) -> Task:
         """Cancel: the status becomes ``cancelled`` (``reason`` its message) before this returns,
         then the work is stopped (:meth:`finish`); the span of the cancel joins the task's trace.
 
