@@ -7,7 +7,7 @@ bound every wait with ``fail_after``, and move time with an injected clock.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import partial
 from typing import Any
 
@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_tasks_compat._engine import (
+    DEFAULT_TTL_FLOOR_MS,
     EXPIRED_GRACE_MS,
     InMemoryTaskStore,
     PollPolicy,
@@ -32,7 +33,7 @@ from mcp_tasks_compat._engine import (
 from mcp_tasks_compat._engine.expiry import SWEEP_BATCH
 from mcp_tasks_compat._engine.grace import GraceTicket
 from mcp_tasks_compat._engine.limits import TaskLimits
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core.model import DEFAULT_TTL_MS, JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
 
@@ -179,7 +180,7 @@ async def test_all_concurrent_waiters_wake_when_the_task_ends() -> None:
     woken: list[Task] = []
 
     async def waiter(task_id: str) -> None:
-        woken.append(await engine.wait_terminal(task_id, "alice"))
+        woken.append(await engine.reader.wait_terminal(task_id, "alice"))
 
     with anyio.fail_after(BOUND_S):
         async with anyio.create_task_group() as group:
@@ -201,7 +202,7 @@ async def test_waiting_on_an_ended_task_returns_at_once() -> None:
     engine = TaskEngine()
     task = await run_to_end(engine, returning(OK_RESULT))
     with anyio.fail_after(BOUND_S):
-        assert await engine.wait_terminal(task.task_id, "alice") == task
+        assert await engine.reader.wait_terminal(task.task_id, "alice") == task
 
 
 # --- cancel -------------------------------------------------------------------------------------
@@ -330,7 +331,7 @@ async def test_another_principal_cannot_see_or_touch_a_task() -> None:
         lambda: engine.lookup(task_id, "bob"),
         lambda: engine.cancel(task_id, "bob", strict=True),
         lambda: engine.cancel(task_id, "bob", strict=False),
-        lambda: engine.wait_terminal(task_id, "bob"),
+        lambda: engine.reader.wait_terminal(task_id, "bob"),
         lambda: engine.get(task_id, None),
     ):
         with pytest.raises(PeerProtocolError) as caught:
@@ -359,7 +360,7 @@ async def test_owned_by_lists_only_that_principals_tasks() -> None:
     engine = TaskEngine()
     mine = {(await create(engine, owner="alice")).task.task_id for _ in range(3)}
     await create(engine, owner="bob")
-    assert {task.task_id for task in await engine.owned_by("alice")} == mine
+    assert {task.task_id for task in await engine.reader.owned_by("alice")} == mine
 
 
 # --- TTL ----------------------------------------------------------------------------------------
@@ -376,6 +377,20 @@ def test_effective_ttl_floors_requests_and_caps_unlimited_unless_uncapped() -> N
     assert TaskEngine(ttl_floor_ms=10_000).effective_ttl(None, requested=False) == 10_000
     with pytest.raises(ValueError, match="ttl_floor_ms"):
         TaskEngine(ttl_floor_ms=-1)
+
+
+async def test_the_model_and_the_engine_share_one_default_ttl() -> None:
+    """One constant, an hour in ms (``core.model.DEFAULT_TTL_MS``): a task built without a TTL,
+    the engine's floor, and what it grants a call that asks for none or for less."""
+    now = datetime.now(timezone.utc)
+    bare = Task(task_id="t", status=TaskStatus.WORKING, created_at=now, last_updated_at=now)
+    assert bare.ttl_ms == DEFAULT_TTL_MS == DEFAULT_TTL_FLOOR_MS == 3_600_000
+    engine = TaskEngine()
+    assert engine.ttl_floor_ms == engine.default_ttl_ms == DEFAULT_TTL_MS
+    granted = engine.effective_ttl(None, requested=False)
+    assert granted == engine.effective_ttl(60_000, requested=True) == DEFAULT_TTL_MS
+    record = await create(engine, ttl_ms=granted)
+    assert (await engine.get(record.task.task_id, "alice")).ttl_ms == bare.ttl_ms
 
 
 async def test_a_task_that_outlives_its_ttl_is_failed_then_kept_for_a_grace_period() -> None:
@@ -548,7 +563,7 @@ async def test_in_memory_store_hands_out_due_states_without_scanning_the_live_on
     clock = FakeClock()
     engine = TaskEngine(store=store, clock=clock, ttl_floor_ms=0)
     records = [await create(engine, ttl_ms=ttl) for ttl in (5_000, 1_000, 3_000, None)]
-    start = engine.now()
+    start = engine.reader.now()
     assert await store.due_for_expiry(start + timedelta(seconds=0.5)) == []
     due = await store.due_for_expiry(start + timedelta(seconds=3.5))
     assert [state.task.ttl_ms for state in due] == [1_000, 3_000]  # in deadline order

@@ -303,7 +303,7 @@ async def test_an_engine_serving_two_lifespans_keeps_sweeping_after_one_ends() -
             pass  # the second lifespan ends first
         record = await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="ask", ttl_ms=30)
         with anyio.fail_after(BOUND_S):  # the sweeper left running expires it
-            task = await engine.wait_terminal(record.task.task_id, None)
+            task = await engine.reader.wait_terminal(record.task.task_id, None)
     assert task.status is TaskStatus.FAILED
     assert task.error is not None
     assert "TTL" in task.error.message

@@ -87,7 +87,7 @@ async def test_a_task_read_right_after_it_ended_here_is_its_ended_state(redis_ur
 async def test_a_task_this_process_deletes_is_gone_at_once(redis_url: str) -> None:
     async with two_processes(redis_url, Clock()) as (engine, _):
         task_id = await ended_here(engine)
-        await engine.forget(task_id)
+        await engine.writer.forget(task_id)
         with pytest.raises(PeerProtocolError, match="not found"):
             await engine.get(task_id, "alice")
 

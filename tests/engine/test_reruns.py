@@ -70,7 +70,7 @@ async def _restarted(
     engine.rerun_work = rerun_work
     with anyio.fail_after(BOUND_S):
         async with engine.running():
-            task = await engine.wait_terminal(task_id, None)
+            task = await engine.reader.wait_terminal(task_id, None)
     await engine.store.close()
     return task, calls
 

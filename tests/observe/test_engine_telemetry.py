@@ -105,7 +105,7 @@ async def test_a_rerun_after_a_crash_joins_the_trace_that_created_the_task(
     restarted.rerun_work = rerun_work
     with anyio.fail_after(BOUND_S):
         async with restarted.running():
-            await restarted.wait_terminal(record.task.task_id, None)
+            await restarted.reader.wait_terminal(record.task.task_id, None)
             (run,) = await telemetry.ended("mcp_tasks.run build")
     assert run.context.trace_id == creating.get_span_context().trace_id
     assert dict(run.attributes or {})["mcp_tasks.run.attempt"] == 2
@@ -160,7 +160,7 @@ async def test_the_task_metrics_move_through_create_input_cancel_and_failure(tel
                 raise RuntimeError("no")
 
             engine.start(fails, boom, group)
-            await engine.wait_terminal(fails.task.task_id, "o")
+            await engine.reader.wait_terminal(fails.task.task_id, "o")
     assert delta("mcp_tasks.active") == 0
     for status in ("cancelled", "failed"):
         assert (
@@ -178,7 +178,7 @@ async def test_a_lease_that_runs_out_is_counted(telemetry: Telemetry, tmp_path: 
     gone = TaskEngine(store=SqliteTaskStore(path))
     await gone.open()
     record = await gone.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="build", ttl_ms=None)
-    await gone.store.save(record.state.evolve(runner="elsewhere/1/x", lease_until=gone.now()))
+    await gone.store.save(record.state.evolve(runner="elsewhere/1/x", lease_until=gone.reader.now()))
     await gone.store.close()
     expiries = telemetry.value("mcp_tasks.lease.expiries")
     survivor = TaskEngine(store=SqliteTaskStore(path))

@@ -148,7 +148,7 @@ async def test_no_active_limit_counts_nothing() -> None:
     engine = TaskEngine(store=NeverCount(), limits=TaskLimits(max_active_tasks_per_owner=None))
     for _ in range(3):
         await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="t", ttl_ms=None)
-    assert len(await engine.owned_by(None)) == 3
+    assert len(await engine.reader.owned_by(None)) == 3
 
 
 def test_a_store_whose_create_cannot_count_is_refused_where_the_server_is_built() -> None:

@@ -133,7 +133,7 @@ async def _run(options: TasksOptions) -> tuple[int, str]:
         if options.action == "purge":
             ended = [s for s in await _every_state(engine) if s.is_terminal]
             for state in ended:
-                await engine.forget(state.task_id)
+                await engine.writer.forget(state.task_id)
             if options.as_json:
                 return EXIT_OK, json.dumps(
                     {"store": engine.store.describe, "purged": [s.task_id for s in ended]}

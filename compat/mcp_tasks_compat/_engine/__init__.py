@@ -8,9 +8,13 @@ Rules of this layer (read before changing anything under ``_engine/``):
   objects. Below it are only ``core``, ``dialects``, ``errors`` and ``_detect`` (the policy's
   dialect refusal).
 * Every status change goes through ``core.lifecycle``'s transition table (``next_status``), and
-  only the engine writes a record's state (:class:`TaskWriter`): the runs, the input relay, the
-  sweeper and the replica link ask it to. So a cancelled task stays cancelled whatever its work
-  does afterwards, and no exception from the work escapes into the session.
+  only the engine's writer writes a record's state (:class:`TaskWriter`, ``engine.writer``): the
+  runs, the input relay, the sweeper, the replica link and the re-runs hold that one writer and ask
+  it to. So a cancelled task stays cancelled whatever its work does afterwards, and no exception
+  from the work escapes into the session.
+* The engine holds its parts (a reader, a writer, the runs, the input relay, the sweeper, the
+  replica link, the re-runs, the background); none of them inherits from another, so each is read
+  on its own and the parts name what they use.
 * ``stores/`` is storage only: it never imports the rest of the engine. What a store keeps is
   :class:`TaskState` (the same on every replica); what lives only in this process (a run's stop
   handle, the change event, listeners) is the :class:`TaskRecord`, never stored.
@@ -27,8 +31,9 @@ Rules of this layer (read before changing anything under ``_engine/``):
 
 One concern per module (``tests/engine/test_rules_header.py`` checks each is named here):
 
-* ``engine``: :class:`TaskEngine`: create, start a run, cancel, and the background of a server;
-* ``writer``: :class:`TaskWriter`: every change saved (compare-and-set), stamped and announced;
+* ``engine``: :class:`TaskEngine`: create, start a run, cancel; it holds the parts below;
+* ``writer``: :class:`TaskWriter`: every change (create, end, cancel, status) saved
+  (compare-and-set), stamped and announced;
 * ``reader``: :class:`~.reader.TaskReader`: the four ways to get a task, and reads as the wire answers;
 * ``records``: :class:`TaskRecord` (a task as this process sees it) and the records it holds;
 * ``polling``: :class:`PollPolicy`, the poll-hint rule;
@@ -38,7 +43,9 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``grace``: which calls wait out the inline grace (a tool whose calls outlive it skips it);
 * ``inputs``: input requests relayed between the work and the client;
 * ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
-* ``replicas``: what a shared store needs of a serving engine (leases, the notifier, recovery);
+* ``replicas``: what a shared store needs of a serving engine (leases, the notifier);
+* ``reruns``: re-run by choice: whether a lost run starts again, and starting it;
+* ``serving``: the store opened, recovery at start, and the background of a server;
 * ``observed``: what the engine tells OpenTelemetry (runs as spans, its store's operations timed);
 * ``limits``: what one client can make a server hold (active tasks, TTL, echoed ids, list pages);
 * ``policy``: :class:`TaskPolicy`, which tools and dialects a server serves, and its engine;

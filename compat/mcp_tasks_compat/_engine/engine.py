@@ -1,41 +1,40 @@
-"""The task engine: creates a task, starts its run, answers reads, cancels, and serves the background.
+"""The task engine: creates a task, starts its run, cancels it, and holds the parts that do the rest.
 
-:class:`TaskEngine` is the one :class:`~.writer.TaskWriter` of a server (one replica of it): its
-runs (:attr:`TaskEngine.runs`), its input relay (:attr:`TaskEngine.inputs`), its sweeper
-(:attr:`TaskEngine.expiry`) and its link to other replicas (:attr:`TaskEngine.replicas`) change
-tasks through it. With a shared store (SQLite, Redis) the engine also renews the leases of the
-runs it holds and follows the store's notifier, so a cancel or an answer given on another
-replica reaches the work here.
+:class:`TaskEngine` holds its parts rather than being them: its :attr:`~TaskEngine.reader`
+(every read), its :attr:`~TaskEngine.writer` (every change), its runs (:attr:`~TaskEngine.runs`),
+input relay (:attr:`~TaskEngine.inputs`), sweeper (:attr:`~TaskEngine.expiry`), link to other
+replicas (:attr:`~TaskEngine.replicas`), re-runs (:attr:`~TaskEngine.rerunner`) and background
+(:attr:`~TaskEngine.serving`), which read and change tasks through that one reader and writer.
+The layers above call the engine; its methods that only hand on say to which part.
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import asynccontextmanager
-from functools import partial
-from typing import Any
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 import anyio
 import anyio.abc
 
-from .._observe import metrics, traces
-from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import Task, TaskStatus, utc_now
+from .._observe import traces
+from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus, utc_now
 from ..dialects import Dialect
-from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStateError
 from . import runs
 from .expiry import Sweeper
 from .inputs import InputRelay
 from .limits import TaskLimits
-from .observed import traced_run
+from .observed import observed, traced_run
 from .polling import PollPolicy
+from .reader import TaskReader
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
+from .reruns import Reruns, RerunWork
 from .runs import TaskRuns, Work, pending_call, report_status
-from .stores import ActiveLimitReached, InMemoryTaskStore, TaskState, TaskStore, check_store
-from .writer import TaskWriter
+from .serving import Serving
+from .stores import InMemoryTaskStore, TaskState, TaskStore, check_store
+from .writer import CANCELLED_BY_CLIENT, TaskWriter
 
 __all__ = [
     "DEFAULT_LEASE_S",
@@ -47,31 +46,47 @@ __all__ = [
     "report_status",
 ]
 
-DEFAULT_TTL_FLOOR_MS = 3_600_000
-"""Real long runs need an hour; a client asking for less gets the floor."""
+DEFAULT_TTL_FLOOR_MS: Final = DEFAULT_TTL_MS
+"""Real long runs need an hour; a client asking for less gets the floor (the model's default)."""
 
 DEFAULT_LEASE_S = 30.0
 """How long a replica's claim on a run holds without renewal (renewed every third of it)."""
 
-RerunWork = Callable[[str, Mapping[str, Any]], Work | None]
-"""The adapter's way to run a tool again without a request: ``(tool_name, arguments)`` to its work,
-or ``None`` when that tool cannot be called so here."""
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-logger = logging.getLogger("mcp_tasks_compat.engine")
+
+def _handing_on(
+    to: Callable[Concatenate[Any, _P], _R],
+) -> Callable[[Callable[..., Any]], Callable[Concatenate[TaskEngine, _P], _R]]:
+    """Types an engine method that only hands on to ``to``, a part's method, as taking what ``to``
+    takes, and gives it ``to``'s docstring: the parameters are written once, where the work is,
+    and cannot drift apart."""
+
+    def typed(method: Callable[..., Any]) -> Callable[Concatenate[TaskEngine, _P], _R]:
+        method.__doc__ = to.__doc__
+        return method
+
+    return typed
 
 
 def current_run() -> tuple[TaskEngine, TaskRecord] | None:
     """The engine and record of the task whose work is running in this context, if any."""
-    run = runs.current_run()
+    run = runs.hosted_run()
     if run is None:
         return None
     engine, record = run
-    assert isinstance(engine, TaskEngine)  # a run's writer is the engine that started it
+    assert isinstance(engine, TaskEngine)  # every run is started by an engine's runs
     return engine, record
 
 
-class TaskEngine(TaskWriter):
-    """Creates, runs, reads, cancels and expires tasks for one server (one replica of it)."""
+class TaskEngine:
+    """Creates, runs, reads, cancels and expires tasks for one server (one replica of it).
+
+    Its parts do the rest (:attr:`reader`, :attr:`writer`, :attr:`runs`, :attr:`inputs`,
+    :attr:`expiry`, :attr:`replicas`, :attr:`rerunner`, :attr:`serving`); the methods after
+    :meth:`cancel` only hand on to one of them, for the layers above.
+    """
 
     def __init__(
         self,
@@ -87,49 +102,46 @@ class TaskEngine(TaskWriter):
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
-        if lease_s <= 0:
-            raise ValueError("lease_s must be positive")
-        super().__init__(
-            check_store(store) if store is not None else InMemoryTaskStore(),
-            poll_policy=poll_policy or PollPolicy(),
-            limits=limits or TaskLimits(),
-            status_interval_s=status_interval_s,
-            replica_id=new_replica_id(),
-            clock=clock,
-        )
+        # timed when a meter provider is set, else the store itself
+        self.store = observed(check_store(store) if store is not None else InMemoryTaskStore())
+        self.poll_policy = poll_policy or PollPolicy()
+        self.limits = limits or TaskLimits()
+        self.shared = self.store.shared
+        """Other processes may use the store: leases, the notifier and re-reads matter."""
         self.ttl_floor_ms = ttl_floor_ms
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
-        self.lease_s = lease_s
-        self._opened = False
-        self.reruns: dict[str, int] = {}
-        """Tool name to how many times a run of it lost to a stopped replica is started again."""
-        self.rerun_work: RerunWork | None = None
-        """Set by the server adapter that can call a tool without a request (else nothing re-runs)."""
-        self._rerun_group: anyio.abc.TaskGroup | None = None
-        self.runs = TaskRuns(
-            self, self._records, give_up_after_s=lease_s, left_for_rerun=self.leaves_for_rerun
+        self.reader = TaskReader(self.store, poll_policy=self.poll_policy, limits=self.limits, clock=clock)
+        self.writer = TaskWriter(
+            self.reader, status_interval_s=status_interval_s, replica_id=new_replica_id()
         )
-        self.inputs = InputRelay(self)
-        self.expiry = Sweeper(self, self.store, rerun=self.rerun_lost)
-        self.replicas = ReplicaLink(self, self.store, self._records, self.expiry, lease_s=lease_s)
+        self.replicas = ReplicaLink(self.reader, self.writer, lease_s=lease_s)
+        self.rerunner = Reruns(self.writer, self.replicas, start=self.start)
+        self.reruns: Final = self.rerunner.counts
+        """Tool name to how many times a lost run of it starts again (one table: never replaced)."""
+        self.runs = TaskRuns(
+            self.writer,
+            self.reader.records,
+            host=self,
+            give_up_after_s=lease_s,
+            left_for_rerun=self.rerunner.leaves_for_rerun,
+        )
+        self.inputs = InputRelay(self.reader, self.writer)
+        self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost)
+        self.serving = Serving(self.store, self.expiry, self.replicas, self.rerunner)
+
+    @property
+    def rerun_work(self) -> RerunWork | None:
+        """How the server adapter calls a tool without a request (:attr:`.reruns.Reruns.work`)."""
+        return self.rerunner.work
+
+    @rerun_work.setter
+    def rerun_work(self, work: RerunWork | None) -> None:
+        self.rerunner.work = work
 
     def effective_ttl(self, requested_ms: int | None, *, requested: bool) -> int | None:
-        """The TTL a task gets: the request's (floored), or the default; capped by ``limits``.
-
-        A negative TTL is refused (-32602) rather than silently raised to the floor.
-        """
-        if not requested:
-            return self.limits.ttl(self.default_ttl_ms)
-        if requested_ms is None:
-            return self.limits.ttl(None)
-        if requested_ms < 0:
-            raise PeerProtocolError(
-                f"params.task.ttl must be >= 0 milliseconds or null, not {requested_ms}",
-                jsonrpc_code=INVALID_PARAMS,
-            )
-        return self.limits.ttl(max(requested_ms, self.ttl_floor_ms))
-
-    # --- creating and running ------------------------------------------------------------------
+        """The TTL a task gets (:meth:`.limits.TaskLimits.granted_ttl`, this engine's floor and default)."""
+        floor, default = self.ttl_floor_ms, self.default_ttl_ms
+        return self.limits.granted_ttl(requested_ms, requested=requested, floor_ms=floor, default_ms=default)
 
     async def create(
         self,
@@ -162,157 +174,95 @@ class TaskEngine(TaskWriter):
             dialect,
             owner,
             tool_name,
-            expires_at=self.deadline(ttl_ms),
+            expires_at=self.reader.deadline(ttl_ms),
             trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
         )
         if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
             state = state.evolve(rerun=True, arguments=dict(arguments))
         if self.shared:
             state = self.replicas.claim(state)
-        try:
-            with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
-                # the per-owner limit is counted by the store, in one step with the insert
-                await self.store.create(state, active_limit=self.limits.max_active_tasks_per_owner)
-        except ActiveLimitReached as reached:
-            metrics.limit_refused(dialect)
-            raise self.limits.refusal(owner, reached.active) from None
-        record = TaskRecord(state)
-        self._records.add(record)
-        metrics.task_created(tool_name, dialect)
+        record = await self.writer.create(state)
         self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
         return record
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
-        """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`)."""
+        """Run ``work`` in ``task_group`` as the task's run (:meth:`.runs.TaskRuns.start`), traced."""
         self.runs.start(record, traced_run(record, work), task_group)
 
-    # --- re-running a run lost to a stopped replica ------------------------------------------------
-
-    def _may_rerun(self, state: TaskState) -> bool:
-        """Whether ``state``'s run, if lost, is started again here rather than failed."""
-        return (
-            state.rerun
-            and state.arguments is not None
-            and self.rerun_work is not None
-            and state.attempt <= self.reruns.get(state.tool_name, 0)
-        )
-
-    def leaves_for_rerun(self, state: TaskState) -> bool:
-        """A run stopped by its server's stop (not by ``tasks/cancel``) is left ``working`` for a
-        re-run, on a shared store, when its tool may run again: a stop is not a cancel."""
-        return self.shared and self._may_rerun(state)
-
-    async def rerun_lost(self, state: TaskState, why: str) -> bool:
-        """Start again here the run of ``state``, lost to a stopped replica; ``False``: fail it.
-
-        The claim is a compare-and-set on the lost runner and attempt, so of several replicas
-        sweeping the same lease only one runs it. Before this engine serves (no task group yet)
-        the task is left as it is, for :meth:`background`'s own pass.
-        """
-        if not self._may_rerun(state) or self.rerun_work is None or state.arguments is None:
-            return False
-        group = self._rerun_group
-        if group is None:
-            return True
-        work = self.rerun_work(state.tool_name, state.arguments)
-        if work is None:
-            return False
-        attempt = state.attempt + 1
-        message = f"attempt {attempt} of {self.reruns[state.tool_name] + 1}: started again after {why}"
-
-        def claim(current: TaskState) -> TaskState | None:
-            if current.is_terminal or current.runner != state.runner or current.attempt != state.attempt:
-                return None  # ended meanwhile, or another replica took it first
-            task = current.task.evolve(status_message=message)
-            return self.replicas.claim(current).evolve(task=task, attempt=attempt)
-
-        record = self.record_of(state)
-        if await self.mutate(record, claim, force_notify=True):
-            logger.info("task %s: %s", state.task_id, message)
-            self._records.add(record)
-            metrics.rerun(state.tool_name)
-            self.start(record, work, group)  # its span joins the trace that created the task
-        return True
-
-    # --- cancelling --------------------------------------------------------------------------
-
     async def cancel(
-        self, task_id: str, owner: str | None, *, strict: bool, reason: str = "cancelled by the client"
+        self, task_id: str, owner: str | None, *, strict: bool, reason: str = CANCELLED_BY_CLIENT
     ) -> Task:
-        """Cancel: the status becomes ``cancelled`` before this returns, then the work is stopped.
-
-        ``strict`` (2025-11-25) raises -32602 for a terminal task; otherwise (2026-07-28) a
-        terminal task is left alone and the call is an acknowledgement. ``reason`` becomes the
-        status message (an adapter ending a session says so).
-        """
+        """Cancel the owner's task (:meth:`.writer.TaskWriter.cancel`: ``cancelled`` before this
+        returns, then the work stopped; ``reason`` its status message); -32602 when unknown. The
+        layers above that hold the record already call :meth:`cancel_record` (no second read)."""
         return await self.cancel_record(await self.lookup(task_id, owner), strict=strict, reason=reason)
 
-    async def cancel_record(
-        self, record: TaskRecord, *, strict: bool, reason: str = "cancelled by the client"
-    ) -> Task:
-        """:meth:`cancel` of a record already looked up (no second read of the store)."""
-        if record.task.is_terminal:
-            if strict:
-                try:
-                    next_status(record.task.status, TaskEvent.CANCEL)
-                except TaskStateError as exc:
-                    raise PeerProtocolError(exc.message, jsonrpc_code=exc.jsonrpc_code) from None
-            return record.task
-        state = record.state
-        with traces.joined_span(
-            "tasks/cancel",
-            state.trace_context,
-            task_id=state.task_id,
-            tool=state.tool_name,
-            dialect=state.dialect,
-        ):
-            await self.finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
-        return record.task
+    # --- handed on to the part that does it: the parameters are that part's (``_handing_on``) ---
 
-    # --- the background work of a server ---------------------------------------------------------
+    @_handing_on(TaskWriter.cancel)
+    async def cancel_record(self, *args: Any, **kwargs: Any) -> Task:
+        return await self.writer.cancel(*args, **kwargs)
 
-    async def sweep(self) -> int:
-        """One expiry sweep now (:meth:`.expiry.Sweeper.sweep`); the engine's sweeper runs it by itself."""
-        return await self.expiry.sweep()
+    @_handing_on(TaskReader.lookup)
+    async def lookup(self, *args: Any, **kwargs: Any) -> TaskRecord:
+        return await self.reader.lookup(*args, **kwargs)
 
-    async def open(self) -> None:
-        """Open the store (idempotent). Reading and changing tasks needs nothing more; serving
-        them needs :meth:`background` too."""
-        if not self._opened:
-            await self.store.open()
-            self._opened = True
+    @_handing_on(TaskReader.get)
+    async def get(self, *args: Any, **kwargs: Any) -> Task:
+        return await self.reader.get(*args, **kwargs)
 
-    async def recover(self) -> int:
-        """At a server's start on a shared store: fail the runs of dead processes of this host."""
-        return await self.replicas.recover() if self.shared else 0
+    @_handing_on(TaskReader.shown)
+    def shown(self, *args: Any, **kwargs: Any) -> Task:
+        return self.reader.shown(*args, **kwargs)
 
-    async def background(self, *, max_sleep_s: float = 1.0) -> None:
-        """What a server runs beside its tasks: the sweeper and, on a shared store, the lease
-        renewal and the notifier (so a cancel or an answer given on another replica arrives)."""
-        await self.open()
-        await self.recover()
-        group: anyio.abc.TaskGroup | None = None
-        try:
-            async with anyio.create_task_group() as group:
-                if self.shared and self.reruns:
-                    self._rerun_group = group  # re-runs live as long as the background serving them
-                    await self.replicas.rerun_dead_runs()
-                group.start_soon(partial(self.expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")
-                if self.shared:
-                    group.start_soon(self.replicas.renew_leases, name="mcp-tasks leases")
-                    group.start_soon(self.replicas.follow_other_replicas, name="mcp-tasks notifier")
-        finally:
-            if self._rerun_group is group:  # another background (a second lifespan) keeps its own
-                self._rerun_group = None
+    @_handing_on(TaskReader.list_page)
+    async def list_page(self, *args: Any, **kwargs: Any) -> tuple[list[Task], str | None]:
+        return await self.reader.list_page(*args, **kwargs)
 
-    @asynccontextmanager
-    async def running(self) -> AsyncGenerator[anyio.abc.TaskGroup, None]:
-        """A task group for runs plus :meth:`background`; leaving it cancels every run still going."""
-        await self.open()
-        await self.recover()  # before the first request can read a run left by a killed server
-        async with anyio.create_task_group() as group:
-            group.start_soon(self.background, name="mcp-tasks background")
-            try:
-                yield group
-            finally:
-                group.cancel_scope.cancel()
+    @_handing_on(TaskReader.record_of)
+    def record_of(self, *args: Any, **kwargs: Any) -> TaskRecord:
+        return self.reader.record_of(*args, **kwargs)
+
+    @_handing_on(TaskReader.watch)
+    def watch(self, *args: Any, **kwargs: Any) -> TaskRecord:
+        return self.reader.watch(*args, **kwargs)
+
+    @_handing_on(TaskReader.unwatch)
+    def unwatch(self, *args: Any, **kwargs: Any) -> None:
+        self.reader.unwatch(*args, **kwargs)
+
+    @_handing_on(TaskWriter.mutate)
+    async def mutate(self, *args: Any, **kwargs: Any) -> bool:
+        return await self.writer.mutate(*args, **kwargs)
+
+    @_handing_on(TaskWriter.finish)
+    async def finish(self, *args: Any, **kwargs: Any) -> None:
+        await self.writer.finish(*args, **kwargs)
+
+    @_handing_on(TaskWriter.set_status_message)
+    async def set_status_message(self, *args: Any, **kwargs: Any) -> None:
+        await self.writer.set_status_message(*args, **kwargs)
+
+    @_handing_on(Reruns.leaves_for_rerun)
+    def leaves_for_rerun(self, *args: Any, **kwargs: Any) -> bool:
+        return self.rerunner.leaves_for_rerun(*args, **kwargs)
+
+    @_handing_on(Sweeper.sweep)
+    async def sweep(self, *args: Any, **kwargs: Any) -> int:
+        return await self.expiry.sweep(*args, **kwargs)
+
+    @_handing_on(Serving.open)
+    async def open(self, *args: Any, **kwargs: Any) -> None:
+        await self.serving.open(*args, **kwargs)
+
+    @_handing_on(Serving.recover)
+    async def recover(self, *args: Any, **kwargs: Any) -> int:
+        return await self.serving.recover(*args, **kwargs)
+
+    @_handing_on(Serving.background)
+    async def background(self, *args: Any, **kwargs: Any) -> None:
+        await self.serving.background(*args, **kwargs)
+
+    @_handing_on(Serving.running)
+    def running(self, *args: Any, **kwargs: Any) -> AbstractAsyncContextManager[anyio.abc.TaskGroup]:
+        return self.serving.running(*args, **kwargs)

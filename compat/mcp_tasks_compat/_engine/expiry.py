@@ -20,6 +20,7 @@ from .._observe import metrics
 from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
+from .reader import TaskReader
 from .stores import TaskState, TaskStore
 from .writer import TaskWriter
 
@@ -48,13 +49,14 @@ class Sweeper:
 
     def __init__(
         self,
+        reader: TaskReader,
         writer: TaskWriter,
-        store: TaskStore,
         *,
         rerun: Callable[[TaskState, str], Awaitable[bool]] | None = None,
     ) -> None:
+        self._reader = reader
         self._writer = writer
-        self._store = store
+        self._store = reader.store
         self._rerun = rerun
         self._wakeup = anyio.Event()
         self._wake_at: float | None = None  # when (anyio.current_time()) it looks next; None: not running
@@ -70,7 +72,7 @@ class Sweeper:
         now, when nothing is due yet; and not at all when the next round comes first)."""
         if deadline is None or self._wake_at is None:
             return
-        left_s = (deadline - self._writer.now()).total_seconds()
+        left_s = (deadline - self._reader.now()).total_seconds()
         at = anyio.current_time() + max(left_s, 0.0)
         if at < self._wake_at:
             self._wake_at = at
@@ -85,7 +87,7 @@ class Sweeper:
         spinning on it.
         """
         removed = 0
-        now = self._writer.now()
+        now = self._reader.now()
         seen: set[str] = set()
         while True:
             due = await self._store.due_for_expiry(now, limit=SWEEP_BATCH)
@@ -108,7 +110,7 @@ class Sweeper:
         """Fail the tasks whose replica stopped: their lease ran out, or (``runner_is_dead``, at a
         server's start) their runner is known to be gone. A run whose tool may run again is
         handed to ``rerun`` instead (which says whether it took it)."""
-        now = self._writer.now()
+        now = self._reader.now()
         if runner_is_dead is None:
             lost = await self._store.lease_expired(now)
             metrics.lease_expired(len(lost))
@@ -129,7 +131,7 @@ class Sweeper:
         return len(lost)
 
     async def _fail(self, state: TaskState, error: JsonRpcError, *, keep_until: datetime | None) -> None:
-        record = self._writer.record_of(state)
+        record = self._reader.record_of(state)
         await self._writer.finish(record, TaskEvent.FAIL, error=error, stop_work=True)
         if keep_until is not None and record.task.is_terminal:
 

@@ -1,7 +1,7 @@
 """A tool call that may still be answered plainly: the inline grace, and input rounds before a task.
 
 On 2026-07-28 the server decides per call whether to answer with a task (SEP-2663). The engine
-starts the work *before* deciding (:meth:`~.engine.TaskEngine.begin`): an :class:`InlineCall`
+starts the work *before* deciding (:meth:`~.runs.TaskRuns.begin`): an :class:`InlineCall`
 is the run while it is still undecided. It ends one of two ways, decided exactly once:
 
 * **answered**: the work finished (or asked for input as a multi-round-trip round, see

@@ -20,6 +20,7 @@ import anyio.lowlevel
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import JsonRpcError, Task, TaskStatus
 from ..errors import TaskStateError
+from .reader import TaskReader
 from .records import TaskRecord
 from .stores import TaskState
 from .writer import TaskWriter
@@ -56,7 +57,8 @@ def input_key_prefix(method: str) -> str:
 class InputRelay:
     """Outstanding input requests per task, their answers, and who is relaying them (one per engine)."""
 
-    def __init__(self, writer: TaskWriter) -> None:
+    def __init__(self, reader: TaskReader, writer: TaskWriter) -> None:
+        self._reader = reader
         self._writer = writer
 
     async def request(self, record: TaskRecord, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,7 +76,7 @@ class InputRelay:
             raise TaskStateError(
                 f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
             )
-        record = self._writer.watch(record)
+        record = self._reader.watch(record)
         prefix = input_key_prefix(str(request.get("method", "")))
 
         keys: list[str] = []  # the key of the state actually saved (a conflict recomputes it)
@@ -96,7 +98,7 @@ class InputRelay:
                 )
             return await self._await_answer(record, keys[0])
         finally:
-            self._writer.unwatch(record)
+            self._reader.unwatch(record)
 
     async def _await_answer(self, record: TaskRecord, key: str) -> dict[str, Any]:
         """Wait for the answer to ``key`` (given here or on another replica) and take it."""
@@ -149,7 +151,7 @@ class InputRelay:
         Unknown ids raise -32602. The work may run on another replica: the saved answer reaches it
         through the store's notifier.
         """
-        record = await self._writer.lookup(task_id, owner)
+        record = await self._reader.lookup(task_id, owner)
         return await self.deliver(record, responses)
 
     async def deliver(self, record: TaskRecord, responses: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -197,7 +199,7 @@ class InputRelay:
         related-task ``_meta`` and waits for the client's answer); the answer goes to the waiting
         work. Any number of streams may relay one task; each request goes to one of them.
         """
-        record = self._writer.watch(record)
+        record = self._reader.watch(record)
         try:
             async with anyio.create_task_group() as relays:
                 while not record.task.is_terminal:
@@ -209,7 +211,7 @@ class InputRelay:
                 relays.cancel_scope.cancel()  # answers still owed to an ended task are no longer wanted
             return record.task
         finally:
-            self._writer.unwatch(record)
+            self._reader.unwatch(record)
 
     async def _relay_one(
         self, record: TaskRecord, send: InputSender, key: str, request: Mapping[str, Any]

@@ -3,9 +3,10 @@
 The engine hands :attr:`TaskLimits.max_active_tasks_per_owner` to the store's ``create``, which
 counts the owner's unfinished tasks and inserts in one atomic step (on a shared store, SQLite or
 Redis, every replica's tasks of that owner, and no overshoot from concurrent creates); a create
-it refuses is answered with :meth:`TaskLimits.refusal`. :meth:`TaskLimits.ttl` is the TTL it
-grants. The adapters answer the :class:`~..errors.PeerProtocolError` raised here as a JSON-RPC
-error, so the session lives on.
+it refuses is answered with :meth:`TaskLimits.refusal`. :meth:`TaskLimits.granted_ttl` is the TTL
+a task gets (the request's, raised to the server's floor, or its default; capped by
+:meth:`TaskLimits.ttl`). The adapters answer the :class:`~..errors.PeerProtocolError` raised here
+as a JSON-RPC error, so the session lives on.
 """
 
 from __future__ import annotations
@@ -67,6 +68,23 @@ class TaskLimits:
             raise ValueError(f"max_ttl_ms must be between 0 and 2**53 - 1 ({MAX_SAFE_INTEGER}), or None")
         if self.max_task_id_length < 1:
             raise ValueError("max_task_id_length must be >= 1")
+
+    def granted_ttl(
+        self, requested_ms: int | None, *, requested: bool, floor_ms: int, default_ms: int | None
+    ) -> int | None:
+        """The TTL a task gets: the request's (raised to ``floor_ms``), or ``default_ms`` when the
+        request names none; capped by :meth:`ttl`. A negative TTL is refused (-32602) rather than
+        silently raised to the floor."""
+        if not requested:
+            return self.ttl(default_ms)
+        if requested_ms is None:
+            return self.ttl(None)
+        if requested_ms < 0:
+            raise PeerProtocolError(
+                f"params.task.ttl must be >= 0 milliseconds or null, not {requested_ms}",
+                jsonrpc_code=INVALID_PARAMS,
+            )
+        return self.ttl(max(requested_ms, floor_ms))
 
     def ttl(self, granted_ms: int | None) -> int | None:
         """The TTL a task is given and reported with: capped, and never above 2**53 - 1."""

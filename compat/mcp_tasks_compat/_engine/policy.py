@@ -132,8 +132,7 @@ class TaskPolicy:
             ),
         )
 
-        self.reruns: dict[str, int] = {}
-        self.engine.reruns = self.reruns  # one table: tools declared later are seen by the engine
+        self.reruns: dict[str, int] = self.engine.reruns  # one table: tools declared later are seen by it
         for name, count in (reruns or {}).items():
             self.allow_reruns(name, count)
 

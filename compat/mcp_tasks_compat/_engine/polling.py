@@ -1,7 +1,7 @@
 """How often a client should poll a task: the ``pollInterval(Ms)`` hint, one rule for every read.
 
 The engine stamps the hint when it writes a task and computes it again when a task is read
-(:meth:`~.engine.TaskEngine.shown`), so a quiet task's hint grows with its age on every dialect
+(:meth:`~.reader.TaskReader.shown`), so a quiet task's hint grows with its age on every dialect
 and major; no adapter stamps it.
 """
 

@@ -8,6 +8,10 @@ Getting a task, four ways that differ in meaning:
   then :meth:`~TaskReader.shown`: its poll hint computed for its age now).
 * :meth:`TaskReader.refresh` ``(record)``: re-read a record this process already holds.
 * :meth:`TaskReader.record_of` ``(state)``: this process's record for a state already read.
+
+An engine holds one (``engine.reader``); its writer and the parts that only read (the input
+relay's waits, the sweeper's clock, the replica link's re-reads) use that same one, so the
+records of this process are one set.
 """
 
 from __future__ import annotations
@@ -41,12 +45,18 @@ class TaskReader:
         self.store = store
         self.poll_policy = poll_policy
         self.limits = limits
-        self._clock = clock
-        self._records = LiveRecords()
+        self.clock = clock
+        """Seconds since the epoch: :meth:`now`, and the writer's rate bound of status messages."""
+        self.records = LiveRecords()
+        """The tasks something of which lives in this process; the writer keeps the same ones."""
 
     def now(self) -> datetime:
         """The engine's wall clock (deadlines and leases are on it)."""
-        return datetime.fromtimestamp(self._clock(), timezone.utc)
+        return datetime.fromtimestamp(self.clock(), timezone.utc)
+
+    def deadline(self, ttl_ms: int | None) -> datetime | None:
+        """When a task created (or ended) now with ``ttl_ms`` may be dropped; ``None``: never."""
+        return None if ttl_ms is None else self.now() + timedelta(milliseconds=ttl_ms)
 
     async def lookup(
         self, task_id: str, owner: str | None, *, also_of: Callable[[str], bool] | None = None
@@ -59,38 +69,47 @@ class TaskReader:
         ``also_of(stored_owner)``: other owners whose tasks this read may see.
         """
         self.limits.check_task_id(task_id)
-        state = self._records.recently_ended(task_id)
+        state = self.records.recently_ended(task_id)
         if state is None or (state.expires_at is not None and state.expires_at <= self.now()):
             state = await self.store.get(task_id)
         if state is None:
-            self._records.drop(task_id)
+            self.records.drop(task_id)
             raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
         visible = (
             state.owner is None or state.owner == owner or (also_of is not None and also_of(state.owner))
         )
         if not visible:
             raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
-        return self._records.record_of(state)
+        return self.records.record_of(state)
 
     async def refresh(self, record: TaskRecord) -> None:
         """Re-read the record's state from the store (another process may have changed it)."""
         state = await self.store.get(record.task.task_id)
         if state is None:
-            self._records.drop(record.task.task_id)
+            self.records.drop(record.task.task_id)
             record.wake_waiters()
             return
         adopt(record, state)
 
+    async def record_for(self, task_id: str) -> TaskRecord | None:
+        """The record held here for ``task_id``, else one for its stored state (no owner asked:
+        for a run reporting on its own task); ``None``: no such task."""
+        record = self.records.get(task_id)
+        if record is None:
+            state = await self.store.get(task_id)
+            record = None if state is None else self.record_of(state)
+        return record
+
     def record_of(self, state: TaskState) -> TaskRecord:
         """This process's record for ``state`` (a fresh one if nothing of it lives here)."""
-        return self._records.record_of(state)
+        return self.records.record_of(state)
 
     def watch(self, record: TaskRecord) -> TaskRecord:
         """Register interest in a task's changes; returns the canonical record of this process."""
-        return self._records.watch(record)
+        return self.records.watch(record)
 
     def unwatch(self, record: TaskRecord) -> None:
-        self._records.unwatch(record)
+        self.records.unwatch(record)
 
     # --- as the wire answers -------------------------------------------------------------------
 

@@ -1,12 +1,12 @@
-"""What a shared store (SQLite, Redis) needs of a serving engine: leases, the notifier, recovery.
+"""What a shared store (SQLite, Redis) needs of a serving engine: leases and the notifier.
 
 Each run's state names its runner (:func:`new_replica_id`: host, pid, random) and until when the
-runner's lease holds. The serving engine renews the leases of its runs, follows the store's
-notifier so a cancel or an answer given on another replica reaches the work here, and at start
-fails at once the runs of a process of this host that is gone (a server killed and restarted),
-or starts them again where their tool is declared safe to run again.
-Runs of live processes, or of other hosts, are left to their leases: the sweeper fails them when
-a lease runs out.
+runner's lease holds. The serving engine renews the leases of its runs, and follows the store's
+notifier so a cancel or an answer given on another replica reaches the work here. At start it
+fails at once the runs of a process of this host that is gone (:func:`runner_died_on_this_host`,
+a server killed and restarted; :mod:`.serving`), or starts them again where their tool is declared
+safe to run again (:mod:`.reruns`). Runs of live processes, or of other hosts, are left to their
+leases: the sweeper fails them when a lease runs out.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import anyio
 
 from .._observe import metrics
 from ..errors import TaskStoreError
-from .expiry import Sweeper
-from .records import LiveRecords
-from .stores import TaskState, TaskStore
+from .reader import TaskReader
+from .stores import TaskState
 from .writer import TaskWriter
 
 __all__ = ["ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
@@ -61,40 +60,19 @@ def runner_died_on_this_host(runner: str) -> bool:
 class ReplicaLink:
     """The serving engine's link to the other processes sharing its store."""
 
-    def __init__(
-        self,
-        writer: TaskWriter,
-        store: TaskStore,
-        records: LiveRecords,
-        sweeper: Sweeper,
-        *,
-        lease_s: float,
-    ) -> None:
+    def __init__(self, reader: TaskReader, writer: TaskWriter, *, lease_s: float) -> None:
+        if lease_s <= 0:
+            raise ValueError("lease_s must be positive")
+        self._reader = reader
         self._writer = writer
-        self._store = store
-        self._records = records
-        self._sweeper = sweeper
         self.lease_s = lease_s
-        self._recovered = False
         # A store that can publish from inside its save (Redis) saves a round trip per change.
-        store.notifier.announce_saves_as(writer.replica_id)
-
-    async def recover(self) -> int:
-        """Fail at once the runs whose process is known dead (idempotent)."""
-        if self._recovered:
-            return 0
-        self._recovered = True
-        return await self._sweeper.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
-
-    async def rerun_dead_runs(self) -> int:
-        """Once the engine can start runs: the runs of dead processes of this host that :meth:`recover`
-        left ``working`` because their tool may run again (each started again, or failed)."""
-        return await self._sweeper.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
+        reader.store.notifier.announce_saves_as(writer.replica_id)
 
     def claim(self, state: TaskState) -> TaskState:
         """``state`` as run here: this replica as its runner, the lease starting now."""
         return state.evolve(
-            runner=self._writer.replica_id, lease_until=self._writer.now() + timedelta(seconds=self.lease_s)
+            runner=self._writer.replica_id, lease_until=self._reader.now() + timedelta(seconds=self.lease_s)
         )
 
     def _renewed(self, state: TaskState) -> TaskState | None:
@@ -108,7 +86,7 @@ class ReplicaLink:
         """
         while True:
             await anyio.sleep(self.lease_s / 3)
-            for record in self._records.running():
+            for record in self._reader.records.running():
                 try:
                     if await self._writer.mutate(record, self._renewed, force_notify=False, announce=False):
                         metrics.lease_renewed()
@@ -125,13 +103,13 @@ class ReplicaLink:
         """
         while True:
             try:
-                async with self._store.notifier.subscribe() as events:
-                    for record in self._records.all():
-                        await self._writer.refresh(record)  # what was missed while not subscribed
+                async with self._reader.store.notifier.subscribe() as events:
+                    for record in self._reader.records.all():
+                        await self._reader.refresh(record)  # what was missed while not subscribed
                     async for event in events:
-                        record = self._records.get(event.task_id)
+                        record = self._reader.records.get(event.task_id)
                         if record is not None and event.origin != self._writer.replica_id:
-                            await self._writer.refresh(record)
+                            await self._reader.refresh(record)
             except TaskStoreError:
                 logger.warning("lost the store's notifier; subscribing again", exc_info=True)
                 await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation

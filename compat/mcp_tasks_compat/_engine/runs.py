@@ -3,7 +3,7 @@
 The engine owns a task's state; this module owns its *run*: the anyio task that calls the work,
 the context variable through which the work knows its task (:func:`current_run`), the undecided
 call that may still be answered plainly (:func:`pending_call`), and how the work's outcome ends
-the task. Every change it makes goes through the engine (:class:`~.writer.TaskWriter`).
+the task. Every change it makes goes through the engine's writer (:class:`~.writer.TaskWriter`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "ToolCallFailure",
     "Work",
     "current_run",
+    "hosted_run",
     "pending_call",
     "report_status",
 ]
@@ -60,7 +61,9 @@ class ToolCallFailure(Exception):
 class _Run:
     """What a running work knows of itself: its task, or the undecided call it still is."""
 
-    engine: TaskWriter
+    writer: TaskWriter
+    host: object
+    """What started the run (its engine: :func:`.engine.current_run` hands it to the tool body)."""
     record: TaskRecord | None
     call: InlineCall | None = None
 
@@ -126,13 +129,23 @@ _current: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
 )
 
 
-def current_run() -> tuple[TaskWriter, TaskRecord] | None:
-    """The writer (the engine that started it) and record of the task running here, if any."""
+def _running() -> tuple[_Run, TaskRecord] | None:
     run = _current.get()
     record = run.task_record if run is not None else None
-    if run is None or record is None:
-        return None
-    return run.engine, record
+    return None if run is None or record is None else (run, record)
+
+
+def current_run() -> tuple[TaskWriter, TaskRecord] | None:
+    """The writer (of the engine that started it) and record of the task running here, if any."""
+    running = _running()
+    return None if running is None else (running[0].writer, running[1])
+
+
+def hosted_run() -> tuple[object, TaskRecord] | None:
+    """What started the task running here (its engine, typed by :func:`.engine.current_run`) and
+    its record, if any."""
+    running = _running()
+    return None if running is None else (running[0].host, running[1])
 
 
 def pending_call() -> InlineCall | None:
@@ -185,10 +198,12 @@ class TaskRuns:
         writer: TaskWriter,
         records: LiveRecords,
         *,
+        host: object,
         give_up_after_s: float,
         left_for_rerun: Callable[[TaskState], bool] = lambda state: False,
     ) -> None:
         self._writer = writer
+        self._host = host
         self._records = records
         self._give_up_after_s = give_up_after_s
         self._left_for_rerun = left_for_rerun
@@ -199,7 +214,7 @@ class TaskRuns:
         _spawn(task_group, stop, self._run, record, work, name=f"mcp-task {record.task.task_id[:8]}")
 
     async def _run(self, record: TaskRecord, work: Work, own_scope: anyio.CancelScope | None) -> None:
-        run = _Run(self._writer, record)
+        run = _Run(self._writer, self._host, record)
         token = _current.set(run)
         try:
             with _entered(own_scope):
@@ -297,7 +312,7 @@ class TaskRuns:
     async def _run_inline(
         self, call: InlineCall, work: Work, ticket: GraceTicket, own_scope: anyio.CancelScope | None
     ) -> None:
-        run = _Run(self._writer, None, call)
+        run = _Run(self._writer, self._host, None, call)
         token = _current.set(run)
         try:
             with _entered(own_scope):

@@ -1,33 +1,34 @@
 """The one writer of task states: every change judged, saved, stamped, then heard of.
 
-:class:`~.engine.TaskEngine` is a :class:`TaskWriter`; the collaborators that change tasks (the
-input relay, the sweeper, the runs, the replica link) hold it as one and never change a record's
-state themselves. So every change passes here: judged against the latest state (again when
-another process wrote first: compare-and-set), saved, time-stamped, and only then announced to
-the waiters, the status listeners and the other processes sharing the store. A writer reads
-as a :class:`~.reader.TaskReader` does (a change starts from the latest state).
+An engine holds one :class:`TaskWriter` (``engine.writer``); the parts that change tasks (the
+runs, the input relay, the sweeper, the replica link, the re-runs) hold it too and never change a
+record's state themselves. So every change passes here: judged against the latest state (again
+when another process wrote first: compare-and-set), saved, time-stamped, and only then announced
+to the waiters, the status listeners and the other processes sharing the store. A writer reads
+through its :class:`~.reader.TaskReader` (a change starts from the latest state).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
+
+import anyio
 
 from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import JsonRpcError, Progress, TaskStatus, utc_now
-from ..errors import TaskStoreError
-from .limits import TaskLimits
-from .observed import observed
-from .polling import PollPolicy
+from ..core.model import JsonRpcError, Progress, Task, TaskStatus, utc_now
+from ..errors import PeerProtocolError, TaskStateError, TaskStoreError
 from .reader import TaskReader
 from .records import RunStop, TaskRecord, adopt
-from .stores import StoreConflict, StoreEvent, TaskState, TaskStore
+from .stores import ActiveLimitReached, StoreConflict, StoreEvent, TaskState, TaskStore
 
-__all__ = ["StateChange", "TaskWriter"]
+__all__ = ["CANCELLED_BY_CLIENT", "StateChange", "TaskWriter"]
+
+CANCELLED_BY_CLIENT = "cancelled by the client"
+"""A cancelled task's status message unless the canceller says why (a session ending, say)."""
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
@@ -102,36 +103,40 @@ def _failure_reason(state: TaskState) -> str:
     return task.status_message or task.status.value
 
 
-class TaskWriter(TaskReader):
+class TaskWriter:
     """Writes every change to a task back to the store, then tells whoever follows the task.
 
     ``shared`` (the store's own word): other processes may use the store, so a change is also
     published on its notifier, for them to re-read the task.
     """
 
-    def __init__(
-        self,
-        store: TaskStore,
-        *,
-        poll_policy: PollPolicy,
-        limits: TaskLimits,
-        status_interval_s: float,
-        replica_id: str,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        store = observed(store)  # timed when a meter provider is set, else the store itself
-        super().__init__(store, poll_policy=poll_policy, limits=limits, clock=clock)
-        self.shared = store.shared
+    def __init__(self, reader: TaskReader, *, status_interval_s: float, replica_id: str) -> None:
+        self.reader = reader
+        """Where a change starts from: the latest state, and this process's records."""
+        self.store: TaskStore = reader.store
+        self._records = reader.records
+        self.shared = self.store.shared
         """Other processes may use the store: leases, the notifier and re-reads matter."""
         self.status_interval_s = status_interval_s
         self.replica_id = replica_id
         """Who this process is in a task's ``runner`` and a :class:`StoreEvent`'s ``origin``."""
 
-    def deadline(self, ttl_ms: int | None) -> datetime | None:
-        """When a task created (or ended) now with ``ttl_ms`` may be dropped; ``None``: never."""
-        return None if ttl_ms is None else self.now() + timedelta(milliseconds=ttl_ms)
-
     # --- changing a task ---------------------------------------------------------------------
+
+    async def create(self, state: TaskState) -> TaskRecord:
+        """Store a new task, refused (``PeerProtocolError``) when its owner already has its maximum
+        of active tasks: the store counts them, in one step with the insert."""
+        limits = self.reader.limits
+        try:
+            with anyio.CancelScope(shield=True):  # a write cut off by cancellation may still land
+                await self.store.create(state, active_limit=limits.max_active_tasks_per_owner)
+        except ActiveLimitReached as reached:
+            metrics.limit_refused(state.dialect)
+            raise limits.refusal(state.owner, reached.active) from None
+        record = TaskRecord(state)
+        self._records.add(record)
+        metrics.task_created(state.tool_name, state.dialect)
+        return record
 
     async def mutate(
         self,
@@ -201,6 +206,31 @@ class TaskWriter(TaskReader):
 
         await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
 
+    async def cancel(self, record: TaskRecord, *, strict: bool, reason: str = CANCELLED_BY_CLIENT) -> Task:
+        """Cancel: the status becomes ``cancelled`` (``reason`` its message) before this returns,
+        then the work is stopped (:meth:`finish`); the span of the cancel joins the task's trace.
+
+        ``strict`` (2025-11-25) raises -32602 for a terminal task; otherwise (2026-07-28) a
+        terminal task is left alone and the call is an acknowledgement.
+        """
+        if record.task.is_terminal:
+            if strict:
+                try:
+                    next_status(record.task.status, TaskEvent.CANCEL)
+                except TaskStateError as exc:
+                    raise PeerProtocolError(exc.message, jsonrpc_code=exc.jsonrpc_code) from None
+            return record.task
+        state = record.state
+        with traces.joined_span(
+            "tasks/cancel",
+            state.trace_context,
+            task_id=state.task_id,
+            tool=state.tool_name,
+            dialect=state.dialect,
+        ):
+            await self.finish(record, TaskEvent.CANCEL, message=reason, stop_work=True)
+        return record.task
+
     async def set_status_message(
         self, task: TaskRecord | str, message: str, progress: Progress | None = None
     ) -> None:
@@ -210,15 +240,9 @@ class TaskWriter(TaskReader):
         ``task`` is the record (a run reporting on itself) or a task id, whose record is the one
         held here or else one for its stored state; an unknown id is ignored.
         """
-        if isinstance(task, TaskRecord):
-            record = task
-        else:
-            record = self._records.get(task)
-            if record is None:
-                state = await self.store.get(task)
-                if state is None:
-                    return
-                record = self.record_of(state)
+        record = task if isinstance(task, TaskRecord) else await self.reader.record_for(task)
+        if record is None:
+            return
 
         def say(state: TaskState) -> TaskState | None:
             if state.is_terminal:
@@ -246,10 +270,10 @@ class TaskWriter(TaskReader):
         task = new.task
         if task.poll_interval_ms == old.task.poll_interval_ms:
             age_ms = (now - task.created_at) / timedelta(milliseconds=1)
-            task = task.evolve(poll_interval_ms=self.poll_policy.hint_ms(age_ms))
+            task = task.evolve(poll_interval_ms=self.reader.poll_policy.hint_ms(age_ms))
         new = new.evolve(task=task.evolve(last_updated_at=now))
         if new.is_terminal and not old.is_terminal:
-            new = new.evolve(expires_at=self.deadline(task.ttl_ms))
+            new = new.evolve(expires_at=self.reader.deadline(task.ttl_ms))
         return new
 
     async def _announce(self, record: TaskRecord, *, force_notify: bool) -> None:
@@ -260,7 +284,7 @@ class TaskWriter(TaskReader):
                 await self.store.notifier.publish(StoreEvent(record.task.task_id, self.replica_id))
             except TaskStoreError:
                 logger.warning("could not tell other replicas of task %s", record.task.task_id, exc_info=True)
-        mono = self._clock()
+        mono = self.reader.clock()
         if force_notify or mono - record.last_notified >= self.status_interval_s:
             record.last_notified = mono
             await _tell_listeners(record)

@@ -13,9 +13,10 @@ Rules of this layer:
 from __future__ import annotations
 
 from .lifecycle import TRANSITIONS, TaskEvent, next_status
-from .model import TERMINAL_STATUSES, UNLIMITED_TTL, JsonRpcError, Task, TaskStatus
+from .model import DEFAULT_TTL_MS, TERMINAL_STATUSES, UNLIMITED_TTL, JsonRpcError, Task, TaskStatus
 
 __all__ = [
+    "DEFAULT_TTL_MS",
     "TERMINAL_STATUSES",
     "TRANSITIONS",
     "UNLIMITED_TTL",

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Final, cast
 
 __all__ = [
+    "DEFAULT_TTL_MS",
     "PROGRESS_META_KEY",
     "TERMINAL_STATUSES",
     "UNLIMITED_TTL",
@@ -46,6 +47,11 @@ TERMINAL_STATUSES: Final = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, T
 
 UNLIMITED_TTL: Final = None
 """A ``ttl_ms`` of ``None`` means unlimited; both dialects write it as JSON ``null``."""
+
+DEFAULT_TTL_MS: Final = 3_600_000
+"""An hour, in milliseconds: a task built without a TTL has it, and it is what this library's
+server grants by default and at least (the engine's ``DEFAULT_TTL_FLOOR_MS``): real long runs
+need an hour. One constant, so the model and the server cannot disagree."""
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -121,7 +127,7 @@ class Task:
     status: TaskStatus
     created_at: datetime
     last_updated_at: datetime
-    ttl_ms: int | None = 60_000
+    ttl_ms: int | None = DEFAULT_TTL_MS
     poll_interval_ms: int | None = None
     status_message: str | None = None
     result: Mapping[str, Any] | None = None

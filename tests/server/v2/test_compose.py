@@ -87,7 +87,7 @@ async def test_user_lifespan_value_reaches_tools_and_wraps_the_task_group() -> N
         handle = await session.call_tool("query", {}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)
         with anyio.fail_after(5):
-            await tasks.engine.wait_terminal(handle.task_id, None)
+            await tasks.engine.reader.wait_terminal(handle.task_id, None)
         assert (await get_task(session, handle.task_id)).status == "completed"
         hanging = await session.call_tool("hang", {}, allow_claimed=True)
         assert isinstance(hanging, TaskHandle)
@@ -146,7 +146,7 @@ async def test_user_extensions_middleware_and_other_kwargs_are_kept() -> None:
         handle = await session.call_tool("work", {}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)
         with anyio.fail_after(5):
-            await tasks.engine.wait_terminal(handle.task_id, None)
+            await tasks.engine.reader.wait_terminal(handle.task_id, None)
     assert discovered.capabilities.extensions == {"io.example/audit": {"level": 1}, EXT: {}}
     assert discovered.instructions == "use tasks"
     assert "ext:work" in calls
@@ -206,7 +206,7 @@ async def test_lowlevel_server_install_serves_both_dialects() -> None:
         assert (await get_task(session, handle.task_id)).status == "working"
         gate.release.set()
         with anyio.fail_after(5):
-            await tasks.engine.wait_terminal(handle.task_id, None)
+            await tasks.engine.reader.wait_terminal(handle.task_id, None)
         done = await get_task(session, handle.task_id)
     assert discovered.capabilities.extensions == {EXT: {}}
     assert done.result == {
@@ -318,7 +318,7 @@ async def test_without_the_lifespan_no_task_is_created_and_the_call_is_an_intern
             await session.call_tool("work", {}, allow_claimed=True)
     assert refused.value.error.code == -32603
     assert "lifespan that runs tasks is not active" in refused.value.error.message
-    assert await tasks.engine.owned_by(None) == []
+    assert await tasks.engine.reader.owned_by(None) == []
 
 
 def test_reruns_on_a_lowlevel_server_are_refused_at_install() -> None:

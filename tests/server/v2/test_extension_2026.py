@@ -97,7 +97,7 @@ def build_app(**task_options: Any) -> App:
 
 async def wait_done(app: App, task_id: str) -> None:
     with anyio.fail_after(5):
-        await app.tasks.engine.wait_terminal(task_id, None)
+        await app.tasks.engine.reader.wait_terminal(task_id, None)
 
 
 async def test_discover_advertises_the_extension() -> None:
@@ -250,7 +250,7 @@ async def test_unknown_task_id_is_invalid_params_and_the_session_lives_on() -> N
 async def test_expired_task_id_is_invalid_params() -> None:
     now = [1000.0]
     app = build_app(ttl_floor_ms=0, default_ttl_ms=50)
-    app.tasks.engine._clock = lambda: now[0]  # pyright: ignore[reportPrivateUsage]
+    app.tasks.engine.reader.clock = lambda: now[0]
     async with declaring_session(app.server) as session:
         handle = await session.call_tool("must", {"x": 1}, allow_claimed=True)
         assert isinstance(handle, TaskHandle)

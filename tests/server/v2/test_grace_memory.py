@@ -69,7 +69,7 @@ async def test_a_tool_whose_calls_outlive_the_grace_becomes_a_task_at_once_until
             quick = await session.call_tool("convert", {"hold": False}, allow_claimed=True)
         assert isinstance(quick, TaskHandle)
         with anyio.fail_after(BOUND_S):
-            await app.tasks.engine.wait_terminal(quick.task_id, None)
+            await app.tasks.engine.reader.wait_terminal(quick.task_id, None)
         # ...so the next call waits for it again, and is answered plainly.
         with anyio.fail_after(BOUND_S):
             plain = await session.call_tool("convert", {"hold": False}, allow_claimed=True)
@@ -78,7 +78,7 @@ async def test_a_tool_whose_calls_outlive_the_grace_becomes_a_task_at_once_until
         app.release.set()
         for task_id in held:
             with anyio.fail_after(BOUND_S):
-                task = await app.tasks.engine.wait_terminal(task_id, None)
+                task = await app.tasks.engine.reader.wait_terminal(task_id, None)
             assert task.status.value == "completed"
     assert sorted(app.runs) == [False, False] + [True] * (LONG_STREAK + 1)  # each call ran once
     page, _cursor = await app.tasks.engine.store.list_tasks(owner=None)
@@ -114,4 +114,4 @@ async def test_call_tool_in_task_mode_keeps_the_grace_for_a_quick_tool() -> None
                 result = await call_tool(session, "convert", {"hold": False}, mode="task")
                 assert result.structured_content == {"result": "converted"}
     assert app.runs == [False, False, False]
-    assert await app.tasks.engine.owned_by(None) == []  # every call answered plainly
+    assert await app.tasks.engine.reader.owned_by(None) == []  # every call answered plainly

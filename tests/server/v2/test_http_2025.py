@@ -69,4 +69,4 @@ async def test_a_stateless_server_refuses_2025_tasks_instead_of_running_them_pla
     assert "stateless" in with_task["error"]["message"]
     assert get["error"]["code"] == -32600
     assert plain["result"]["structuredContent"] == {"result": 1}
-    assert await tasks.engine.owned_by(None) == []
+    assert await tasks.engine.reader.owned_by(None) == []

@@ -76,7 +76,7 @@ async def test_sdk_client_runs_a_task_over_http_with_the_mcp_name_header() -> No
         running = await get_task(session, handle.task_id)  # name_param sends Mcp-Name: <taskId>
         gate.release.set()
         with anyio.fail_after(5):
-            await tasks.engine.wait_terminal(handle.task_id, None)
+            await tasks.engine.reader.wait_terminal(handle.task_id, None)
         done = await get_task(session, handle.task_id)
     assert (running.status, running.status_message) == ("working", "started")
     assert done.status == "completed"
@@ -223,7 +223,7 @@ async def test_tasks_work_on_a_stateless_server() -> None:
         task_id = created["result"]["taskId"]
         gate.release.set()
         with anyio.fail_after(5):
-            await tasks.engine.wait_terminal(task_id, None)
+            await tasks.engine.reader.wait_terminal(task_id, None)
         params = {"taskId": task_id, "_meta": meta_2026()}
         _, done = await post(
             client, url, "tasks/get", params, headers=http_headers("tasks/get", name=task_id)

@@ -56,7 +56,7 @@ class App:
 
     async def done(self, task_id: str) -> None:
         with anyio.fail_after(BOUND_S):
-            await self.tasks.engine.wait_terminal(task_id, None)
+            await self.tasks.engine.reader.wait_terminal(task_id, None)
 
 
 def build_app(**options: Any) -> App:

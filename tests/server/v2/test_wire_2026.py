@@ -97,7 +97,7 @@ async def test_result_types_of_every_tasks_method() -> None:
         update = await peer.request("tasks/update", task_params(task_id, inputResponses={}))
         gate.release.set()
         with anyio.fail_after(5):
-            await tasks.engine.wait_terminal(task_id, None)
+            await tasks.engine.reader.wait_terminal(task_id, None)
         done = (await peer.request("tasks/get", task_params(task_id)))["result"]
         cancel = await peer.request("tasks/cancel", task_params(task_id))
         still = (await peer.request("tasks/get", task_params(task_id)))["result"]
