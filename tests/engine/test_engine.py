@@ -26,6 +26,7 @@ from mcp_tasks_compat._engine import (
     TaskRecord,
     TaskState,
     ToolCallFailure,
+    UnknownTask,
     current_run,
     new_task_id,
     report_status,
@@ -334,19 +335,19 @@ async def test_another_principal_cannot_see_or_touch_a_task() -> None:
         lambda: engine.reader.wait_terminal(task_id, "bob"),
         lambda: engine.get(task_id, None),
     ):
-        with pytest.raises(PeerProtocolError) as caught:
+        with pytest.raises(UnknownTask) as caught:
             await attempt()
-        # The same answer as for an unknown id, so ids cannot be probed.
-        assert caught.value.jsonrpc_code == INVALID_PARAMS
-        assert caught.value.message == f"Task not found: {task_id}"
+        # The same answer as for an unknown id, so ids cannot be probed (the wording is a service's).
+        assert (caught.value.task_id, caught.value.detail) == (task_id, None)
     assert record.task.status is TaskStatus.WORKING  # bob's cancel did nothing
     assert (await engine.get(task_id, "alice")).task_id == task_id
 
 
-async def test_unknown_ids_answer_invalid_params() -> None:
-    with pytest.raises(PeerProtocolError) as caught:
+async def test_an_unknown_id_is_a_typed_error_without_dialect_text() -> None:
+    with pytest.raises(UnknownTask) as caught:
         await TaskEngine().get("no-such-task", "alice")
-    assert caught.value.jsonrpc_code == INVALID_PARAMS
+    assert caught.value.task_id == "no-such-task"
+    assert not isinstance(caught.value, PeerProtocolError)
 
 
 async def test_a_task_without_owner_is_readable_by_its_id_alone() -> None:
@@ -430,7 +431,7 @@ async def test_a_task_that_outlives_its_ttl_is_failed_then_kept_for_a_grace_peri
 
     clock.advance(0.001)
     assert await engine.sweep() == 1
-    with pytest.raises(PeerProtocolError):
+    with pytest.raises(UnknownTask):
         await engine.get(task_id, "alice")
 
 
@@ -452,7 +453,7 @@ async def test_an_ended_task_is_kept_for_its_ttl_from_the_end_then_removed() -> 
 
     clock.advance(8)  # 10 s after the end
     assert await engine.sweep() == 1
-    with pytest.raises(PeerProtocolError):
+    with pytest.raises(UnknownTask):
         await engine.get(record.task.task_id, "alice")
 
 
@@ -466,7 +467,7 @@ async def test_one_sweep_takes_every_due_task_not_one_batch() -> None:
     clock.advance(2)
     assert await engine.sweep() == count
     for task in tasks:
-        with pytest.raises(PeerProtocolError):
+        with pytest.raises(UnknownTask):
             await engine.get(task.task_id, "alice")
     assert await engine.sweep() == 0
 

@@ -20,7 +20,7 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
-from mcp_tasks_compat._engine import EXPIRED_GRACE_MS, TaskEngine, TaskRecord, ToolCallFailure
+from mcp_tasks_compat._engine import EXPIRED_GRACE_MS, TaskEngine, TaskRecord, ToolCallFailure, UnknownTask
 from mcp_tasks_compat.core.model import JsonRpcError, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INVALID_PARAMS, PeerProtocolError
@@ -163,6 +163,8 @@ class EngineMachine(RuleBasedStateMachine):
                 task = await self.engine.cancel(task_id, OWNER, strict=strict)
             except PeerProtocolError as error:
                 return f"refused {error.jsonrpc_code}"
+            except UnknownTask:
+                return f"refused {INVALID_PARAMS}"  # as both services answer it
             return task.status.value
 
         answer = self.portal.call(cancel)
@@ -205,7 +207,7 @@ class EngineMachine(RuleBasedStateMachine):
             for task_id in self.runs:
                 try:
                     seen[task_id] = (await self.engine.get(task_id, OWNER)).status.value
-                except PeerProtocolError:
+                except UnknownTask:
                     seen[task_id] = None
             return seen
 

@@ -14,9 +14,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat._engine import TaskEngine
+from mcp_tasks_compat._engine import TaskEngine, UnknownTask
 from mcp_tasks_compat._engine.limits import MAX_SAFE_INTEGER, TaskLimits, echoed_id
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore
+from mcp_tasks_compat._server import task_not_found
 from mcp_tasks_compat.client import start_tool
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -187,8 +188,10 @@ def test_echoed_ids_are_bounded() -> None:
     echoed = echoed_id("x" * 1_000_000)
     assert len(echoed) < 100
     assert "1000000 characters" in echoed
-    with pytest.raises(PeerProtocolError, match="at most 256"):
+    with pytest.raises(UnknownTask) as caught:
         TaskLimits().check_task_id("y" * 257)
+    assert caught.value.detail == "task ids are at most 256 characters"
+    assert task_not_found(caught.value).message.endswith("(task ids are at most 256 characters)")
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -80,6 +80,7 @@ from .inline import (
     rounds_of_plain_call,
 )
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
+from .limits import UnknownTask
 from .policy import SUPPORT_VALUES, TaskPolicy
 from .records import TaskRecord, new_task_id
 from .runs import SERVER_STOPPED, ToolCallFailure, Work
@@ -128,6 +129,7 @@ __all__ = [
     "TaskStore",
     "TaskWriter",
     "ToolCallFailure",
+    "UnknownTask",
     "Work",
     "current_run",
     "input_key_prefix",

@@ -24,6 +24,7 @@ __all__ = [
     "LIST_PAGE_SIZE",
     "MAX_SAFE_INTEGER",
     "TaskLimits",
+    "UnknownTask",
     "echoed_id",
 ]
 
@@ -45,6 +46,18 @@ def echoed_id(task_id: str) -> str:
     if len(task_id) <= ECHOED_ID_PREFIX:
         return task_id
     return f"{task_id[:ECHOED_ID_PREFIX]}… ({len(task_id)} characters)"
+
+
+class UnknownTask(LookupError):
+    """No task of this id that the asker may see: unknown, expired, another owner's, or an id
+    longer than any this server issues. It carries no wire text: each dialect's service says it in
+    its own words (``_server``), the same for every case, so ids cannot be probed."""
+
+    def __init__(self, task_id: str, *, detail: str | None = None) -> None:
+        self.task_id = task_id
+        self.detail = detail
+        """Why, when saying it gives nothing away (an id too long to be one of ours)."""
+        super().__init__(f"no task {echoed_id(task_id)}" + (f" ({detail})" if detail else ""))
 
 
 @dataclass(frozen=True)
@@ -95,13 +108,9 @@ class TaskLimits:
         return granted_ms
 
     def check_task_id(self, task_id: str) -> None:
-        """Refuse an id longer than any this server issues, echoing only a prefix."""
+        """Refuse an id longer than any this server issues (:class:`UnknownTask`, saying why)."""
         if len(task_id) > self.max_task_id_length:
-            raise PeerProtocolError(
-                f"Task not found: {echoed_id(task_id)} (task ids are at most {self.max_task_id_length} "
-                "characters)",
-                jsonrpc_code=INVALID_PARAMS,
-            )
+            raise UnknownTask(task_id, detail=f"task ids are at most {self.max_task_id_length} characters")
 
     def refusal(self, owner: str | None, active: int) -> PeerProtocolError:
         """The error a create refused by the store's count (:class:`~.stores.ActiveLimitReached`)

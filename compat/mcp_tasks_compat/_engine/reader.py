@@ -3,7 +3,7 @@
 Getting a task, four ways that differ in meaning:
 
 * :meth:`TaskReader.lookup` ``(task_id, owner)``: the record of the owner's task, read from the
-  store now; -32602 when unknown, expired or another owner's.
+  store now; :class:`~.limits.UnknownTask` when unknown, expired or another owner's.
 * :meth:`TaskReader.get` ``(task_id, owner)``: the task as a read answers it (:meth:`~TaskReader.lookup`,
   then :meth:`~TaskReader.shown`: its poll hint computed for its age now).
 * :meth:`TaskReader.refresh` ``(record)``: re-read a record this process already holds.
@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..core.model import Task
 from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStoreError
-from .limits import LIST_PAGE_SIZE, TaskLimits, echoed_id
+from .limits import LIST_PAGE_SIZE, TaskLimits, UnknownTask, echoed_id
 from .polling import PollPolicy
 from .records import LiveRecords, TaskRecord, adopt
 from .stores import TaskState, TaskStore
@@ -61,7 +61,7 @@ class TaskReader:
     async def lookup(
         self, task_id: str, owner: str | None, *, also_of: Callable[[str], bool] | None = None
     ) -> TaskRecord:
-        """The record, or ``PeerProtocolError`` -32602 (unknown, expired, or another principal's).
+        """The record, or :class:`~.limits.UnknownTask` (unknown, expired, or another principal's).
 
         The state is read from the store, so a task created or changed on another replica is
         seen as it is now; except a task that ended here a moment ago, before its deadline
@@ -74,12 +74,12 @@ class TaskReader:
             state = await self.store.get(task_id)
         if state is None:
             self.records.drop(task_id)
-            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
+            raise UnknownTask(task_id)
         visible = (
             state.owner is None or state.owner == owner or (also_of is not None and also_of(state.owner))
         )
         if not visible:
-            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
+            raise UnknownTask(task_id)
         return self.records.record_of(state)
 
     async def refresh(self, record: TaskRecord) -> None:
@@ -126,7 +126,7 @@ class TaskReader:
         return task if hint == task.poll_interval_ms else task.evolve(poll_interval_ms=hint)
 
     async def get(self, task_id: str, owner: str | None) -> Task:
-        """The owner's task as a read answers it (:meth:`shown`), else -32602."""
+        """The owner's task as a read answers it (:meth:`shown`), else :class:`~.limits.UnknownTask`."""
         return self.shown((await self.lookup(task_id, owner)).task)
 
     async def list_page(

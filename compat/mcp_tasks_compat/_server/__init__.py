@@ -30,6 +30,7 @@ from .service_2025 import (
     TaskCall,
     Tasks2025Service,
     refuse_plain_call,
+    task_not_found,
 )
 from .service_2026 import CallMode, ResponseCheck, Tasks2026Service, ToolCall2026, missing_extension
 from .tool_input import ask
@@ -57,4 +58,5 @@ __all__ = [
     "owner_2026",
     "principal_id",
     "refuse_plain_call",
+    "task_not_found",
 ]

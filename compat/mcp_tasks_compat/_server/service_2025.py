@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar, cast
 
 import anyio
 
-from .._engine import TaskPolicy, TaskRecord, Work
+from .._engine import TaskPolicy, TaskRecord, UnknownTask, Work
 from .._engine.limits import echoed_id
 from .._engine.observed import note_read
 from ..core import codec_2025 as codec
@@ -35,6 +35,7 @@ __all__ = [
     "TaskCall",
     "Tasks2025Service",
     "refuse_plain_call",
+    "task_not_found",
 ]
 
 TASK_METHODS_2025: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
@@ -66,6 +67,15 @@ class TaskCall:
     owner: str | None
     tool_name: str
     ttl_ms: int | None
+
+
+def task_not_found(unknown: UnknownTask) -> PeerProtocolError:
+    """-32602 "Task not found: <id>" (an id too long to be ours says so), the same for an unknown,
+    expired or another owner's task, so ids cannot be probed."""
+    detail = f" ({unknown.detail})" if unknown.detail else ""
+    return PeerProtocolError(
+        f"Task not found: {echoed_id(unknown.task_id)}{detail}", jsonrpc_code=INVALID_PARAMS
+    )
 
 
 def refuse_plain_call(tool_name: str, support: str) -> None:
@@ -231,11 +241,14 @@ class Tasks2025Service:
         """The caller's 2025-11-25 task named by ``params.taskId``, else -32602."""
         task_id = codec.decode_task_id_params(params)
         by_id = self.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
-        record = await self.engine.lookup(
-            task_id, owner_2025(caller), also_of=session_owned if by_id else None
-        )
+        try:
+            record = await self.engine.lookup(
+                task_id, owner_2025(caller), also_of=session_owned if by_id else None
+            )
+        except UnknownTask as unknown:
+            raise task_not_found(unknown) from None
         if record.dialect != DIALECT_2025_11_25:
-            raise PeerProtocolError(f"Task not found: {echoed_id(task_id)}", jsonrpc_code=INVALID_PARAMS)
+            raise task_not_found(UnknownTask(task_id))
         return record
 
     async def get(self, params: object, caller: Caller) -> dict[str, Any]:

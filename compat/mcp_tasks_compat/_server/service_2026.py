@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
-from .._engine import Outcome, RoundTrips, TaskPolicy, TaskRecord, Work
+from .._engine import Outcome, RoundTrips, TaskPolicy, TaskRecord, UnknownTask, Work
 from .._engine.limits import echoed_id
 from .._engine.observed import joined, note_read, traced_inline
 from .._engine.runs import current_run
@@ -155,7 +155,7 @@ class Tasks2026Service:
         """The caller's 2026-07-28 task, else -32602 naming the id (unknown, expired, another's)."""
         try:
             record = await self.engine.lookup(task_id, owner_2026(caller))
-        except PeerProtocolError:
+        except UnknownTask:
             record = None
         if record is None or record.dialect != DIALECT_2026_07_28:
             raise PeerProtocolError(
