@@ -146,7 +146,7 @@ async def _quick_tool(
         variant: {"client": [], "server": []} for variant in QUICK_VARIANTS
     }
     clocks = {"raw": cpu.cpu_clock(bare.server_pid), "ours": cpu.cpu_clock(conn.server_pid)}
-    requests = 0
+    requests = dict.fromkeys(QUICK_VARIANTS, 0)  # the raw calls go through the bare session: not counted
     calls = profile.quick_calls
     for round_index in range(profile.rounds):
         for variant in rotated(QUICK_VARIANTS, round_index):
@@ -166,8 +166,7 @@ async def _quick_tool(
             cpu_us[variant]["client"].append(client_us)
             if server_us is not None:
                 cpu_us[variant]["server"].append(server_us)
-            if variant == "auto":
-                requests += counter.total() - before
+            requests[variant] += counter.total() - before
     bench.add(
         "mechanisms",
         **common,
@@ -180,7 +179,7 @@ async def _quick_tool(
             [auto - raw for auto, raw in zip(per_call_us["auto"], per_call_us["raw"], strict=True)],
             digits=1,
         ),
-        requests_per_call=round(requests / (calls * profile.rounds), 3),
+        requests_per_call=round(requests["auto"] / (calls * profile.rounds), 3),
     )
     split = clocks["ours"].split and clocks["raw"].split
     for variant, what in (("auto", "quick call"), ("task", "task")):
@@ -192,6 +191,7 @@ async def _quick_tool(
             call='call_tool(mode="auto")' if variant == "auto" else 'call_tool(mode="task"), task at once',
             split=split,
             server_cpu_source=clocks["ours"].server_source,
+            requests_per_call=round(requests[variant] / (calls * profile.rounds), 3),
             **_cpu_figures(cpu_us[variant], cpu_us["raw"], split=split),
         )
 
@@ -384,7 +384,7 @@ def tables(rows: Sequence[Row]) -> list[str]:
                 r["mechanisms"],
                 f"{r['per_call_us']['median']} ({r['raw_per_call_us']['median']})",
                 r["over_raw_us"]["median"],
-                f"{r['rate_to_raw']['median']} {spread(r['rate_to_raw'])}",
+                spread(r["rate_to_raw"]),
                 r["requests_per_call"],
             )
             for r in mine
@@ -411,7 +411,7 @@ def tables(rows: Sequence[Row]) -> list[str]:
                 r.get("dialect"),
                 r["transport"],
                 r["mechanisms"],
-                f"{r['what']}: `{r['call']}`",
+                f"{r['what']}: `{r['call']}` ({r.get('requests_per_call', 'n/a')} requests)",
                 _side(r, "client_cpu_us", "raw_client_cpu_us"),
                 _side(r, "server_cpu_us", "raw_server_cpu_us"),
                 _side(r, "cpu_us", "raw_cpu_us"),
@@ -421,6 +421,8 @@ def tables(rows: Sequence[Row]) -> list[str]:
             for r in cpu_rows
         ),
     )
+    extra_rows = [r for r in mine if r["variant"] == "extra_time"]
+    with_cpu = any(r.get("client_cpu_us") is not None for r in extra_rows)  # runs before CPU was read
     extra_time = table(
         [
             "mcp",
@@ -431,7 +433,7 @@ def tables(rows: Sequence[Row]) -> list[str]:
             "extra ms p50 (p10-p90)",
             "n",
             "requests per call",
-            "CPU µs per call client / server",
+            *(["CPU µs per call client / server"] if with_cpu else []),
         ],
         (
             (
@@ -440,13 +442,12 @@ def tables(rows: Sequence[Row]) -> list[str]:
                 r.get("dialect"),
                 r["mechanisms"],
                 r["length_s"],
-                f"{r['extra_ms']['median']} {spread(r['extra_ms'])}",
+                spread(r["extra_ms"]),
                 r["extra_ms"]["n"],
                 r["requests_per_call"],
-                _extra_cpu(r),
+                *([_extra_cpu(r)] if with_cpu else []),
             )
-            for r in mine
-            if r["variant"] == "extra_time"
+            for r in extra_rows
         ),
     )
     return [
@@ -527,13 +528,15 @@ DESCRIBED = """\
    server), per quick call of `call_tool(mode="auto")` and of the raw call, and per task for the
    same tool run as a task (`call_tool(mode="task")` with the task-at-once hint, so a 2026-07-28
    server makes a task of it too); per call for the extra-time samples as well. A process's CPU
-   time moves far less with the load of a shared machine than its wall time, so mechanisms can be
-   compared below the wall-clock noise: the wall ratio is what a caller sees, the CPU ratio says
-   which side pays and how much. Target "CPU per quick call, ours vs plain": at most 1.1x the plain
-   call's CPU, client and server together, on 2026-07-28 (a sequential call's wall time is mostly
-   the two processes' CPU, so this is the CPU side of 0.9x the calls/s); on 2025-11-25 the quick
-   call is a task (two requests at least), shown for reference. In memory, client and server share
-   one process: one figure."""
+   time moves less with the load of a shared machine than its wall time (it does not count the
+   waits for a core; it still grows with contention for caches and cores, by a third to double at
+   a load average of 4-6 on the 2-core guest), and the variants' ratio, taken within a round,
+   moves least: mechanisms compare below the wall-clock noise, the wall ratio being what a caller
+   sees and the CPU figures which side pays, and how much. Target "CPU per quick call, ours vs
+   plain": at most 1.1x the plain call's CPU, client and server together, on 2026-07-28 (a
+   sequential call's wall time is mostly the two processes' CPU, so this is the CPU side of 0.9x
+   the calls/s); on 2025-11-25 the quick call is a task (two requests at least), shown for
+   reference. In memory, client and server share one process: one figure."""
 
 SECTION = Section(
     name="mechanisms",
