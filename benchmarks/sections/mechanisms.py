@@ -480,6 +480,7 @@ def write_chart(rows: Sequence[Row], folder: Path) -> Path | None:
         import matplotlib
 
         matplotlib.use("Agg")
+        matplotlib.rcParams["svg.hashsalt"] = CHART_NAME  # fixed ids: the same figures, the same file
         import matplotlib.pyplot as plt
     except ImportError:
         return None
