@@ -391,7 +391,20 @@ def tables(rows: Sequence[Row]) -> list[str]:
             if r["variant"] == "quick"
         ),
     )
-    cpu_rows = [r for r in mine if r["variant"] == "cpu"]
+    return [
+        '### 4b. The mechanisms of issue 13, each off and on (tool `job`; `call_tool(mode="auto")`; '
+        "the raw call is the SDK's `session.call_tool` on a bare session of the same server)",
+        quick,
+        *_cpu_table([r for r in mine if r["variant"] == "cpu"]),
+        _extra_time_table([r for r in mine if r["variant"] == "extra_time"]),
+        f"![Extra time past the tool's run against the tool's length]({CHART_NAME})",
+    ]
+
+
+def _cpu_table(cpu_rows: Sequence[Row]) -> list[str]:
+    """The CPU rows' table and the line before it (nothing for runs made before CPU was read)."""
+    if not cpu_rows:
+        return []
     cpu_table = table(
         [
             "mcp",
@@ -421,9 +434,18 @@ def tables(rows: Sequence[Row]) -> list[str]:
             for r in cpu_rows
         ),
     )
-    extra_rows = [r for r in mine if r["variant"] == "extra_time"]
+    return [
+        "CPU time per call (not wall time; µs, median of rounds): the bench process (the "
+        "client) and the server process serving that session, each read from its own CPU "
+        "clock over the same rotated blocks as the wall times above; the plain call is the "
+        "raw SDK call on a bare session of the same server.",
+        cpu_table,
+    ]
+
+
+def _extra_time_table(extra_rows: Sequence[Row]) -> str:
     with_cpu = any(r.get("client_cpu_us") is not None for r in extra_rows)  # runs before CPU was read
-    extra_time = table(
+    return table(
         [
             "mcp",
             "server",
@@ -450,24 +472,6 @@ def tables(rows: Sequence[Row]) -> list[str]:
             for r in extra_rows
         ),
     )
-    return [
-        '### 4b. The mechanisms of issue 13, each off and on (tool `job`; `call_tool(mode="auto")`; '
-        "the raw call is the SDK's `session.call_tool` on a bare session of the same server)",
-        quick,
-        *(
-            [
-                "CPU time per call (not wall time; µs, median of rounds): the bench process (the "
-                "client) and the server process serving that session, each read from its own CPU "
-                "clock over the same rotated blocks as the wall times above; the plain call is the "
-                "raw SDK call on a bare session of the same server.",
-                cpu_table,
-            ]
-            if cpu_rows
-            else []
-        ),
-        extra_time,
-        f"![Extra time past the tool's run against the tool's length]({CHART_NAME})",
-    ]
 
 
 def write_chart(rows: Sequence[Row], folder: Path) -> Path | None:
