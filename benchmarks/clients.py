@@ -178,6 +178,7 @@ class Conn:
     ours: bool
     dialect: str | None = None
     protocol_version: str | None = None
+    server_pid: int | None = None  # the server's process (stdio, HTTP); None: in this process
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def raw(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
@@ -229,40 +230,43 @@ def text_of(result: Any) -> str:
     raise ValueError(f"no text content in {result!r}")
 
 
-async def _wait_ready(errlog: Any, bound_s: float = 120) -> None:
-    """Wait (bounded) for the stdio server's ready line, so negotiation's own time bound is fair."""
+async def _wait_ready(errlog: Any, bound_s: float = 120) -> int | None:
+    """Wait (bounded) for the stdio server's ready line, so negotiation's own time bound is fair;
+    the server's pid, which the line carries (its CPU time is read by that pid)."""
     with anyio.fail_after(bound_s):
         while True:
             errlog.seek(0)
             seen = errlog.read()
             if servers.READY_MARKER in seen:
-                return
+                return servers.ready_pid(seen)
             await anyio.sleep(0.02)
 
 
 @asynccontextmanager
 async def _transport_streams(
     transport: str, *, kind: str, server: Any = None, process: ServerProcess | None = None
-) -> AsyncIterator[tuple[Any, Any]]:
+) -> AsyncIterator[tuple[Any, Any, int | None]]:
+    """The client's (read, write) streams, and the server's pid (None: it runs in this process)."""
     if transport == "memory":
         async with servers.memory_streams(kind, server) as streams:
-            yield streams
+            yield streams[0], streams[1], None
         return
     assert process is not None
     if transport == "http":
         from mcp.client.streamable_http import streamable_http_client
 
         assert process.url is not None
+        pid = process.process.pid if process.process is not None else None
         async with streamable_http_client(process.url) as streams:
-            yield streams[0], streams[1]
+            yield streams[0], streams[1], pid
         return
     if transport == "stdio":
         from mcp.client.stdio import stdio_client
 
         with tempfile.TemporaryFile("w+") as errlog:
             async with stdio_client(process.stdio_params(), errlog=errlog) as streams:
-                await _wait_ready(errlog)
-                yield streams[0], streams[1]
+                pid = await _wait_ready(errlog)
+                yield streams[0], streams[1], pid
         return
     raise ValueError(f"unknown transport {transport!r}")
 
@@ -294,7 +298,7 @@ async def connect(
 
     use_ours = ours_client_available() if ours is None else ours
     async with AsyncExitStack() as stack:
-        read, write = await stack.enter_async_context(
+        read, write, server_pid = await stack.enter_async_context(
             _transport_streams(transport, kind=kind, server=server, process=process)
         )
         if counter is not None:
@@ -319,6 +323,7 @@ async def connect(
                 True,
                 dialect=getattr(negotiated, "dialect", None),
                 protocol_version=getattr(negotiated, "protocol_version", None),
+                server_pid=server_pid,
             )
         else:
             bare_kwargs = _declaring_tasks() if declare_tasks else {}
@@ -331,6 +336,7 @@ async def connect(
                 False,
                 dialect="2026-07-28" if declare_tasks else None,
                 protocol_version=protocol_version,
+                server_pid=server_pid,
             )
         yield conn
 

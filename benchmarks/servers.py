@@ -47,11 +47,19 @@ __all__ = [
     "build_with_tasks",
     "mcp_major",
     "memory_streams",
+    "ready_pid",
     "serve",
 ]
 
 KINDS = ("sdk", "ours", "fastmcp4", "fastmcp3")
-READY_MARKER = "bench-server-ready"
+READY_MARKER = "bench-server-ready"  # then " pid=<the server's pid>"
+
+
+def ready_pid(log: str) -> int | None:
+    """The pid a stdio server's ready line carries (its CPU time is read by it), if it does."""
+    _, found, rest = log.partition(f"{READY_MARKER} pid=")
+    digits = rest.split(maxsplit=1)[0] if found and rest.strip() else ""
+    return int(digits) if digits.isdigit() else None
 
 
 def quiet_logs() -> None:
@@ -360,7 +368,7 @@ async def serve(
     if transport == "stdio":
         # The client waits for this line before it negotiates: a slow import must not eat the
         # negotiation's time bound.
-        print(READY_MARKER, file=sys.stderr, flush=True)
+        print(f"{READY_MARKER} pid={os.getpid()}", file=sys.stderr, flush=True)
         if kind in ("fastmcp4", "fastmcp3"):
             await server.run_stdio_async(show_banner=False)
         else:

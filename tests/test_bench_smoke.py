@@ -84,6 +84,12 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     (quick,) = [r for r in mechanism_rows if r["variant"] == "quick" and r["mechanisms"] == "all on"]
     assert quick["rate_to_raw"]["median"] > 0
     assert quick["requests_per_call"] >= 1
+    cpu_rows = {r["what"]: r for r in mechanism_rows if r["variant"] == "cpu" and r["mechanisms"] == "all on"}
+    assert cpu_rows.keys() == {"quick call", "task"}
+    for row in cpu_rows.values():  # in memory: client and server in one process, one CPU figure
+        assert row["split"] is False
+        assert row["cpu_us"]["n"] == run["profile_sizes"]["mechanisms_rounds"]
+        assert row["cpu_to_raw"]["median"] > 0
     lengths = {
         r["length_s"] for r in mechanism_rows if r["variant"] == "extra_time" and r["mechanisms"] == "all on"
     }
@@ -139,6 +145,7 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert "half the plain rate" not in target_names  # HTTP only; the smoke run is in memory
     assert "task throughput SQLite ÷ memory" in target_names
     assert "tasks/get p50" in target_names
+    assert "CPU per quick call, ours vs plain" in target_names
     assert ("task throughput Redis ÷ memory" in target_names) is REDIS_HERE
 
     paths = report.write_outputs(document, tmp_path / "results", tmp_path / "benchmarks.md")
@@ -161,6 +168,7 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert "pytest tests/test_bench_smoke.py" in docs
     assert f"mcp{run['major']} run (smoke" in docs
     assert "auto ÷ raw calls/s" in table
+    assert "CPU time per call" in table
     if importlib.util.find_spec("matplotlib") is not None:  # the bench environment has it
         assert paths["chart"].read_text(encoding="utf-8").lstrip().startswith("<?xml")
 
