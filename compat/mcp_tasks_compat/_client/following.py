@@ -7,7 +7,6 @@ best-effort ``tasks/cancel`` for a task left unfinished when the call ends early
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
@@ -89,9 +88,11 @@ class Guard:
 
     async def run(self, operation: Callable[[], Awaitable[ResultT]], *, end_on_abort: bool = True) -> ResultT:
         """Run ``operation``; with ``end_on_abort=False`` only the timeout (not cancelling) ends the task."""
-        deadline = math.inf if self.timeout is None else anyio.current_time() + self.timeout
+        scope: anyio.CancelScope | None = None
         try:
-            with anyio.CancelScope(deadline=deadline) as scope:
+            if self.timeout is None:  # no deadline: no scope to enter on every call
+                return await operation()
+            with anyio.CancelScope(deadline=anyio.current_time() + self.timeout) as scope:
                 return await operation()
         except TaskError:
             raise  # the task ended (or is gone): nothing left to cancel
@@ -104,6 +105,7 @@ class Guard:
                 await self._end_task()
             raise
         # Only our own deadline gets here (the scope swallowed its cancellation).
+        assert scope is not None
         assert scope.cancelled_caught
         await self._end_task()
         if self.task_id is None:

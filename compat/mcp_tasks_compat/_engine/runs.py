@@ -330,7 +330,7 @@ class TaskRuns:
         """End the task with the work's outcome (a task already ended keeps its status)."""
         error = outcome.error
         if error is None:
-            result = outcome.result or {}
+            result = dict(outcome.result or {})  # a lazily dumped result is dumped (and kept) here
             failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
             await self._writer.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
             return

@@ -109,6 +109,12 @@ class ExchangeChannel:
             await self._live.progress(progress, total, message)
 
 
+_OUTBOUND_SHAPE = ("transport", "request_id", "notify", "send_raw_request")
+_outbound_kinds: dict[type, bool] = {}
+"""Per class of request channel: whether it has the shape the run's channel forwards to (checked
+once per class: ``transport`` is a property that copies the channel's metadata on every read)."""
+
+
 def session_parts(session: ServerSession) -> tuple[DispatchContext[Any], Connection] | None:
     """The request channel and the connection of an SDK session, or ``None`` if the SDK changed.
 
@@ -118,9 +124,11 @@ def session_parts(session: ServerSession) -> tuple[DispatchContext[Any], Connect
     connection = getattr(session, "_connection", None)
     if outbound is None or not isinstance(connection, Connection):
         return None
-    if not all(hasattr(outbound, name) for name in ("transport", "request_id", "notify", "send_raw_request")):
-        return None
-    return outbound, connection
+    kind = type(outbound)
+    fits = _outbound_kinds.get(kind)
+    if fits is None:
+        fits = _outbound_kinds[kind] = all(hasattr(outbound, name) for name in _OUTBOUND_SHAPE)
+    return (outbound, connection) if fits else None
 
 
 class RunConnection(Connection):

@@ -47,8 +47,13 @@ class Dialect2025Middleware:
     def __init__(self, runtime: TasksRuntime) -> None:
         self._runtime = runtime
         self.service = Tasks2025Service(runtime.tasks)
+        self._modern_passes = runtime.serves_2026
+        """A 2026-07-28 request passes straight through when the extension serves that dialect (its
+        interceptor knows the request of a tool body); else a ``tools/call`` is noted here."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and self._modern_passes:
+            return await call_next(ctx)  # 2026-07-28: nothing here (the extension has its calls)
         with sdk_errors():
             return await self._dispatch(ctx, call_next)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
@@ -44,6 +44,7 @@ __all__ = [
     "RawNotification",
     "RequestCaller",
     "TasksRuntime",
+    "ToolResultWire",
     "current_request",
     "mcp_error",
     "sdk_errors",
@@ -94,15 +95,43 @@ class RawNotification(BaseModel):
         return {"method": self.method, "params": self.params}
 
 
-def tool_result_wire(result: HandlerResult) -> dict[str, Any]:
-    """A ``tools/call`` handler's result as wire JSON, to keep as the task's result."""
+class ToolResultWire(Mapping[str, Any]):
+    """A tool's result model, dumped to wire JSON only when read as a mapping: a call answered
+    within the inline grace hands the SDK its own model back (:attr:`model`), neither dumped here
+    nor validated again by the SDK; a task reads (and keeps) the wire form."""
+
+    __slots__ = ("_wire", "model")
+
+    def __init__(self, model: BaseModel) -> None:
+        self.model = model
+        self._wire: dict[str, Any] | None = None
+
+    def _dumped(self) -> dict[str, Any]:
+        if self._wire is None:
+            self._wire = self.model.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return self._wire
+
+    def __getitem__(self, key: str) -> Any:
+        return self._dumped()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dumped())
+
+    def __len__(self) -> int:
+        return len(self._dumped())
+
+
+def tool_result_wire(result: HandlerResult) -> Mapping[str, Any]:
+    """A ``tools/call`` handler's result as wire JSON (dumped when read), to keep as the task's result."""
     if result is None:
         return {"content": []}
     if isinstance(result, BaseModel):
-        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        kind: object = getattr(result, "result_type", None)
+        wire: Mapping[str, Any] = ToolResultWire(result)
     else:
         wire = dict(result)
-    if wire.get("resultType") == "input_required":
+        kind = wire.get("resultType")
+    if kind == "input_required":
         # A task's rounds are relayed by the extension's interceptor (server._with_round_trips); one
         # that reaches here had none to relay it (a re-run, a server serving 2025-11-25 only), so
         # the task ends failed, visibly.

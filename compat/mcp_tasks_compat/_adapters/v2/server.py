@@ -57,6 +57,7 @@ from .runtime import (
     INPUT_CAPABILITIES,
     INPUT_RESULT_TYPES,
     TasksRuntime,
+    ToolResultWire,
     current_request,
     mcp_error,
     sdk_errors,
@@ -326,7 +327,10 @@ def _plain_answer(outcome: Outcome) -> HandlerResult:
     """What the ``tools/call`` answers when the call ended within the grace: what it would have."""
     error = outcome.error
     if error is None:
-        return dict(outcome.result or {})
+        result = outcome.result
+        if isinstance(result, ToolResultWire):
+            return result.model  # the SDK's own result, as a plain call would have answered
+        return dict(result or {})
     if isinstance(error, RoundTripAnswer):
         return error.result
     if isinstance(error, ToolCallFailure):
