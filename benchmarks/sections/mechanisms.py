@@ -5,8 +5,9 @@ switches are) run on the same server, client and transport: a quick tool next to
 call, and the extra time past the tool's run for tools of several lengths; then FastMCP 4 on its
 defaults; then the run's detachment, measured by memory (capacity rows). Over the quick tool's
 blocks, the CPU time each process spent per call (:mod:`benchmarks.cpu`; rows ``variant="cpu"``).
-Targets: auto ÷ raw calls/s at least 0.8 on a quick tool (of half the raw rate on 2025-11-25);
-auto ÷ raw CPU per quick call at most 1.1 (2026-07-28); extra time p50 at most 15 ms.
+Targets: auto ÷ raw calls/s at least 0.9 on a quick tool on 2026-07-28 (issue 32; 0.8 of half the
+raw rate on 2025-11-25, issue 13); auto ÷ raw CPU per quick call at most 1.1 (2026-07-28); extra
+time p50 at most 5 ms on 2026-07-28 (issue 32), 15 ms on 2025-11-25 (issue 13).
 """
 
 from __future__ import annotations
@@ -277,8 +278,9 @@ async def mechanism_memory(bench: Bench, profile: MechanismsProfile) -> None:
 
 
 def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Issue 13: auto ÷ raw calls/s >= 0.8 on a quick tool; extra time past the run p50 <= 15 ms.
-    Issue 32: auto ÷ raw CPU per quick call (client + server) <= 1.1 on 2026-07-28."""
+    """Issue 32 on 2026-07-28: auto ÷ raw calls/s >= 0.9 on a quick tool, CPU per quick call
+    (client + server) <= 1.1, extra time past the run p50 <= 5 ms. Issue 13 on 2025-11-25: >= 0.8
+    of half the raw rate, extra time p50 <= 15 ms."""
     out: list[dict[str, Any]] = []
     for row in find(rows, section="mechanisms", kind="ours", mechanisms="all on"):
         where = f"mcp{row['major']}, {row['dialect']}, {row['transport']}"
@@ -287,7 +289,7 @@ def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 target(
                     f'quick tool: call_tool(mode="auto") ÷ raw session.call_tool calls/s ({where})',
                     row["rate_to_raw"]["median"],
-                    0.8,
+                    QUICK_RATE_LIMIT,
                     at_most=False,
                     detail=f"{row['over_raw_us']['median']} µs per call over raw; "
                     f"{row['requests_per_call']} requests per call",
@@ -323,13 +325,20 @@ def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 target(
                     f"extra time past the tool's run p50 ms, {row['length_s']} s tool ({where})",
                     row["extra_ms"]["median"],
-                    15.0,
+                    EXTRA_MS_LIMIT_2026 if row["dialect"] == "2026-07-28" else EXTRA_MS_LIMIT_2025,
                     at_most=True,
                     detail=f"p90 {row['extra_ms']['p90']} ms; {row['requests_per_call']} requests per call",
                 )
             )
     return out
 
+
+QUICK_RATE_LIMIT = 0.9
+"""Issue 32: a quick task-optional tool under mode="auto" at 0.9 of the plain call rate (0.95 hoped)."""
+EXTRA_MS_LIMIT_2026 = 5.0
+"""Issue 32: a 2026-07-28 task's result arrives at most 5 ms (p50) after its tool ends."""
+EXTRA_MS_LIMIT_2025 = 15.0
+"""Issue 13: the same on 2025-11-25, where tasks/result answers it."""
 
 CPU_LIMIT = 1.1
 """CPU per quick call, ours ÷ the plain call's (client + server): the CPU side of the issue's

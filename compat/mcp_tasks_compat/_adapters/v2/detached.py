@@ -28,7 +28,7 @@ import logging
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.server.connection import Connection
@@ -124,7 +124,7 @@ def session_parts(session: ServerSession) -> tuple[DispatchContext[Any], Connect
     connection = getattr(session, "_connection", None)
     if outbound is None or not isinstance(connection, Connection):
         return None
-    kind = type(outbound)
+    kind: type = type(cast(object, outbound))
     fits = _outbound_kinds.get(kind)
     if fits is None:
         fits = _outbound_kinds[kind] = all(hasattr(outbound, name) for name in _OUTBOUND_SHAPE)
