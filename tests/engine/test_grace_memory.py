@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_tasks_compat._engine.grace import LONG_STREAK, GraceMemory
+from mcp_tasks_compat._engine.grace import LONG_STREAK, QUICK_STREAK, GraceMemory
 
 
 def test_a_tool_skips_the_grace_after_its_calls_outlived_it_in_a_row() -> None:
@@ -80,3 +80,18 @@ def test_the_memory_is_bounded_whatever_names_arrive(names: list[str]) -> None:
     assert len(memory._tools) <= 16  # pyright: ignore[reportPrivateUsage]
     if names:
         assert memory._tools[names[-1]].streak >= 1  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_tool_whose_recent_calls_ended_within_the_grace_is_likely_quick_until_one_outlives_it() -> None:
+    memory = GraceMemory(60.0)
+    for _ in range(QUICK_STREAK):
+        ticket = memory.ticket("lookup")
+        assert not ticket.likely_quick
+        ticket.ended()  # at once: well within the grace
+    assert memory.ticket("lookup").likely_quick
+    assert not memory.ticket("other").likely_quick  # per tool
+    memory.ticket("lookup").outlived()  # one call became a task: no longer taken for quick
+    assert not memory.ticket("lookup").likely_quick
+    for _ in range(QUICK_STREAK):
+        memory.ticket("asks").ended(asked_first=True)  # a question first is not a quick answer
+    assert not memory.ticket("asks").likely_quick

@@ -26,6 +26,7 @@ class FakeCaller:
     group: anyio.abc.TaskGroup | None = None
     notified: list[Mapping[str, Any]] = field(default_factory=lambda: [])
     launched: list[str] = field(default_factory=lambda: [])
+    detached: list[bool] = field(default_factory=lambda: [])
 
     async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         self.relayed.append(request)
@@ -35,9 +36,10 @@ class FakeCaller:
         return answer
 
     @contextmanager
-    def launch(self, tool_name: str) -> Generator[Launch]:
+    def launch(self, tool_name: str, *, detach: bool = True) -> Generator[Launch]:
         assert self.group is not None, "this caller was given no task group for runs"
         self.launched.append(tool_name)
+        self.detached.append(detach)
         yield Launch(self.group, contextvars.copy_context(), self._notify)
 
     async def _notify(self, wire: Mapping[str, Any]) -> None:

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat._engine import EVERY_OWNER, Outcome, RoundTrips, TaskPolicy, current_run
+from mcp_tasks_compat._engine.grace import QUICK_STREAK
 from mcp_tasks_compat._server import Tasks2026Service, ToolCall2026, principal_id
 from mcp_tasks_compat.core.codec_2026 import EXTENSION_ID
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
@@ -242,3 +243,20 @@ async def test_a_task_asked_for_past_the_owners_limit_is_refused_and_runs_nothin
             )
         release.set()
     assert (first.worked, second.worked, second.plain) == (1, 0, 0)
+
+
+async def test_a_tool_quick_in_its_recent_calls_starts_its_next_call_undetached() -> None:
+    svc = service()
+    called = Called()
+    async with anyio.create_task_group() as group:
+        caller = FakeCaller(ALICE, group=group)
+        for _ in range(QUICK_STREAK + 1):
+            answer = await svc.call_tool(
+                call_of("echo"),
+                caller,
+                work=called.work,
+                plain=called.plain_call,
+                rounds=RoundTrips(None, None),
+            )
+            assert isinstance(answer, Outcome)
+    assert caller.detached == [True] * QUICK_STREAK + [False]

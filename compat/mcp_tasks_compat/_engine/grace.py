@@ -23,10 +23,14 @@ import time
 from collections import OrderedDict
 from typing import Final
 
-__all__ = ["LONG_STREAK", "MAX_TOOLS", "GraceMemory", "GraceTicket"]
+__all__ = ["LONG_STREAK", "MAX_TOOLS", "QUICK_STREAK", "GraceMemory", "GraceTicket"]
 
 LONG_STREAK: Final = 3
 """Calls in a row that outlived the grace before a tool's calls skip it."""
+
+QUICK_STREAK: Final = 3
+"""Calls in a row that ended within the grace before a tool's calls count as likely quick: they
+start without detaching their request (:attr:`GraceTicket.likely_quick`)."""
 
 MAX_TOOLS: Final = 1024
 """Tools remembered at most."""
@@ -35,15 +39,26 @@ MAX_TOOLS: Final = 1024
 class GraceTicket:
     """One call's grace: how long it waits, and what it tells the memory about its tool."""
 
-    __slots__ = ("_memory", "_started", "_tool", "base_s", "seconds")
+    __slots__ = ("_memory", "_started", "_tool", "base_s", "likely_quick", "seconds")
 
-    def __init__(self, memory: GraceMemory | None, tool: str, base_s: float, seconds: float) -> None:
+    def __init__(
+        self,
+        memory: GraceMemory | None,
+        tool: str,
+        base_s: float,
+        seconds: float,
+        *,
+        likely_quick: bool = False,
+    ) -> None:
         self._memory = memory
         self._tool = tool
         self._started = time.monotonic()
         self.base_s = base_s
         self.seconds = seconds
         """How long this call waits (``0``: its task is created at once)."""
+        self.likely_quick = likely_quick
+        """The tool's last :data:`QUICK_STREAK` calls ended within the grace: this one most likely
+        will too, so it need not pay for a run that outlives its request (a detached request)."""
 
     @classmethod
     def fixed(cls, seconds: float) -> GraceTicket:
@@ -69,10 +84,11 @@ class GraceTicket:
 
 
 class _Tool:
-    __slots__ = ("asks_first", "streak")
+    __slots__ = ("asks_first", "quick", "streak")
 
     def __init__(self) -> None:
         self.streak = 0  # calls in a row that outlived the grace
+        self.quick = 0  # calls in a row that ended within it
         self.asks_first = False
 
 
@@ -93,7 +109,8 @@ class GraceMemory:
         if known is not None:
             self._tools.move_to_end(tool)
         skip = known is not None and not known.asks_first and (at_once or known.streak >= self._long_streak)
-        return GraceTicket(self, tool, self.grace_s, 0.0 if skip else self.grace_s)
+        quick = not skip and known is not None and known.quick >= QUICK_STREAK
+        return GraceTicket(self, tool, self.grace_s, 0.0 if skip else self.grace_s, likely_quick=quick)
 
     def is_long(self, tool: str) -> bool:
         """Whether ``tool``'s calls now skip the grace."""
@@ -101,7 +118,9 @@ class GraceMemory:
         return known is not None and not known.asks_first and known.streak >= self._long_streak
 
     def outlived(self, tool: str) -> None:
-        self._known(tool).streak += 1
+        known = self._known(tool)
+        known.streak += 1
+        known.quick = 0
 
     def ended(self, tool: str, *, quick: bool, asked_first: bool) -> None:
         known = self._known(tool)
@@ -109,6 +128,7 @@ class GraceMemory:
             known.asks_first = True
         if quick or asked_first:
             known.streak = 0
+        known.quick = known.quick + 1 if quick and not asked_first else 0
 
     def _known(self, tool: str) -> _Tool:
         known = self._tools.get(tool)

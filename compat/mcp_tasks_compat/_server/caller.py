@@ -63,10 +63,12 @@ class Caller(Protocol):
         :class:`~mcp_tasks_compat._engine.InputRefused`."""
         ...
 
-    def launch(self, tool_name: str) -> AbstractContextManager[Launch]:
+    def launch(self, tool_name: str, *, detach: bool = True) -> AbstractContextManager[Launch]:
         """The run primitive: entered before a task of ``tool_name`` is created, left once the
         service has its answer (the request's exchange ends then; a trace span, where the SDK
-        opens none of its own, covers the create). Raises ``PeerProtocolError`` when this request
+        opens none of its own, covers the create). ``detach=False``: a call that will most likely
+        be answered within its grace starts under the request itself (should it become a task
+        after all, its run keeps the request). Raises ``PeerProtocolError`` when this request
         cannot host a run (no server lifespan)."""
         ...
 

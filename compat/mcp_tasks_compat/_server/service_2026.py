@@ -124,11 +124,14 @@ class Tasks2026Service:
             )
 
         traced = traced_inline(work, tool_name=tool_name, dialect=DIALECT_2026_07_28, record_of=_run_record)
-        with caller.launch(tool_name) as launch:
+        ticket = self.tasks.grace.ticket(tool_name, at_once=at_once)
+        # A tool whose recent calls all ended within the grace starts undetached: this call will
+        # most likely be answered plainly, and a detached request costs ~20 µs a call.
+        with caller.launch(tool_name, detach=not ticket.likely_quick) as launch:
             answer = await engine.runs.begin(
                 traced,
                 launch.group,
-                ticket=self.tasks.grace.ticket(tool_name, at_once=at_once),
+                ticket=ticket,
                 create=create,
                 # A caller that asked for a task gets one at once, as a required tool does: a
                 # quick outcome still ends a task.

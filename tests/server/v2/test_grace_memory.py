@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import testing
-from mcp_tasks_compat._engine.grace import LONG_STREAK
+from mcp_tasks_compat._engine.grace import LONG_STREAK, QUICK_STREAK
 from mcp_tasks_compat.client import call_tool, start_tool
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 from mcp_tasks_compat.server import ServerTasks
@@ -115,3 +115,24 @@ async def test_call_tool_in_task_mode_keeps_the_grace_for_a_quick_tool() -> None
                 assert result.structured_content == {"result": "converted"}
     assert app.runs == [False, False, False]
     assert await app.tasks.engine.reader.owned_by(None) == []  # every call answered plainly
+
+
+async def test_a_likely_quick_tools_call_that_turns_long_still_becomes_a_working_task() -> None:
+    """A tool quick in its recent calls starts its next call under the request itself (no
+    detached copy); should that call outlive the grace after all, it is a task like any other."""
+    app = build_app(grace_s=0.05)
+    async with declaring_session(app.server) as session:
+        for _ in range(QUICK_STREAK):
+            with anyio.fail_after(BOUND_S):
+                quick = await session.call_tool("convert", {"hold": False}, allow_claimed=True)
+            assert isinstance(quick, CallToolResult)
+        assert app.tasks.grace.ticket("convert").likely_quick
+        with anyio.fail_after(BOUND_S):
+            handle = await session.call_tool("convert", {"hold": True}, allow_claimed=True)
+        assert isinstance(handle, TaskHandle)
+        app.release.set()
+        with anyio.fail_after(BOUND_S):
+            task = await app.tasks.engine.reader.wait_terminal(handle.task_id, None)
+        assert task.status.value == "completed"
+        assert task.result is not None
+        assert task.result.get("structuredContent") == {"result": "converted"}

@@ -118,7 +118,7 @@ class SessionCaller:
             raise InputRefused(JsonRpcError(error.code, error.message, error.data)) from exc
 
     @contextmanager
-    def launch(self, tool_name: str) -> Generator[Launch]:
+    def launch(self, tool_name: str, *, detach: bool = True) -> Generator[Launch]:
         """The run primitive of mcp 1.x: the session's run group, a detached request context, and
         the session's notifications. mcp 1.x opens no span of its own, so the task's ``tools/call``
         gets one here, parented by the trace context in its ``_meta``."""
@@ -129,7 +129,7 @@ class SessionCaller:
             # The run must not inherit this request's context (the SDK's request context, and
             # through it the HTTP request and the stream callbacks of the answer about to be sent).
             run_context = contextvars.copy_context()
-            detached = detached_request_context(self.context) if self.detach else self.context
+            detached = detached_request_context(self.context) if self.detach and detach else self.context
             run_context.run(request_ctx.set, detached)
             yield Launch(self.session.runs, run_context, _notifier(self.session, self.sdk_session))
 

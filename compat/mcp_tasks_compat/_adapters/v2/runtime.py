@@ -358,7 +358,9 @@ class TasksRuntime:
         chain without ``params.task`` (a 2025-11-25 task-augmented call)."""
         return RequestCaller(self, ctx, without_task)
 
-    def _run_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ContextVars, DetachedRequest]:
+    def _run_context(
+        self, ctx: ServerRequestContext[Any, Any], *, detach: bool = True
+    ) -> tuple[ContextVars, DetachedRequest]:
         """A copy of this context where the current request is the detached copy of ``ctx``.
 
         A run started from inside the request would otherwise inherit the request's own context,
@@ -366,7 +368,7 @@ class TasksRuntime:
         request's exchange once it answers.
         """
         run_context = copy_context()
-        detached = detach_request(ctx) if self.detach_runs else DetachedRequest(ctx, None)
+        detached = detach_request(ctx) if self.detach_runs and detach else DetachedRequest(ctx, None)
         run_context.run(_request.set, detached.context)
         return run_context, detached
 
@@ -427,14 +429,14 @@ class RequestCaller:
             raise InputRefused(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
 
     @contextmanager
-    def launch(self, tool_name: str) -> Generator[Launch]:
+    def launch(self, tool_name: str, *, detach: bool = True) -> Generator[Launch]:
         del tool_name  # mcp 2.x opens the request's span itself
         runtime, ctx = self._runtime, self._ctx
         group = runtime._run_group(ctx)  # pyright: ignore[reportPrivateUsage]
         if self._without_task:
             params = cast("Mapping[str, Any]", ctx.params)
             ctx = replace(ctx, params={key: value for key, value in params.items() if key != "task"})
-        run_context, detached = runtime._run_context(ctx)  # pyright: ignore[reportPrivateUsage]
+        run_context, detached = runtime._run_context(ctx, detach=detach)  # pyright: ignore[reportPrivateUsage]
         session = detached.context.session  # the run's own: the request's would keep the request alive
 
         async def notify(wire: Mapping[str, Any]) -> None:
