@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -48,18 +49,23 @@ NO_PEER = (
 Transcript = list[tuple[str, Any]]
 
 
-@pytest.fixture(scope="module")
-def transcripts() -> dict[str, tuple[ServerSdk, Transcript]]:
-    """The normalised conversation with this interpreter's server and the peer's, held at once."""
+def held_with_both(conversation: Callable[[str], list[Step]]) -> dict[str, tuple[ServerSdk, Transcript]]:
+    """``conversation`` normalised, with this interpreter's server and the peer's, held at once."""
     pythons = {"this": THIS_PYTHON} if PEER_PYTHON is None else {"this": THIS_PYTHON, "peer": PEER_PYTHON}
 
     def hold(python: str) -> tuple[ServerSdk, Transcript]:
         sdk = server_sdk(python)
-        return sdk, normalise(run_conversation(python), sdk)
+        return sdk, normalise(conversation(python), sdk)
 
     with ThreadPoolExecutor(max_workers=len(pythons)) as pool:
         running = {role: pool.submit(hold, python) for role, python in pythons.items()}
         return {role: future.result() for role, future in running.items()}
+
+
+@pytest.fixture(scope="module")
+def transcripts() -> dict[str, tuple[ServerSdk, Transcript]]:
+    """The normalised conversation with this interpreter's server and the peer's, held at once."""
+    return held_with_both(run_conversation)
 
 
 def _wrong(transcripts: dict[str, tuple[ServerSdk, Transcript]], role: str) -> None:
@@ -101,15 +107,7 @@ def test_both_majors_answer_the_conversation_alike(
 @pytest.fixture(scope="module")
 def session_end_transcripts() -> dict[str, tuple[ServerSdk, Transcript]]:
     """Sessions ended mid-task (DELETE, a dropped connection) on this major's server and the peer's."""
-    pythons = {"this": THIS_PYTHON} if PEER_PYTHON is None else {"this": THIS_PYTHON, "peer": PEER_PYTHON}
-
-    def hold(python: str) -> tuple[ServerSdk, Transcript]:
-        sdk = server_sdk(python)
-        return sdk, normalise(run_session_end(python), sdk)
-
-    with ThreadPoolExecutor(max_workers=len(pythons)) as pool:
-        running = {role: pool.submit(hold, python) for role, python in pythons.items()}
-        return {role: future.result() for role, future in running.items()}
+    return held_with_both(run_session_end)
 
 
 @pytest.mark.parametrize("role", ["this", "peer"])
