@@ -7,10 +7,10 @@ exit code. Parsing lives here; what each command does lives in the :mod:`._cli` 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 
+from ._cli.common import quiet_sdk_logs
 from ._engine import DEFAULT_LEASE_S
 from ._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .dialects import ALL_DIALECTS
@@ -340,18 +340,6 @@ def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return items[:index], items[index + 1 :]
 
 
-def _quiet_sdk_logs(verbose: bool) -> None:
-    """The SDKs log transport failures (and, on mcp 1.23, every HTTP session's end) with tracebacks.
-
-    The command line reports failures in one line instead; ``-v`` shows everything.
-    """
-    if verbose:
-        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-        return
-    for name in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.error"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     own, server_command = _split_command(sys.argv[1:] if argv is None else argv)
@@ -360,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{args.command} takes no server command after '--'")
     args.server_command = server_command
     if args.command in ("call", "probe", "demo", "example-server"):
-        _quiet_sdk_logs(args.verbose)
+        quiet_sdk_logs(args.verbose)
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:

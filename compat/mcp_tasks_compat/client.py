@@ -49,6 +49,7 @@ from ._client import resume as _resume
 from ._client import start_tool as _start_tool
 from ._detect import refuse_unsupported
 from ._reconnect import Reconnect, ReconnectingClient
+from .core.model import DEFAULT_TTL_MS
 from .dialects import ALL_DIALECTS, Dialect
 
 __all__ = [
@@ -150,7 +151,7 @@ async def negotiate(
     return negotiated
 
 
-DEFAULT_TTL_SECONDS = 3600.0
+DEFAULT_TTL_SECONDS = DEFAULT_TTL_MS / 1000  # an hour: the server's default TTL too
 """The TTL asked of a 2025-11-25 server when the caller names none (and no longer ``timeout`` needs more).
 
 Finite on purpose: an unlimited (null) TTL does not round-trip through mcp 1.x, whose server

@@ -6,6 +6,7 @@ Imports nothing else of the command line, so every other module of :mod:`._cli` 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
@@ -19,6 +20,7 @@ __all__ = [
     "content_blocks",
     "json_object",
     "one_line",
+    "quiet_sdk_logs",
     "result_text",
 ]
 
@@ -75,3 +77,15 @@ def result_text(result: Mapping[str, Any]) -> str:
     return "\n".join(
         str(item.get("text", "")) for item in content_blocks(result) if item.get("type") == "text"
     )
+
+
+def quiet_sdk_logs(verbose: bool) -> None:
+    """The SDKs log transport failures (and, on mcp 1.23, every HTTP session's end) with tracebacks.
+
+    The command line reports failures in one line instead; ``-v`` shows everything.
+    """
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+        return
+    for name in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.error"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from typing import Final, Literal
 import anyio
 
 from .._adapters import get_adapter
+from .._cli.common import quiet_sdk_logs
 from .toolsets import EXAMPLE_TOOLSET, build_task_server, load_toolset
 
 __all__ = ["LISTENING_PREFIX", "SERVE_MODULE", "Transport", "main", "server_command"]
@@ -47,14 +47,6 @@ def server_command(
     return argv
 
 
-def _quiet_sdk_logs(verbose: bool) -> None:
-    if verbose:
-        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-        return
-    for name in ("mcp", "httpx", "httpx2", "httpcore", "uvicorn.error"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m mcp_tasks_compat.testing serve [MODULE:ATTRIBUTE] [--transport stdio|http] ...``."""
     parser = argparse.ArgumentParser(
@@ -68,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one (default)")
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's logs")
     args = parser.parse_args(argv)
-    _quiet_sdk_logs(args.verbose)
+    quiet_sdk_logs(args.verbose)
     toolset = EXAMPLE_TOOLSET if args.toolset is None else load_toolset(args.toolset)
     app = get_adapter().app
     server = build_task_server(toolset, host=args.host)
