@@ -25,8 +25,8 @@ from pydantic import BaseModel
 from ..._detect import sdk_info
 from ..._server import ListenStream, TaskListen2026, asked_task_ids, asks_core_kinds
 from ..._server.listen_2026 import ACK_METHOD, Send
-from ...dialects import DIALECT_2026_07_28, TASKS_EXTENSION_ID
-from .runtime import RawNotification, TasksRuntime, sdk_errors
+from ...dialects import DIALECT_2026_07_28
+from .runtime import RawNotification, TasksRuntime, declares_tasks, sdk_errors
 
 __all__ = ["TaskPushMiddleware", "push_middleware"]
 
@@ -44,12 +44,6 @@ def push_middleware(runtime: TasksRuntime) -> list[TaskPushMiddleware]:
         logger.info("task push is off: this mcp lacks subscriptions/listen or the middleware seam")
         return []
     return [TaskPushMiddleware(runtime)]
-
-
-def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
-    capabilities = ctx.session.client_capabilities
-    extensions = capabilities.extensions if capabilities is not None else None
-    return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
 
 
 def _sender(ctx: ServerRequestContext[Any, Any], session: Any = None) -> Send:
@@ -109,7 +103,7 @@ class TaskPushMiddleware:
             opened = self._listen.open(
                 asked,
                 self._runtime.caller(ctx),
-                declares_tasks=_declares_tasks(ctx),
+                declares_tasks=declares_tasks(ctx),
                 subscription_id=ctx.request_id,
             )
             async with opened as stream:

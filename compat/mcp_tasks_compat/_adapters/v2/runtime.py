@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 from ..._engine import InputRefused, TaskPolicy, ToolCallFailure
 from ..._server import Launch, Tasks2026Service, principal_id
 from ...core.model import JsonRpcError
-from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
+from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
 from .detached import DetachedRequest, detach_request
 
@@ -46,6 +46,7 @@ __all__ = [
     "TasksRuntime",
     "ToolResultWire",
     "current_request",
+    "declares_tasks",
     "mcp_error",
     "sdk_errors",
     "send_input",
@@ -61,6 +62,13 @@ Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 """``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
+
+
+def declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether this request's per-request capabilities declare the Tasks extension."""
+    capabilities = ctx.session.client_capabilities
+    extensions = capabilities.extensions if capabilities is not None else None
+    return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
 
 
 def mcp_error(error: JsonRpcError) -> MCPError:
@@ -358,7 +366,7 @@ class TasksRuntime:
         chain without ``params.task`` (a 2025-11-25 task-augmented call)."""
         return RequestCaller(self, ctx, without_task)
 
-    def _run_context(
+    def run_context(
         self, ctx: ServerRequestContext[Any, Any], *, detach: bool = True
     ) -> tuple[ContextVars, DetachedRequest]:
         """A copy of this context where the current request is the detached copy of ``ctx``.
@@ -372,7 +380,7 @@ class TasksRuntime:
         run_context.run(_request.set, detached.context)
         return run_context, detached
 
-    def _run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
+    def run_group(self, ctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup:
         group = self._group_for(ctx.lifespan_context)
         if group is None:
             raise PeerProtocolError(
@@ -432,11 +440,11 @@ class RequestCaller:
     def launch(self, tool_name: str, *, detach: bool = True) -> Generator[Launch]:
         del tool_name  # mcp 2.x opens the request's span itself
         runtime, ctx = self._runtime, self._ctx
-        group = runtime._run_group(ctx)  # pyright: ignore[reportPrivateUsage]
+        group = runtime.run_group(ctx)
         if self._without_task:
             params = cast("Mapping[str, Any]", ctx.params)
             ctx = replace(ctx, params={key: value for key, value in params.items() if key != "task"})
-        run_context, detached = runtime._run_context(ctx, detach=detach)  # pyright: ignore[reportPrivateUsage]
+        run_context, detached = runtime.run_context(ctx, detach=detach)
         session = detached.context.session  # the run's own: the request's would keep the request alive
 
         async def notify(wire: Mapping[str, Any]) -> None:

@@ -59,6 +59,7 @@ from .runtime import (
     TasksRuntime,
     ToolResultWire,
     current_request,
+    declares_tasks,
     mcp_error,
     sdk_errors,
     send_input,
@@ -95,13 +96,6 @@ def served_dialects(tasks: TaskPolicy, info: SdkInfo | None = None) -> tuple[Dia
         return tuple(d for d in ALL_DIALECTS if d in info.server_dialects)
     refuse_unsupported([f"dialect={d!r}" for d in tasks.dialects], side="server", info=info)
     return tasks.dialects
-
-
-def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
-    """Whether this request's per-request capabilities declare the Tasks extension."""
-    capabilities = ctx.session.client_capabilities
-    extensions = capabilities.extensions if capabilities is not None else None
-    return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
 
 
 def _check_mcp_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
@@ -171,7 +165,7 @@ class TasksExtension(Extension):
             params.name,
             params.arguments,
             cast("Mapping[str, Any]", meta) if isinstance(meta, Mapping) else None,
-            _declares_tasks(ctx),
+            declares_tasks(ctx),
         )
         answer = await self._service.call_tool(
             call,
@@ -187,7 +181,7 @@ class TasksExtension(Extension):
     # --- tasks/* ---------------------------------------------------------------------------------
 
     def _task_id(self, ctx: ServerRequestContext[Any, Any]) -> str:
-        task_id = self._service.task_id(ctx.params, declares_tasks=_declares_tasks(ctx))
+        task_id = self._service.task_id(ctx.params, declares_tasks=declares_tasks(ctx))
         _check_mcp_name(ctx, task_id)
         return task_id
 
@@ -201,7 +195,7 @@ class TasksExtension(Extension):
 
     async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         with sdk_errors():
-            task_id, responses = self._service.update_params(ctx.params, declares_tasks=_declares_tasks(ctx))
+            task_id, responses = self._service.update_params(ctx.params, declares_tasks=declares_tasks(ctx))
             _check_mcp_name(ctx, task_id)
             return await self._service.update(
                 task_id, responses, self._runtime.caller(ctx), _check_input_response
@@ -377,7 +371,7 @@ async def plain_input(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """
     ctx = _required_request(method)
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        if _declares_tasks(ctx):
+        if declares_tasks(ctx):
             raise MCPError(
                 code=INTERNAL_ERROR,
                 message=f"the tool asked for input ({method}) in a plain 2026-07-28 call, which has no "
