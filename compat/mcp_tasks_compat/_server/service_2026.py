@@ -126,7 +126,8 @@ class Tasks2026Service:
         traced = traced_inline(work, tool_name=tool_name, dialect=DIALECT_2026_07_28, record_of=_run_record)
         ticket = self.tasks.grace.ticket(tool_name, at_once=at_once)
         # A tool whose recent calls all ended within the grace starts undetached: this call will
-        # most likely be answered plainly, and a detached request costs ~20 µs a call.
+        # most likely be answered plainly, and detaching the request is paid on every quick call
+        # (measured by `python -m benchmarks.profile_call raw auto`).
         with caller.launch(tool_name, detach=not ticket.likely_quick) as launch:
             answer = await engine.runs.begin(
                 traced,

@@ -138,8 +138,8 @@ def _notifier(
     session: SessionTasks, sdk_session: ServerSession
 ) -> Callable[[Mapping[str, Any]], Awaitable[None]]:
     """Notifications on the session, dropped once it ended. It keeps the session only: a task's
-    listener lives as long as the task, and this request's context must not (13 KiB per held task
-    on mcp 1.30, 22 KiB when the listener kept the whole caller)."""
+    listener lives as long as the task, and this request's context must not (the bench's RSS per
+    held task; ``tests/server/v1/test_detached_run.py`` checks what a listener keeps)."""
 
     async def notify(wire: Mapping[str, Any]) -> None:
         if not session.closed.is_set():
