@@ -19,7 +19,7 @@ import anyio
 import anyio.abc
 
 from .._observe import traces
-from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus, utc_now
+from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus
 from ..dialects import Dialect
 from . import runs
 from .expiry import Sweeper
@@ -122,12 +122,11 @@ class TaskEngine:
             self.writer,
             self.reader.records,
             host=self,
-            give_up_after_s=lease_s,
             left_for_rerun=self.rerunner.leaves_for_rerun,
         )
         self.inputs = InputRelay(self.reader, self.writer)
-        self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost)
-        self.serving = Serving(self.store, self.expiry, self.replicas, self.rerunner)
+        self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost, lease_s=lease_s)
+        self.serving = Serving(self.reader, self.expiry, self.replicas, self.rerunner)
 
     @property
     def rerun_work(self) -> RerunWork | None:
@@ -159,7 +158,7 @@ class TaskEngine:
         (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
         its maximum of active tasks.
         """
-        now = utc_now()
+        now = self.reader.now()  # the store's clock, as every deadline and lease
         task = Task(
             task_id=new_task_id(),
             status=TaskStatus.WORKING,
@@ -236,8 +235,8 @@ class TaskEngine:
         return await self.writer.mutate(*args, **kwargs)
 
     @_handing_on(TaskWriter.finish)
-    async def finish(self, *args: Any, **kwargs: Any) -> None:
-        await self.writer.finish(*args, **kwargs)
+    async def finish(self, *args: Any, **kwargs: Any) -> bool:
+        return await self.writer.finish(*args, **kwargs)
 
     @_handing_on(TaskWriter.set_status_message)
     async def set_status_message(self, *args: Any, **kwargs: Any) -> None:

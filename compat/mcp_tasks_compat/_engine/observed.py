@@ -152,8 +152,8 @@ class ObservedStore:
     async def get(self, task_id: str) -> TaskState | None:
         return await self._timed("get", lambda: self.inner.get(task_id))
 
-    async def save(self, state: TaskState) -> TaskState:
-        return await self._timed("save", lambda: self.inner.save(state))
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
+        return await self._timed("save", lambda: self.inner.save(state, fence=fence))
 
     async def delete(self, task_id: str) -> None:
         await self._timed("delete", lambda: self.inner.delete(task_id))

@@ -19,10 +19,10 @@ import anyio
 
 from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import JsonRpcError, Progress, Task, TaskStatus, utc_now
+from ..core.model import JsonRpcError, Progress, Task, TaskStatus
 from ..errors import PeerProtocolError, TaskStateError, TaskStoreError
 from .reader import TaskReader
-from .records import RunStop, TaskRecord, adopt
+from .records import RunStop, TaskRecord, adopt, stop_lost_run
 from .stores import ActiveLimitReached, StoreConflict, StoreEvent, TaskState, TaskStore
 
 __all__ = ["CANCELLED_BY_CLIENT", "StateChange", "TaskWriter"]
@@ -146,21 +146,28 @@ class TaskWriter:
         force_notify: bool,
         stop: RunStop | None = None,
         announce: bool = True,
+        fence: int | None = None,
     ) -> bool:
         """Apply ``change`` to the latest state and save it (compare-and-set, retried on conflict).
 
         Then ``stop`` the run if asked, and (with ``announce``) wake the waiters, tell the listeners
         (rate-bounded unless ``force_notify``) and the other processes. ``False``: nothing to do,
-        or the task is gone.
+        or the task is gone, or (``fence``: a write of a run, the claim it was started under) that
+        claim is no longer the task's: the store refuses it, and the run held here is stopped
+        (``records.stop_lost_run``).
         """
         while True:
             before = record.state
+            if fence is not None and before.claim != fence:
+                if record.run_claim == fence:  # the run held here: stopped, said once
+                    stop_lost_run(record, before)
+                return False
             proposed = change(before)
             if proposed is None:
                 return False
             proposed = self._stamp(before, proposed)
             try:
-                saved = await self.store.save(proposed)
+                saved = await self.store.save(proposed, fence=fence)
             except StoreConflict as conflict:
                 if conflict.current is None:
                     self._records.drop(record.task.task_id)
@@ -188,8 +195,11 @@ class TaskWriter:
         error: JsonRpcError | None = None,
         message: str | None = None,
         stop_work: bool = False,
-    ) -> None:
+        fence: int | None = None,
+    ) -> bool:
         """Apply a terminal event; a task that is already terminal keeps its status (sticky).
+        ``fence``: a run's own outcome, written only while the claim it was started under is the
+        task's (``False`` otherwise, as when the task had already ended).
 
         ``stop_work`` stops the run here once the status is saved and before anyone hears of it,
         so work waiting on the task (for input, say) is cancelled rather than woken to find its
@@ -204,7 +214,8 @@ class TaskWriter:
             changes = _ending_changes(status, result=result, error=error, message=message)
             return state.evolve(task=state.task.evolve(**changes), runner=None, lease_until=None)
 
-        await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
+        stop = record.scope if stop_work else None
+        return await self.mutate(record, end, force_notify=True, stop=stop, fence=fence)
 
     async def cancel(self, record: TaskRecord, *, strict: bool, reason: str = CANCELLED_BY_CLIENT) -> Task:
         """Cancel: the status becomes ``cancelled`` (``reason`` its message) before this returns,
@@ -250,7 +261,7 @@ class TaskWriter:
             return state.evolve(task=state.task.evolve(status_message=message, progress=progress))
 
         try:
-            await self.mutate(record, say, force_notify=False)
+            await self.mutate(record, say, force_notify=False, fence=record.run_claim)  # the run's word
         except TaskStoreError as exc:
             # Bookkeeping must never fail the work: a status the store cannot take now is dropped
             # (the next one, or the outcome, says more anyway).
@@ -266,7 +277,7 @@ class TaskWriter:
         never lost to a run that used up most of its TTL."""
         if new.task is old.task:
             return new
-        now = utc_now()
+        now = self.reader.now()
         task = new.task
         if task.poll_interval_ms == old.task.poll_interval_ms:
             age_ms = (now - task.created_at) / timedelta(milliseconds=1)

@@ -57,6 +57,14 @@ _INDEXES_ADDED: Final = (
 the file ignores them (SQLite keeps them up to date on its writes too), so they need no new layout
 version and a rolling upgrade can mix releases on one file."""
 
+_COLUMNS_ADDED: Final = (
+    # the fencing token of the current run (task_state.TaskState.claim), checked by a run's writes
+    ("claim", "ALTER TABLE tasks ADD COLUMN claim INTEGER NOT NULL DEFAULT 0"),
+)
+"""Columns added after a layout was released, made on open when missing, as the indexes above: an
+older release names its columns in every statement, so it reads and writes the file as before
+(fencing holds once every replica on the file runs a release that writes the column)."""
+
 _MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _schema_1}
 """``_MIGRATIONS[n]`` brings a file from layout ``n - 1`` (0: empty) to ``n``, inside the open transaction."""
 
@@ -120,6 +128,10 @@ class SqliteFile:
                 _MIGRATIONS[version](connection)
             for index in _INDEXES_ADDED:
                 connection.execute(index)
+            present = {str(row[1]) for row in connection.execute("PRAGMA table_info(tasks)")}
+            for column, added in _COLUMNS_ADDED:
+                if column not in present:
+                    connection.execute(added)
             # Always written: the write that shows a read-only file at open, not at the first task.
             connection.execute(_UPSERT_META, (APPLICATION, str(STORE_SCHEMA_VERSION)))
             connection.execute("COMMIT")
