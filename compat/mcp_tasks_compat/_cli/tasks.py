@@ -20,7 +20,7 @@ import anyio
 from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
 from .._engine.stores.urls import sqlite_path, store_from_url
 from ..core.lifecycle import TaskEvent
-from ..core.model import format_timestamp, utc_now
+from ..core.model import format_timestamp
 from ..errors import CompatError
 from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
 
@@ -122,7 +122,7 @@ async def _run(options: TasksOptions) -> tuple[int, str]:
     engine = TaskEngine(store=_durable_store(options.store))
     await engine.open()
     try:
-        now = utc_now()
+        now = engine.reader.now()  # the store's clock, which leases and deadlines are on
         if options.action == "list":
             states = await _every_state(engine)
             if options.as_json:

@@ -24,6 +24,7 @@ from typing import Any, Final, Protocol
 
 import anyio
 
+from .._observe import metrics
 from .._observe.traces import RunSpan
 from ..core.model import Task
 from ..dialects import Dialect
@@ -189,6 +190,7 @@ def stop_lost_run(record: TaskRecord, state: TaskState) -> None:
         state.runner or "another run",
         state.claim,
     )
+    metrics.run_fenced(state.tool_name)
     scope.cancel()
 
 
