@@ -38,7 +38,12 @@ OUTAGE_S = 5.0
 async def _through_the_outage(
     url_a: str, url_b: str, stop: Callable[[], None], start: Callable[[], None]
 ) -> None:
-    async with connect_http(url_a, dialect=NEWEST_DIALECT) as session:
+    # A session on each replica through the outage: on mcp 1.x a server's background (the
+    # sweeper, the notifier) runs while a session does.
+    async with (
+        connect_http(url_a, dialect=NEWEST_DIALECT) as session,
+        connect_http(url_b, dialect=NEWEST_DIALECT) as other,
+    ):
         runs: list[TaskRun] = []
         for index in range(TASKS):
             arguments = {"text": f"task-{index}", "seconds": RUN_S, "steps": 3}
@@ -50,9 +55,8 @@ async def _through_the_outage(
         for index, run in enumerate(runs):  # each outcome was retried until Redis took it
             result = await run.result()
             assert [block.text for block in result.content] == [f"task-{index}"]
-    # The other replica ran nothing; a task made there is a write that lands, so its log says
-    # "back" before the call is answered.
-    async with connect_http(url_b, dialect=NEWEST_DIALECT) as other:
+        # The other replica ran nothing; a task made there is a write that lands, so its log says
+        # "back" before the call is answered.
         after = await call_tool(
             other, "slow_echo", {"text": "after", "seconds": 0.1, "steps": 1}, mode="task"
         )
