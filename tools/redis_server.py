@@ -55,6 +55,8 @@ class RedisServer:
         args = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
         if self.data_dir is None:
             args += ["--save", "", "--appendonly", "no", "--daemonize", "no"]
+            # a replica's full sync over the socket both ways, never through a dump.rdb in the cwd
+            args += ["--repl-diskless-sync", "yes", "--repl-diskless-load", "on-empty-db"]
         else:
             args += ["--dir", self.data_dir, "--save", "", "--daemonize", "no"]
             args += ["--appendonly", "yes", "--appendfsync", "always"]
