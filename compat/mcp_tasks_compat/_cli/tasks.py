@@ -18,6 +18,7 @@ from typing import Any, Final
 import anyio
 
 from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
+from .._engine.stores.echo import shown_url
 from .._engine.stores.urls import sqlite_path, store_from_url
 from ..core.lifecycle import TaskEvent
 from ..core.model import format_timestamp
@@ -114,7 +115,9 @@ def _durable_store(url: str) -> TaskStore:
         )
     path = sqlite_path(url)
     if path is not None and not Path(path).is_file():
-        raise ValueError(f"{url}: no such file {path!r} (is the path right? sqlite:////abs/path.db)")
+        raise ValueError(
+            f"{shown_url(url)}: no such file {path!r} (is the path right? sqlite:////abs/path.db)"
+        )
     return store_from_url(url)
 
 

@@ -26,6 +26,7 @@ from .expiry import Sweeper
 from .inputs import InputRelay
 from .limits import TaskLimits
 from .observed import observed, traced_run
+from .outage import StoreHealth, watched
 from .polling import PollPolicy
 from .reader import TaskReader
 from .records import TaskRecord, new_task_id
@@ -102,8 +103,12 @@ class TaskEngine:
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
-        # timed when a meter provider is set, else the store itself
-        self.store = observed(check_store(store) if store is not None else InMemoryTaskStore())
+        # timed when a meter provider is set, else the store itself; a shared one tells its health
+        # of its successes (:mod:`.outage`)
+        timed = observed(check_store(store) if store is not None else InMemoryTaskStore())
+        self.health = StoreHealth(timed.describe)
+        """Whether the store answers (the parts report its failures there): an outage is two log lines."""
+        self.store = watched(timed, self.health)
         self.poll_policy = poll_policy or PollPolicy()
         self.limits = limits or TaskLimits()
         self.shared = self.store.shared
@@ -112,7 +117,7 @@ class TaskEngine:
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.reader = TaskReader(self.store, poll_policy=self.poll_policy, limits=self.limits, clock=clock)
         self.writer = TaskWriter(
-            self.reader, status_interval_s=status_interval_s, replica_id=new_replica_id()
+            self.reader, status_interval_s=status_interval_s, replica_id=new_replica_id(), health=self.health
         )
         self.replicas = ReplicaLink(self.reader, self.writer, lease_s=lease_s)
         self.rerunner = Reruns(self.writer, self.replicas, start=self.start)

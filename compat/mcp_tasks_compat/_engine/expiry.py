@@ -56,7 +56,7 @@ class Sweeper:
     ) -> None:
         self._reader = reader
         self._lease_s = lease_s
-        self._store_failed_at = float("-inf")  # anyio.current_time() of the last call the store failed
+        self._health = writer.health
         self._writer = writer
         self._store = reader.store
         self._rerun = rerun
@@ -169,8 +169,8 @@ class Sweeper:
             self._wake_at = anyio.current_time() + max_sleep_s
             try:
                 await self.sweep()
-            except TaskStoreError:  # the store is unreachable for now: the next round tries again
-                self._store_failed_at = anyio.current_time()
+            except TaskStoreError as exc:  # the store is unreachable for now: the next round tries again
+                self._health.failed(exc, "sweeping expired tasks")
             while True:  # sleep until the next round, or an earlier deadline heard of meanwhile
                 self._wakeup = anyio.Event()
                 left_s = self._wake_at - anyio.current_time()  # not None while a runner runs
@@ -180,16 +180,16 @@ class Sweeper:
                     await self._wakeup.wait()
 
     async def _check_leases(self, every_s: float) -> None:
-        """Judge leases every ``every_s``, but not within a lease (and a round) of a store failure
-        seen here: while the store was away no replica could renew, so a lease that ran out then
+        """Judge leases every ``every_s``, but not within a lease (and a round) of a store outage
+        seen here (``engine.health``, whichever part saw it): while the store was away no replica could renew, so a lease that ran out then
         says nothing of its runner; once the store is back the runners renew (and land the outcomes
         that waited) within a third of a lease, before anyone judges them."""
         while True:
-            if anyio.current_time() - self._store_failed_at >= self._lease_s + every_s:
+            if self._health.answered_for(self._lease_s + every_s):
                 try:
                     await self.sweep_lost_runs()
-                except TaskStoreError:  # as above
-                    self._store_failed_at = anyio.current_time()
+                except TaskStoreError as exc:  # as above
+                    self._health.failed(exc, "judging the leases of running tasks")
             await anyio.sleep(every_s)
 
 

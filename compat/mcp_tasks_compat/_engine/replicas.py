@@ -103,8 +103,8 @@ class ReplicaLink:
                     )
                     if renewed:
                         metrics.lease_renewed()
-                except TaskStoreError:
-                    logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
+                except TaskStoreError as exc:
+                    self._writer.health.failed(exc, f"renewing the lease of task {record.task.task_id}")
 
     async def follow_other_replicas(self) -> None:
         """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop.
@@ -123,6 +123,6 @@ class ReplicaLink:
                         record = self._reader.records.get(event.task_id)
                         if record is not None and event.origin != self._writer.replica_id:
                             await self._reader.refresh(record)
-            except TaskStoreError:
-                logger.warning("lost the store's notifier; subscribing again", exc_info=True)
+            except TaskStoreError as exc:
+                self._writer.health.failed(exc, "following other replicas (the notifier)", writing=False)
                 await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation

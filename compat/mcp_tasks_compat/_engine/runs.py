@@ -236,11 +236,8 @@ class TaskRuns:
                 await self._apply(record, outcome)
                 return
             except TaskStoreError as exc:
-                logger.warning(
-                    "task %s: the store did not take its outcome (%s); trying again in %.2f s",
-                    record.task.task_id,
-                    exc.message,
-                    delay,
+                self._writer.health.failed(
+                    exc, f"saving the outcome of task {record.task.task_id} (trying again in {delay:.2f} s)"
                 )
             await anyio.sleep(delay * random.uniform(0.5, 1.0))  # a back-off, not a synchronisation
             delay = min(delay * 2, END_RETRY_MAX_S)
@@ -370,5 +367,5 @@ class TaskRuns:
         now must not mask the shutdown."""
         try:
             await self._writer.finish(record, event, message=message, fence=claim)
-        except TaskStoreError:
-            logger.warning("task %s could not be ended in the store", record.task.task_id, exc_info=True)
+        except TaskStoreError as exc:
+            self._writer.health.failed(exc, f"ending task {record.task.task_id} as the server stops")

@@ -21,6 +21,7 @@ from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
 from ..core.model import JsonRpcError, Progress, Task, TaskStatus
 from ..errors import PeerProtocolError, TaskStateError, TaskStoreError
+from .outage import StoreHealth
 from .reader import TaskReader
 from .records import RunStop, TaskRecord, adopt, stop_lost_run
 from .stores import ActiveLimitReached, StoreConflict, StoreEvent, TaskState, TaskStore
@@ -110,7 +111,14 @@ class TaskWriter:
     published on its notifier, for them to re-read the task.
     """
 
-    def __init__(self, reader: TaskReader, *, status_interval_s: float, replica_id: str) -> None:
+    def __init__(
+        self,
+        reader: TaskReader,
+        *,
+        status_interval_s: float,
+        replica_id: str,
+        health: StoreHealth | None = None,
+    ) -> None:
         self.reader = reader
         """Where a change starts from: the latest state, and this process's records."""
         self.store: TaskStore = reader.store
@@ -120,6 +128,8 @@ class TaskWriter:
         self.status_interval_s = status_interval_s
         self.replica_id = replica_id
         """Who this process is in a task's ``runner`` and a :class:`StoreEvent`'s ``origin``."""
+        self.health = health if health is not None else StoreHealth(self.store.describe)
+        """Where the parts that reach the store through this writer report its failures (:mod:`.outage`)."""
 
     # --- changing a task ---------------------------------------------------------------------
 
@@ -265,7 +275,7 @@ class TaskWriter:
         except TaskStoreError as exc:
             # Bookkeeping must never fail the work: a status the store cannot take now is dropped
             # (the next one, or the outcome, says more anyway).
-            logger.warning("task %s: status not saved (%s); dropped", record.task.task_id, exc.message)
+            self.health.failed(exc, f"saving a status message of task {record.task.task_id} (dropped)")
 
     async def forget(self, task_id: str) -> None:
         """Delete the task from the store and this process."""
@@ -293,8 +303,10 @@ class TaskWriter:
         if self.shared:
             try:
                 await self.store.notifier.publish(StoreEvent(record.task.task_id, self.replica_id))
-            except TaskStoreError:
-                logger.warning("could not tell other replicas of task %s", record.task.task_id, exc_info=True)
+            except TaskStoreError as exc:
+                self.health.failed(
+                    exc, f"telling other replicas of task {record.task.task_id}", writing=False
+                )
         mono = self.reader.clock()
         if force_notify or mono - record.last_notified >= self.status_interval_s:
             record.last_notified = mono
