@@ -80,7 +80,7 @@ async def test_an_outcome_refused_past_the_lease_still_lands_when_no_newer_claim
     path = tmp_path / "tasks.db"
     with caplog.at_level(logging.WARNING, logger="mcp_tasks_compat.engine"):
         task_id = await run_while_locked(path, lease_s=0.5, locked_for_s=1.5)
-    assert "did not take its outcome" in caplog.text  # it was refused while locked, and said so
+    assert "saving the outcome of task" in caplog.text  # it was refused while locked, and said so
     store = SqliteTaskStore(path)
     await store.open()
     state = await store.get(task_id)

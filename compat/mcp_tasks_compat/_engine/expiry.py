@@ -181,9 +181,10 @@ class Sweeper:
 
     async def _check_leases(self, every_s: float) -> None:
         """Judge leases every ``every_s``, but not within a lease (and a round) of a store outage
-        seen here (``engine.health``, whichever part saw it): while the store was away no replica could renew, so a lease that ran out then
-        says nothing of its runner; once the store is back the runners renew (and land the outcomes
-        that waited) within a third of a lease, before anyone judges them."""
+        seen here (``engine.health``, whichever part saw it): while the store was away no replica
+        could renew, so a lease that ran out then says nothing of its runner; once the store is
+        back the runners renew (and land the outcomes that waited) within a third of a lease,
+        before anyone judges them."""
         while True:
             if self._health.answered_for(self._lease_s + every_s):
                 try:
