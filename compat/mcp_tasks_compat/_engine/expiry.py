@@ -170,7 +170,7 @@ class Sweeper:
             try:
                 await self.sweep()
             except TaskStoreError as exc:  # the store is unreachable for now: the next round tries again
-                self._health.failed(exc, "sweeping expired tasks")
+                self._health.failed(exc, "sweeping expired tasks", writing=False)
             while True:  # sleep until the next round, or an earlier deadline heard of meanwhile
                 self._wakeup = anyio.Event()
                 left_s = self._wake_at - anyio.current_time()  # not None while a runner runs
@@ -186,11 +186,11 @@ class Sweeper:
         back the runners renew (and land the outcomes that waited) within a third of a lease,
         before anyone judges them."""
         while True:
-            if self._health.answered_for(self._lease_s + every_s):
+            if self._health.quiet_for(self._lease_s + every_s):
                 try:
                     await self.sweep_lost_runs()
                 except TaskStoreError as exc:  # as above
-                    self._health.failed(exc, "judging the leases of running tasks")
+                    self._health.failed(exc, "judging the leases of running tasks", writing=False)
             await anyio.sleep(every_s)
 
 

@@ -64,7 +64,7 @@ class StoreHealth:
         self._since: float | None = None  # when the outage began; None: the store answers
         self._failures = 0  # what failed since
         self._writes_failed = False  # a write failed since: only a write that lands ends it
-        self._back_at = float("-inf")  # when the last outage ended
+        self._failed_at = float("-inf")  # when a part last saw the store fail
         self.epoch = 0
         """How many outages began so far: an operation notes it when it starts, and its success
         ends an outage only if none began meanwhile (:meth:`succeeded`)."""
@@ -74,16 +74,18 @@ class StoreHealth:
         """An outage began and nothing has succeeded since."""
         return self._since is not None
 
-    def answered_for(self, seconds: float) -> bool:
-        """The store has answered, no outage seen, for at least ``seconds``: what the sweeper asks
-        before it judges leases (while the store was away nobody could renew one)."""
-        return self._since is None and self._clock() - self._back_at >= seconds
+    def quiet_for(self, seconds: float) -> bool:
+        """No part saw the store fail for at least ``seconds``: what the sweeper asks before it
+        judges leases (while the store was away nobody could renew one). Failures only: it does not
+        wait for a success, which an idle replica may not have."""
+        return self._clock() - self._failed_at >= seconds
 
     def failed(self, exc: BaseException, what: str, *, writing: bool = True) -> None:
         """``what`` (a phrase: "renewing the lease of task X") failed because the store did
         (``exc``, a :class:`~..errors.TaskStoreError`); ``writing``: it needed a write. The first
         failure of an outage is logged in one line, the others counted (at DEBUG, with traceback)."""
         self._failures += 1
+        self._failed_at = self._clock()
         self._writes_failed = self._writes_failed or writing
         if self._since is not None:
             logger.debug("task store %s: %s failed", self.describe, what, exc_info=exc)
@@ -109,7 +111,6 @@ class StoreHealth:
             return
         failures = self._failures
         self._since, self._failures, self._writes_failed = None, 0, False
-        self._back_at = self._clock()
         logger.warning(
             "task store %s back after %.1f s; %d %s failed meanwhile",
             self.describe,
