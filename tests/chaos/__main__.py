@@ -22,6 +22,13 @@ from .report import broken, markdown, text
 from .scenarios import FAST, FULL, MATRIX, SCENARIOS, Figures, play
 
 
+def _leaf(error: BaseException) -> str:
+    """The error itself, out of the task groups' exception groups it may come in."""
+    while len(getattr(error, "exceptions", ())) == 1:
+        error = error.exceptions[0]  # type: ignore[attr-defined]
+    return f"{type(error).__name__}: {error}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.chaos", description=__doc__.splitlines()[0])
     parser.add_argument("--tempo", choices=("full", "fast"), default="full", help="default: full")
@@ -44,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(args.keep) if args.keep else Path(scratch)
         for name, store in chosen:
             folder = base / f"{name}-{store}"
-            figures = anyio.run(lambda n=name, s=store, f=folder: play(n, s, f, tempos=tempos))
+            try:
+                figures = anyio.run(lambda n=name, s=store, f=folder: play(n, s, f, tempos=tempos))
+            except Exception as error:  # the scenario could not play its fault: say so, go on
+                figures = Figures(name, store, broken=[f"did not finish: {_leaf(error)}"])
             results.append(figures)
             print(text([figures]).splitlines()[-1] + f"  ({figures.seconds:.0f} s)", flush=True)
     print()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 from tools.redis_server import RedisServer
 
@@ -80,6 +81,8 @@ class Cluster:
     folder: Path
     lease_s: float
     marks: MarksFile
+    group: anyio.abc.TaskGroup
+    """Where each replica's idle client session lives (see :meth:`start`)."""
     redis: RedisServer | None = None
     replicas: list[Replica] = field(default_factory=lambda: list[Replica]())
     reruns: int = 3
@@ -102,7 +105,14 @@ class Cluster:
         skew_s: float = 0.0,
     ) -> list[Replica]:
         """Replicas ``names``, started side by side (``store_url``: another way to the same store,
-        e.g. through a relay; ``env``: e.g. a clock skew)."""
+        e.g. through a relay; ``env``: e.g. a clock skew), each with an idle client session open
+        for as long as it lives.
+
+        The session is what a replica in service has anyway, and on mcp 1.x what makes it sweep
+        and renew: the 1.x server has no lifespan of its own, so a replica's background (the
+        sweeper, the lease renewal, the notifier, the re-runs) runs inside its client sessions
+        (one at a time), and a replica that serves none starts nothing again.
+        """
         started = [
             Replica(name, self._process(store_url or self.store_url, env or {}), "", skew_s) for name in names
         ]
@@ -110,13 +120,14 @@ class Cluster:
 
         async def start_one(replica: Replica) -> None:
             replica.url = await anyio.to_thread.run_sync(replica.process.start, abandon_on_cancel=True)
+            _check_clock(replica, time.time())
 
         with anyio.fail_after(START_BOUND_S):
             async with anyio.create_task_group() as group:
                 for replica in started:
                     group.start_soon(start_one, replica)
-        for replica in started:
-            _check_clock(replica, time.time())
+            for replica in started:
+                await self.group.start(_idle_session, replica.url)
         return started
 
     def by_pid(self, pid: int) -> Replica | None:
@@ -131,9 +142,17 @@ class Cluster:
             replica.process.stop()
 
 
+async def _idle_session(url: str, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    """A client session on the replica at ``url``, open until the cluster ends or the replica dies."""
+    with suppress(Exception):  # the replica was killed: its session ends with it
+        async with connect_http(url, dialect=NEWEST_DIALECT):
+            task_status.started()
+            await anyio.sleep_forever()
+
+
 def _check_clock(replica: Replica, now: float) -> None:
-    """The replica's ``time.time()`` at its start (its first stderr line) is the skew asked for:
-    libfaketime took, and the event loop (on the true monotonic clock) runs, since it listens."""
+    """The replica's ``time.time()`` as it started listening is the skew asked for: libfaketime
+    took, and the event loop (on the true monotonic clock) runs, since it listens."""
     said = next((line for line in replica.process.stderr_lines if line.startswith("clock ")), None)
     if said is None:
         raise RuntimeError(f"replica {replica.name} did not say its clock: {replica.process.stderr_lines}")
@@ -154,6 +173,8 @@ async def cluster(
     await anyio.Path(folder).mkdir(parents=True, exist_ok=True)
     marks = MarksFile(folder / "marks.jsonl")
     async with AsyncExitStack() as stack:
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)
         redis: RedisServer | None = None
         if store_kind == "redis":
             executable = redis_server_executable()
@@ -161,13 +182,13 @@ async def cluster(
                 raise RuntimeError(REDIS_MISSING)
             redis = RedisServer(executable, data_dir=str(folder))
             await anyio.to_thread.run_sync(redis.start)
-            stack.callback(redis.stop)
+            stack.push_async_callback(anyio.to_thread.run_sync, redis.stop)
             url = redis.url
         elif store_kind == "sqlite":
             url = f"sqlite:///{folder / 'tasks.db'}"
         else:
             raise ValueError(f"store must be redis or sqlite, not {store_kind!r}")
-        made = Cluster(store_kind, url, folder, lease_s, marks, redis=redis, reruns=reruns)
+        made = Cluster(store_kind, url, folder, lease_s, marks, group, redis=redis, reruns=reruns)
         stack.callback(made.stop)
         yield made
 

@@ -1,8 +1,8 @@
 """The chaos scenarios' replica: one tool, ``work``, declared safe to run again, that leaves marks.
 
 ``python tests/chaos/server.py --store URL --marks PATH --lease-s S --reruns N``: serves over HTTP
-on a free port, prints ``clock <time.time()>`` (so the harness can check a clock skew it asked
-for) and then ``listening on <url>`` on stderr.
+on a free port; once it listens, prints ``clock <time.time()>`` (so the harness can check a clock
+skew it asked for) and ``listening on <url>`` on stderr.
 
 ``work(label, seconds, rerun_seconds, step_s)`` runs as a task (always: ``task="required"``, no
 inline grace) for ``seconds`` (``rerun_seconds`` when it is a re-run), in steps of ``step_s``,
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import secrets
@@ -34,6 +35,8 @@ from mcp_tasks_compat.server import TaskServer, current_task, report_status
 
 CLOCK_OFFSET_ENV = "CHAOS_CLOCK_OFFSET_S"
 """Seconds this process's wall clock is ahead of the real one (set with the faketime offset)."""
+LOG_ENV = "CHAOS_LOG"
+"""Set (to anything): the replica logs the engine's INFO lines on stderr (which runs it starts again)."""
 RESULT_FORMAT = "{label} done by run {run} (pid {pid}, attempt {attempt})"
 """The tool's result; :mod:`tests.chaos.marks` reads the run back out of it."""
 _ATTEMPT = re.compile(r"attempt (\d+) of \d+")
@@ -106,10 +109,12 @@ def main() -> None:
     parser.add_argument("--lease-s", type=float, required=True)
     parser.add_argument("--reruns", type=int, default=3)
     args = parser.parse_args()
+    if os.environ.get(LOG_ENV):
+        logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {PID} %(name)s %(message)s")
     app = build(args)
-    print(f"clock {time.time()!r}", file=sys.stderr, flush=True)
 
     def listening(url: str) -> None:
+        print(f"clock {time.time()!r}", file=sys.stderr, flush=True)
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
     serve = get_adapter().app.serve_http
