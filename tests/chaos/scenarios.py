@@ -283,15 +283,17 @@ def _labels(scenario: str, count: int, prefix: str = "") -> list[str]:
 # --- the scenarios ----------------------------------------------------------------------------------
 
 
-async def _pause_outside_writes(made: Cluster, replica: Replica) -> float:
-    """SIGSTOP ``replica``; on SQLite, again a moment later if it stopped holding the write lock."""
-    for _ in range(50):
+async def _pause_outside_writes(made: Cluster, replica: Replica) -> tuple[float, int]:
+    """SIGSTOP ``replica``; on SQLite, again a moment later if it stopped holding the write lock
+    (looked for briefly: a replica held stopped while the lock is probed is a pause too)."""
+    probe_s = min(0.1, made.lease_s / 5)
+    for tries in range(50):
         replica.pause()
         stopped = time.time()
         if made.store_kind != "sqlite" or await anyio.to_thread.run_sync(
-            sqlite_write_lock_free, made.sqlite_path
+            lambda: sqlite_write_lock_free(made.sqlite_path, wait_s=probe_s)
         ):
-            return stopped
+            return stopped, tries
         replica.resume()
         await anyio.sleep(0.05)  # let it finish its write before stopping it again
     raise RuntimeError(f"replica {replica.name} held the SQLite write lock at every try")
@@ -306,7 +308,7 @@ async def pause(store: str, tempo: Tempo, folder: Path) -> Figures:
         ids = await start_tasks(a.url, _labels("pause", tempo.tasks), tempo.work)
         bound = BOUND_S + tempo.run_s
         await made.marks.until(_worked(ids, a.pid, tempo.fault_at_s), within=bound, what="A's runs working")
-        stopped = await _pause_outside_writes(made, a)
+        stopped, retried = await _pause_outside_writes(made, a)
         await made.marks.until(_rerun_by(ids, [b.pid], stopped), within=bound, what="B's re-runs")
         await _fault_lasts(stopped, tempo.fault_s)
         a.resume()
@@ -315,7 +317,9 @@ async def pause(store: str, tempo: Tempo, folder: Path) -> Figures:
         await _settled(made, tempo.run_s + BOUND_S)
         figures, runs = _count("pause", store, ids, ends, made.marks.read(), tempo, fault=[(stopped, woke)])
     late = _stopped_after(runs, ids, a.pid, woke)
-    figures.details["stopped"] = f"{woke - stopped:.1f} s"
+    figures.details["stopped"] = f"{woke - stopped:.1f} s" + (
+        f" (stopped again {retried}x: it held the SQLite write lock)" if retried else ""
+    )
     figures.details["A's runs went on after waking"] = _seconds(late)
     if late > ALLOWED_OVERLAP_S:
         figures.broken.append(f"the paused replica's runs went on {late:.2f} s after it woke")
