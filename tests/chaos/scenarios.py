@@ -190,24 +190,43 @@ def _stopped_after(runs: dict[str, list[Run]], ids: Sequence[str], pid: int, hea
 
 
 def _orphans_kept(
-    runs: dict[str, list[Run]], ids: Sequence[str], pid: int, killed: float, tempo: Tempo
+    runs: dict[str, list[Run]],
+    ids: Sequence[str],
+    ends: dict[str, Outcome],
+    kills: Sequence[tuple[int, float]],
+    tempo: Tempo,
 ) -> tuple[int, int, float]:
-    """The tasks left with no live run by the kill of ``pid``: how many, how many were not started
-    again within :attr:`Tempo.notice_s`, and the slowest restart (seconds after the kill)."""
+    """The tasks a kill (process id, wall time) left with no live run: how many, how many were not
+    started again within :attr:`Tempo.notice_s` of the last kill before their restart (a claim
+    held by a replica killed later runs out later), and the slowest restart.
+
+    A task whose result came from a run that had ended before the kill was done, not orphaned
+    (a run still going for an ended task is an overlap, counted as such).
+    """
     orphans = kept = 0
     slowest = 0.0
     for task_id in ids:
         task_runs = runs.get(task_id, [])
-        died = [run for run in task_runs if run.pid == pid and run.ending is None and run.started < killed]
-        others_alive = any(active_at(run, killed, tempo.gap_s) for run in task_runs if run.pid != pid)
-        if not died or others_alive:
-            continue
-        orphans += 1
-        later = [run.started - killed for run in task_runs if run.started > killed]
-        noticed = min(later) if later else float("inf")
-        slowest = max(slowest, noticed)
-        if noticed > tempo.notice_s:
-            kept += 1
+        by_run = {run.run: run for run in task_runs}
+        kept_run = by_run.get(result_run(ends[task_id].text) or "") if task_id in ends else None
+        for pid, killed in kills:
+            done = kept_run is not None and kept_run.ending == "end" and kept_run.last <= killed
+            died = [
+                run for run in task_runs if run.pid == pid and run.ending is None and run.started < killed
+            ]
+            others_alive = any(active_at(run, killed, tempo.gap_s) for run in task_runs if run.pid != pid)
+            if done or not died or others_alive:
+                continue
+            orphans += 1
+            restarts = [run.started for run in task_runs if run.started > killed]
+            if restarts:
+                last_kill = max(moment for _, moment in kills if killed <= moment < min(restarts))
+                noticed = min(restarts) - last_kill
+            else:
+                noticed = float("inf")
+            slowest = max(slowest, noticed)
+            if noticed > tempo.notice_s:
+                kept += 1
     return orphans, kept, slowest
 
 
@@ -411,7 +430,7 @@ async def skew(store: str, tempo: Tempo, folder: Path, *, skew_s: float) -> Figu
         if rerun.attempt > 1
         and any(active_at(before, rerun.started, tempo.gap_s) for before in runs[task_id][:index])
     )
-    orphans, kept, slowest = _orphans_kept(runs, ids, ahead.pid, killed, tempo)
+    orphans, kept, slowest = _orphans_kept(runs, ids, ends, [(ahead.pid, killed)], tempo)
     figures.details["early re-runs"] = str(early)
     figures.details["killed"] = f"{ahead.name} ({'skewed' if ahead is skewed else 'true clock'})"
     figures.details["dead tasks kept"] = f"{kept} of {orphans}"
@@ -447,11 +466,8 @@ async def kill(store: str, tempo: Tempo, folder: Path) -> Figures:
         ends = await outcomes(survivor.url, ids, within=tempo.stuck_after_s)
         await _settled(made, tempo.run_s + BOUND_S)
         figures, runs = _count("kill", store, ids, ends, made.marks.read(), tempo)
-    orphans = kept = 0
-    slowest = 0.0
-    for pid, killed in ((a.pid, first_kill), (claimer.pid, second_kill)):
-        more, more_kept, slower = _orphans_kept(runs, ids, pid, killed, tempo)
-        orphans, kept, slowest = orphans + more, kept + more_kept, max(slowest, slower)
+    kills = [(a.pid, first_kill), (claimer.pid, second_kill)]
+    orphans, kept, slowest = _orphans_kept(runs, ids, ends, kills, tempo)
     taken = sum(1 for task_id in ids if any(run.pid == claimer.pid for run in runs.get(task_id, [])))
     figures.details["re-runs started by the killed claimer"] = str(taken)
     figures.details["dead tasks kept"] = f"{kept} of {orphans}"
