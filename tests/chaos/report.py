@@ -9,6 +9,7 @@ from .scenarios import Figures
 __all__ = ["HEADERS", "broken", "markdown", "rows", "text"]
 
 HEADERS = (
+    "mcp",
     "scenario",
     "store",
     "tasks",
@@ -26,6 +27,7 @@ HEADERS = (
 def rows(results: Sequence[Figures]) -> list[tuple[str, ...]]:
     return [
         (
+            figures.mcp,
             figures.scenario,
             figures.store,
             str(figures.tasks),

@@ -28,6 +28,8 @@ from typing import Any, Final
 import anyio
 import anyio.to_thread
 
+from mcp_tasks_compat._detect import sdk_info
+
 from .cluster import Cluster, Replica, Work, cluster, outcomes, start_tasks
 from .faults import relay_to, skewed_environment, sqlite_write_lock_free
 from .marks import Outcome, Run, Window, active_at, latest_run, overlap_s, result_run, runs_by_task
@@ -113,6 +115,7 @@ class Figures:
 
     scenario: str
     store: str
+    mcp: str = field(default_factory=lambda: sdk_info().mcp_version)
     tasks: int = 0
     runs: int = 0
     overlaps: int = 0
