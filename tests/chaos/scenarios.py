@@ -166,13 +166,13 @@ def _count(
             figures.lost += 1
         elif end.status not in TERMINAL:
             figures.stuck += 1
-    for name, value, bad in (
-        ("overlapping runs", figures.overlaps, figures.overlaps),
-        ("stale outcomes", figures.stale, figures.stale),
-        ("lost tasks", figures.lost, figures.lost),
-        ("stuck tasks", figures.stuck, figures.stuck),
+    for name, value in (
+        ("overlapping runs", figures.overlaps),
+        ("stale outcomes", figures.stale),
+        ("lost tasks", figures.lost),
+        ("stuck tasks", figures.stuck),
     ):
-        if bad:
+        if value:
             figures.broken.append(f"{value} {name}")
     if figures.lost or figures.stuck:
         said = sorted({f"{end.status}: {end.message}" for end in ends.values() if end.status != "completed"})
