@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 
+from mcp_tasks_compat._cli.common import quiet_sdk_logs
 from mcp_tasks_compat._detect import sdk_info
 
 from .report import broken, markdown, text
@@ -38,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", action="append", choices=("redis", "sqlite"), help="only this store")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown too")
     parser.add_argument("--keep", metavar="DIR", help="keep each scenario's marks and store in DIR")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the client SDK's logs")
     args = parser.parse_args(argv)
+    quiet_sdk_logs(args.verbose)  # a replica killed or stopped under a session makes the SDK log tracebacks
     tempos = FULL if args.tempo == "full" else FAST
     chosen = [
         (name, store)
