@@ -127,3 +127,16 @@ async def test_a_stdio_server_that_exits_at_once_is_unreachable() -> None:
         async with connect_stdio(command[0], command[1:]):
             pytest.fail("the server exited before the handshake")
     assert "none of your requests was sent" in raised.value.message
+
+
+@pytest.mark.parametrize("mine", [TimeoutError("my own deadline"), FileNotFoundError("my own file")])
+async def test_an_os_error_of_the_blocks_own_is_not_a_lost_connection(mine: OSError) -> None:
+    """Transport failures are OSErrors too; while the transport is fine, one from the block is the block's."""
+
+    async def raise_in_a_block() -> None:
+        async with connect_in_memory(build_task_server()):
+            raise mine
+
+    with anyio.fail_after(BOUND_S), pytest.raises(type(mine)) as raised:
+        await raise_in_a_block()
+    assert raised.value is mine

@@ -146,18 +146,25 @@ def _unopened_error(
 
 def _in_use_error(error: Exception, end: TransportEnd, server: str) -> BaseException:
     found = leaves(error)
-    cause = connection_lost(error)
-    if cause is None:  # not (only) a lost connection: the block's own error, out of the groups
+    if connection_lost(error) is None:  # not (only) a lost connection: the block's own error
         return found[0] if len(found) == 1 else error
+    transport_failure = end.cause()  # what the transport saw says more than what the session was told
     typed = next((leaf for leaf in found if isinstance(leaf, ServerConnectionLostError)), None)
-    real_cause = end.cause() or cause  # what the transport saw says more than what the session was told
-    if typed is not None:
-        lost = ServerConnectionLostError(task_id=typed.task_id, dialect=typed.dialect, cause=real_cause)
-        return _chained(lost, typed)
+    if typed is not None:  # a call of this library's, naming its task
+        if transport_failure is None:
+            return typed
+        named = ServerConnectionLostError(
+            task_id=typed.task_id, dialect=typed.dialect, cause=transport_failure
+        )
+        return _chained(named, typed)
+    if transport_failure is None:
+        # An OSError or TimeoutError of the block's own (connection_lost counts them): the
+        # transport is fine, so it is not the connection's.
+        return found[0] if len(found) == 1 else error
     lost = ServerConnectionLostError(
         task_id=None,
         dialect=None,
-        cause=real_cause,
+        cause=transport_failure,
         during=f"while the session to {server} was in use (no task was being followed by this library)",
     )
     return _chained(lost, error)
