@@ -16,7 +16,7 @@ import pytest
 from packaging.version import Version
 
 from mcp_tasks_compat.client import call_tool, negotiate, start_tool
-from mcp_tasks_compat.errors import UnsupportedOptInError
+from mcp_tasks_compat.errors import ServerUnreachableError, UnsupportedOptInError
 from mcp_tasks_compat.server import current_task
 from mcp_tasks_compat.testing import (
     SDK_VERSIONS,
@@ -292,11 +292,14 @@ async def test_2026_on_mcp1_is_the_librarys_refusal() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_server_that_dies_is_reported_with_its_stderr() -> None:
+async def test_a_server_that_dies_at_once_is_unreachable_with_its_stderr() -> None:
+    """As ``client.connect_stdio`` says it (one error type for a server that cannot be reached),
+    with the server's last stderr lines."""
     command = [sys.executable, "-c", "import sys; print('no server here', file=sys.stderr)"]
-    with pytest.raises(SessionSetupError, match="no server here"):
+    with pytest.raises(ServerUnreachableError, match="no server here") as raised:
         async with connect_stdio(command):
             pass
+    assert "none of your requests was sent" in raised.value.message
 
 
 def test_an_http_server_that_exits_early_is_reported_with_its_stderr() -> None:
