@@ -81,6 +81,22 @@ class TaskReader:
         """When a task created (or ended) now with ``ttl_ms`` may be dropped; ``None``: never."""
         return None if ttl_ms is None else self.now() + timedelta(milliseconds=ttl_ms)
 
+    def stamped(self, old: TaskState, new: TaskState) -> TaskState:
+        """``new`` (a change of ``old``) time-stamped on this clock, its poll hint for its age;
+        retention restarted at its terminal transition, so a result is never lost to a run that
+        used up most of its TTL. The writer stamps every change it saves with it."""
+        if new.task is old.task:
+            return new
+        now = self.now()
+        task = new.task
+        if task.poll_interval_ms == old.task.poll_interval_ms:
+            age_ms = (now - task.created_at) / timedelta(milliseconds=1)
+            task = task.evolve(poll_interval_ms=self.poll_policy.hint_ms(age_ms))
+        new = new.evolve(task=task.evolve(last_updated_at=now))
+        if new.is_terminal and not old.is_terminal:
+            new = new.evolve(expires_at=self.deadline(task.ttl_ms))
+        return new
+
     async def lookup(
         self, task_id: str, owner: str | None, *, also_of: Callable[[str], bool] | None = None
     ) -> TaskRecord:

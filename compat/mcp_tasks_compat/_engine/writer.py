@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -175,7 +174,7 @@ class TaskWriter:
             proposed = change(before)
             if proposed is None:
                 return False
-            proposed = self._stamp(before, proposed)
+            proposed = self.reader.stamped(before, proposed)
             try:
                 saved = await self.store.save(proposed, fence=fence)
             except StoreConflict as conflict:
@@ -281,21 +280,6 @@ class TaskWriter:
         """Delete the task from the store and this process."""
         await self.store.delete(task_id)
         self._records.drop(task_id)
-
-    def _stamp(self, old: TaskState, new: TaskState) -> TaskState:
-        """Time-stamp a changed task; restart retention at its terminal transition, so a result is
-        never lost to a run that used up most of its TTL."""
-        if new.task is old.task:
-            return new
-        now = self.reader.now()
-        task = new.task
-        if task.poll_interval_ms == old.task.poll_interval_ms:
-            age_ms = (now - task.created_at) / timedelta(milliseconds=1)
-            task = task.evolve(poll_interval_ms=self.reader.poll_policy.hint_ms(age_ms))
-        new = new.evolve(task=task.evolve(last_updated_at=now))
-        if new.is_terminal and not old.is_terminal:
-            new = new.evolve(expires_at=self.reader.deadline(task.ttl_ms))
-        return new
 
     async def _announce(self, record: TaskRecord, *, force_notify: bool) -> None:
         """Wake the waiters here, tell the other processes the task changed, tell the listeners."""

@@ -71,6 +71,12 @@ def micros(value: datetime, since: datetime = _EPOCH) -> int:
     return (value - since) // _MICROSECOND
 
 
+def _server_time(reply: object) -> datetime:
+    """``TIME``'s reply (seconds, microseconds) as a UTC instant."""
+    seconds, micro = cast("list[str]", reply)
+    return datetime.fromtimestamp(int(seconds), timezone.utc) + timedelta(microseconds=int(micro))
+
+
 def order_member(created_at: datetime, task_id: str) -> str:
     """A task's member in the list indexes: sorts as creation order, ties by id."""
     return f"{micros(created_at, _YEAR_ONE):018d}|{task_id}"
@@ -186,11 +192,8 @@ class RedisTaskStore:
 
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         limit = "" if active_limit is None else active_limit
-        reply = await self._link.run(
-            "create",
-            self._keys.of_write(state),
-            [*self._write_args(state), limit, self._keys.task(""), state.claim],
-        )
+        argv = [*self._write_args(state), limit, self._keys.task(""), state.claim]
+        reply = await self._link.run("create", self._keys.of_write(state), argv)
         outcome = int(reply[0])
         if outcome == 2:
             raise ActiveLimitReached(int(reply[1]))
@@ -219,10 +222,7 @@ class RedisTaskStore:
 
     async def now(self) -> datetime:
         """The redis-server's clock (``TIME``): the one every replica judges leases on."""
-        seconds, micro = cast("list[object]", await self._link.execute("TIME"))
-        return datetime.fromtimestamp(int(cast("str", seconds)), timezone.utc) + timedelta(
-            microseconds=int(cast("str", micro))
-        )
+        return _server_time(await self._link.execute("TIME"))
 
     async def delete(self, task_id: str) -> None:
         keys = [self._keys.task(task_id), self._keys.expiry, self._keys.leases, self._keys.order(EVERY_OWNER)]
