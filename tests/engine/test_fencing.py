@@ -10,17 +10,18 @@ processes and signals.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import pytest
+from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine import TaskEngine, Work
 from mcp_tasks_compat._engine.stores import SqliteTaskStore, TaskStore
@@ -161,49 +162,38 @@ async def test_a_paused_replica_stops_its_run_at_its_first_renewal_after_waking(
     assert task.result["content"] == _result("the re-run's result")["content"]
 
 
-@contextmanager
-def _write_locked(path: Path) -> Generator[None]:
-    """The SQLite file's write lock, held by another connection (a stalled writer elsewhere)."""
-    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
-        yield
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-
-
 async def test_an_outcome_that_waited_out_a_store_outage_past_the_lease_still_lands(tmp_path: Path) -> None:
-    """Two replicas on one SQLite file, writes locked out for five leases while A's run ends: A's
-    outcome lands once the lock goes, and B, which saw the store fail, neither re-ran nor failed
-    the task meanwhile (its leases could not be renewed by anyone)."""
-    path = tmp_path / "tasks.db"
+    """Two replicas on a redis-server of the test's own (its data on disk), stopped for five
+    leases while A's run ends: A's outcome lands once Redis is back, and B, which saw the store
+    fail, neither re-ran nor failed the task meanwhile (nobody could renew a lease)."""
+    with redis_server(data_dir=str(tmp_path)) as redis:
 
-    def make() -> TaskStore:
-        return SqliteTaskStore(path, busy_timeout=0.05)
+        def make() -> TaskStore:
+            return RedisTaskStore(redis.url, prefix="outage:")
 
-    runner, other = _replica(make), _replica(make)
-    reruns = Reruns()
-    ended = anyio.Event()
+        runner, other = _replica(make), _replica(make)
+        reruns = Reruns()
+        ended = anyio.Event()
 
-    async def work() -> Mapping[str, Any]:
-        await ended.wait()
-        return _result("the run's own result")
+        async def work() -> Mapping[str, Any]:
+            await ended.wait()
+            return _result("the run's own result")
 
-    with anyio.fail_after(BOUND_S):
-        async with _serving(runner) as runs, _serving(other, reruns):
-            record = await _created(runner)
-            runner.start(record, work, runs)
-            with _write_locked(path):
+        with anyio.fail_after(BOUND_S):
+            async with _serving(runner) as runs, _serving(other, reruns):
+                record = await _created(runner)
+                runner.start(record, work, runs)
+                await anyio.to_thread.run_sync(redis.stop)
                 ended.set()
-                await anyio.sleep(5 * LEASE_S)  # the fault: how long the store takes no write
-            task = await runner.reader.wait_terminal(record.task.task_id, None)
-            stored = await other.store.get(record.task.task_id)
+                await anyio.sleep(5 * LEASE_S)  # the fault: how long the store is away
+                await anyio.to_thread.run_sync(redis.start)
+                task = await runner.reader.wait_terminal(record.task.task_id, None)
+                stored = await other.store.get(record.task.task_id)
     assert task.status is TaskStatus.COMPLETED, task
     assert task.result is not None
     assert task.result["content"] == _result("the run's own result")["content"]
     assert stored is not None
-    assert stored.task == task  # as B reads it too, after its sweeps
+    assert stored.task == task  # as B reads it too
     assert reruns.count == 0
 
 

@@ -26,7 +26,11 @@ from .reader import TaskReader
 from .stores import TaskState
 from .writer import TaskWriter
 
-__all__ = ["ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
+__all__ = ["RENEW_RETRY_S", "ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
+
+RENEW_RETRY_S = 0.2
+"""After a renewal the store refused, how soon the next try comes (if sooner than a third of the
+lease): once the store is back, the runs' leases are renewed before other replicas judge them."""
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
@@ -92,8 +96,10 @@ class ReplicaLink:
         one's lease ran out (this process paused, or cut off from the store), is stopped here at
         the latest then.
         """
+        every_s = self.lease_s / 3
         while True:
-            await anyio.sleep(self.lease_s / 3)
+            await anyio.sleep(every_s)
+            every_s = self.lease_s / 3
             with suppress(TaskStoreError):  # the renewals below say it, once per task
                 await self._reader.sync_clock()
             for record in self._reader.records.running():
@@ -104,6 +110,7 @@ class ReplicaLink:
                     if renewed:
                         metrics.lease_renewed()
                 except TaskStoreError as exc:
+                    every_s = min(every_s, RENEW_RETRY_S)  # tried again soon: renewed once the store is back
                     self._writer.health.failed(exc, f"renewing the lease of task {record.task.task_id}")
 
     async def follow_other_replicas(self) -> None:

@@ -52,15 +52,22 @@ class Serving:
         self._recovered = True
         return await self._expiry.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
 
-    async def background(self, *, max_sleep_s: float = 1.0) -> None:
+    async def background(
+        self, *, max_sleep_s: float = 1.0, reruns_in: anyio.abc.TaskGroup | None = None
+    ) -> None:
         """What a server runs beside its tasks: the sweeper and, on a shared store, the lease
-        renewal and the notifier (so a cancel or an answer given on another replica arrives)."""
+        renewal and the notifier (so a cancel or an answer given on another replica arrives).
+
+        Re-runs start in ``reruns_in`` (by default the background's own group): mcp 1.x hands the
+        group of the session that runs the background, whose end over HTTP waits for its runs, so
+        a re-run is not stopped (and its attempt spent) when that client leaves.
+        """
         await self.open()
         await self.recover()
         with ExitStack() as lent:  # re-runs start in this group, and live, as long as it does
             async with anyio.create_task_group() as group:
                 if self._reruns.wanted:
-                    lent.enter_context(self._reruns.starting_in(group))
+                    lent.enter_context(self._reruns.starting_in(reruns_in or group))
                     # what recover() left for now, as its tool may run again: started, or failed
                     await self._expiry.sweep_lost_runs(runner_is_dead=runner_died_on_this_host)
                 group.start_soon(partial(self._expiry.run, max_sleep_s=max_sleep_s), name="mcp-tasks sweeper")

@@ -26,6 +26,7 @@ from typing import Any, cast
 from weakref import WeakKeyDictionary
 
 import anyio
+import anyio.abc
 import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.fastmcp import FastMCP
@@ -190,8 +191,9 @@ class _Installation:
         await self.engine.recover()
         inner_send, inner_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         async with anyio.create_task_group() as group:
-            group.start_soon(self._sweep_while_serving, name="mcp-tasks sweeper")
             async with anyio.create_task_group() as runs:
+                # re-runs start among the session's runs: an HTTP session's end waits for them too
+                group.start_soon(self._sweep_while_serving, runs, name="mcp-tasks sweeper")
                 session = SessionTasks(runs=runs, stateless=stateless)
                 group.start_soon(
                     self._watch_read_stream,
@@ -245,7 +247,8 @@ class _Installation:
             sink.close()
             source.close()
 
-    async def _sweep_while_serving(self) -> None:
-        """One TTL sweeper per server: the first session runs it, the next takes over."""
+    async def _sweep_while_serving(self, runs: anyio.abc.TaskGroup) -> None:
+        """One TTL sweeper per server: the first session runs it (its re-runs among the session's
+        ``runs``), the next takes over."""
         async with self.sweeper_lock:
-            await self.engine.background(max_sleep_s=self.sweep_interval_s)
+            await self.engine.background(max_sleep_s=self.sweep_interval_s, reruns_in=runs)
