@@ -7,16 +7,19 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import pytest
 from packaging.version import Version
 
+from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat.client import call_tool, negotiate, start_tool
-from mcp_tasks_compat.errors import UnsupportedOptInError
+from mcp_tasks_compat.errors import ServerConnectionLostError, UnsupportedOptInError
 from mcp_tasks_compat.server import current_task
 from mcp_tasks_compat.testing import (
     SDK_VERSIONS,
@@ -297,6 +300,33 @@ async def test_a_server_that_dies_is_reported_with_its_stderr() -> None:
     with pytest.raises(SessionSetupError, match="no server here"):
         async with connect_stdio(command):
             pass
+
+
+@pytest.mark.anyio
+async def test_a_server_gone_before_the_sdk_wrote_to_it_is_a_setup_error_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The race the test above loses on a busy machine, made certain: the server exits before the
+    SDK's writer sends ``initialize``, which meets the closed pipe; the adapter says the connection
+    was lost, and the kit reports a setup failure with what the server printed."""
+    app = get_adapter().app
+
+    @asynccontextmanager
+    async def gone_at_once(
+        command: str, args: Sequence[str], *, errlog: TextIO, **_options: Any
+    ) -> AsyncIterator[Any]:
+        print("no server here", file=errlog)
+        raise ServerConnectionLostError(
+            task_id=None, dialect=None, cause=anyio.BrokenResourceError(), during="when it ended"
+        )
+        yield  # an async generator, as the adapter's is
+
+    monkeypatch.setattr(app, "stdio_streams", gone_at_once)
+    with pytest.raises(SessionSetupError, match="the server went away") as failed:
+        async with connect_stdio([sys.executable, "-c", "pass"]):
+            pass
+    assert "no server here" in str(failed.value)
+    assert isinstance(failed.value.__cause__, ServerConnectionLostError)
 
 
 def test_an_http_server_that_exits_early_is_reported_with_its_stderr() -> None:

@@ -14,7 +14,7 @@ import anyio
 from .._adapters import get_adapter
 from ..client import negotiate
 from ..dialects import DIALECT_2025_11_25, Dialect
-from ..errors import CompatError
+from ..errors import CompatError, ServerConnectionLostError
 from .options import merged_session_options
 from .serve import server_command
 
@@ -118,7 +118,16 @@ async def _connected(
             opened = True
             yield session
     except Exception as error:
-        if opened or (isinstance(error, CompatError) and not isinstance(error, SessionSetupError)):
+        if opened:
+            raise
+        if isinstance(error, ServerConnectionLostError):
+            # The server process ended before the session was open, and the SDK's writer met the
+            # closed pipe first (a race a busy machine wins): a setup failure, with what it printed.
+            lost = type(error.cause).__name__
+            raise SessionSetupError(
+                f"opening the session failed: the server went away ({lost}){describe()}"
+            ) from error
+        if isinstance(error, CompatError) and not isinstance(error, SessionSetupError):
             raise
         if isinstance(error, TypeError):
             raise  # a usage error (e.g. connect_in_memory given no server): it says what is accepted
