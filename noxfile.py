@@ -10,6 +10,7 @@ each SDK version gets its own virtual environment (built with uv), and the suite
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import platform
@@ -138,6 +139,26 @@ def ensure_redis_server(session: nox.Session) -> None:
         session.log("redis-server is not installed (apt-get install redis-server): the Redis tests will skip")
 
 
+FAKETIME_LIBRARIES = (
+    "/usr/lib/*/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+    "/usr/local/lib/faketime/libfaketime.so.1",
+)
+"""Where Debian's ``faketime`` package (or a local build) puts the library tests/chaos preloads."""
+
+
+def ensure_faketime(session: nox.Session) -> None:
+    """The chaos scenarios' clock skew runs a replica under libfaketime: install Debian's package
+    if it is missing. Only as root with apt-get; elsewhere the skew cases skip and say so."""
+    if any(glob.glob(pattern) for pattern in FAKETIME_LIBRARIES):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        session.run("apt-get", "update", "-q", external=True)
+        session.run("apt-get", "install", "-y", "-q", "faketime", external=True)
+    else:
+        session.log("libfaketime is not installed (apt-get install faketime): the clock-skew cases will skip")
+
+
 # The Python axis: the floor mcp runs on the floor Python (3.10) and the newest mcp on the newest
 # Python (3.13); the other two SDK versions run on the interpreter that runs nox (3.11 on the CI
 # image). The interpreters are found on this machine (PATH, pyenv, uv's managed ones), never
@@ -197,6 +218,7 @@ def tests(session: nox.Session, mcp: str, python_axis: str) -> None:
 def run_suite(session: nox.Session, mcp: str) -> None:
     install_with_sdk(session, mcp, "test")
     ensure_redis_server(session)
+    ensure_faketime(session)
     peer = peer_python(session, PEER_OF[mcp])
     session.run("python", "-m", "mcp_tasks_compat", "info")
     profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
@@ -411,3 +433,20 @@ def soak(session: nox.Session, mcp: str) -> None:
     """
     install_with_sdk(session, mcp, "test")
     session.run("python", "-m", "tests.soak.soak", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("mcp", HARDENING_VERSIONS)
+def chaos(session: nox.Session, mcp: str) -> None:
+    """Jepsen-style faults on real replicas, a real redis-server and a SQLite file; prints the table.
+
+    Pause (SIGSTOP past the lease), partition (a TCP relay to Redis cut and healed), clock skew
+    (+-30 s, libfaketime), kill -9 during a claim, a Redis outage longer than the lease; each
+    counts overlapping runs, stale outcomes, lost and stuck tasks (docs/reliability.md, "Chaos").
+    Exits non-zero when a guarantee is broken. Arguments after ``--`` go to ``python -m
+    tests.chaos`` (``--only pause``, ``--store sqlite``, ``--tempo fast``, ``--markdown``).
+    """
+    install_with_sdk(session, mcp, "test")
+    ensure_redis_server(session)
+    ensure_faketime(session)
+    session.run("python", "-m", "tests.chaos", *session.posargs)

@@ -20,15 +20,16 @@ MISSING_REASON = "redis-server not installed (apt-get install redis-server)"
 
 
 @contextmanager
-def redis_server(data_dir: str | None = None) -> Iterator[RedisServer]:
+def redis_server(data_dir: str | None = None, *, replica_of: int | None = None) -> Iterator[RedisServer]:
     """A started server, stopped on exit; skips the test when redis-server is not on PATH.
 
     ``data_dir``: keep the data there across a stop and a start (an append-only file).
+    ``replica_of``: the port of a loopback server this one replicates (read-only).
     """
     executable = shutil.which("redis-server")
     if executable is None:
         pytest.skip(MISSING_REASON)
-    server = RedisServer(executable, data_dir=data_dir)
+    server = RedisServer(executable, data_dir=data_dir, replica_of=replica_of)
     server.start()
     try:
         yield server

@@ -43,6 +43,9 @@ class RedisServer:
     data_dir: str | None = None
     """Where an append-only file keeps the data across :meth:`stop` and :meth:`start` (every write
     synced), as a production Redis with persistence would; ``None``: nothing on disk."""
+    replica_of: int | None = None
+    """The port of a loopback redis-server this one is a replica of (``--replicaof``; read-only,
+    as replicas are by default); ``None``: a primary."""
 
     @property
     def url(self) -> str:
@@ -52,9 +55,13 @@ class RedisServer:
         args = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
         if self.data_dir is None:
             args += ["--save", "", "--appendonly", "no", "--daemonize", "no"]
+            # a replica's full sync over the socket both ways, never through a dump.rdb in the cwd
+            args += ["--repl-diskless-sync", "yes", "--repl-diskless-load", "on-empty-db"]
         else:
             args += ["--dir", self.data_dir, "--save", "", "--daemonize", "no"]
             args += ["--appendonly", "yes", "--appendfsync", "always"]
+        if self.replica_of is not None:
+            args += ["--replicaof", "127.0.0.1", str(self.replica_of)]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + START_BOUND_S
         while not answers_ping(self.port):

@@ -1,11 +1,13 @@
 """Follow a task across lost connections: the library opens the sessions, so a dead server ends a
 session, not the caller, and the task is resumed on a new one.
 
-A caller that owns its session cannot be helped this way: when a streamable HTTP transport dies,
-the SDK cancels the block the session was opened in. Here each session is opened (by the caller's
-``open_session``) and closed inside :meth:`ReconnectingClient._in_session`, which sees the
-transport's failure as an exception, recognises it (:func:`._client.lost.connection_lost`), waits
-(bounded, doubling, jittered) and opens the next session, where the same task is resumed by id.
+Each session is opened (by the caller's ``open_session``, e.g. ``client.connect_http``) and
+closed inside :meth:`ReconnectingClient._in_session`, which sees the transport's failure as an
+exception, recognises it (:class:`ServerConnectionLostError`, or
+:func:`._client.lost.connection_lost` for an opener of the caller's that gives the SDK's raw
+errors), waits (bounded, doubling, jittered) and opens the next session, where the same task is
+resumed by id. A session that could not be opened sent nothing, so it is tried again even before
+any task exists (a server not up yet).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ._adapters import get_adapter
 from ._client.entry_points import call_tool, resume, start_tool
 from ._client.lost import connection_lost, leaves
 from ._client.protocols import CANCEL_GRACE_SECONDS, OnStatus
-from .errors import ServerConnectionLostError, TaskTimeoutError, UnsupportedOptInError
+from .errors import ServerConnectionLostError, ServerUnreachableError, TaskTimeoutError, UnsupportedOptInError
 
 __all__ = ["OpenSession", "Reconnect", "ReconnectingClient"]
 
@@ -43,9 +45,12 @@ DISCOVER_TIMEOUT_S: Final = 5.0
 
 @dataclass(frozen=True)
 class Reconnect:
-    """One reconnection about to happen, for a status line: which task, which try, after what."""
+    """One reconnection about to happen, for a status line: which task, which try, after what.
 
-    task_id: str
+    ``task_id`` is ``None`` while no session could be opened yet (nothing was sent).
+    """
+
+    task_id: str | None
     dialect: str | None
     attempt: int
     attempts: int
@@ -53,18 +58,22 @@ class Reconnect:
     cause: BaseException
 
     def describe(self) -> str:
-        return (
-            f"connection lost ({type(self.cause).__name__}); reconnecting in {self.delay_s:.1f} s "
-            f"(attempt {self.attempt}/{self.attempts}) to follow task {self.task_id}"
-        )
+        cause = type(self.cause).__name__
+        retry = f"in {self.delay_s:.1f} s (attempt {self.attempt}/{self.attempts})"
+        if self.task_id is None:
+            return f"server not reachable ({cause}); trying again {retry}, nothing sent yet"
+        return f"connection lost ({cause}); reconnecting {retry} to follow task {self.task_id}"
 
 
 OnReconnect = Callable[[Reconnect], Awaitable[None] | None]
 
 
 class _Lost(Exception):
-    def __init__(self, cause: BaseException) -> None:
+    """A session ended by its connection; ``unreachable`` when it never opened (nothing was sent)."""
+
+    def __init__(self, cause: BaseException, unreachable: ServerUnreachableError | None = None) -> None:
         self.cause = cause
+        self.unreachable = unreachable
         super().__init__(str(cause))
 
 
@@ -81,9 +90,11 @@ class ReconnectingClient:
     ``max_delay_s``, each jittered); ``on_reconnect`` hears each one (default: a log line). Past
     them, :class:`~mcp_tasks_compat.errors.ServerConnectionLostError` names the task. A call lost
     before the server acknowledged a task is never sent again (it may have started): that error
-    says so. 2026-07-28 tasks resume on any session (any replica sharing the store); 2025-11-25
-    ones where the server's owner rule lets a new session read them (authenticated, or a server
-    with ``unauthenticated_2025_scope="task_id"``), else ``TaskNotFoundError``.
+    says so. A session that could not be opened sent nothing, so the first one is retried too
+    (past the attempts: :class:`~mcp_tasks_compat.errors.ServerUnreachableError`). 2026-07-28
+    tasks resume on any session (any replica sharing the store); 2025-11-25 ones where the
+    server's owner rule lets a new session read them (authenticated, or a server with
+    ``unauthenticated_2025_scope="task_id"``), else ``TaskNotFoundError``.
     """
 
     def __init__(
@@ -185,7 +196,11 @@ class ReconnectingClient:
             try:
                 return await self._in_session(step)
             except _Lost as lost:
-                if followed.task_id is None or attempt >= self.attempts:
+                # Nothing was sent yet (no session opened before any task): the first step again.
+                unsent = lost.unreachable if followed.task_id is None else None
+                if attempt >= self.attempts or (followed.task_id is None and unsent is None):
+                    if unsent is not None:
+                        raise unsent from unsent.__cause__
                     raise ServerConnectionLostError(
                         task_id=followed.task_id, dialect=followed.dialect, cause=lost.cause
                     ) from lost.cause
@@ -194,15 +209,13 @@ class ReconnectingClient:
                     0.5, 1.0
                 )
                 if anyio.current_time() + delay > deadline:
-                    raise TaskTimeoutError(
-                        f"task {followed.task_id} did not finish within {timeout} s (its connection was "
-                        "lost and the time ran out before a new one)",
-                        task_id=followed.task_id,
-                    ) from lost.cause
+                    raise _out_of_time(followed.task_id, timeout) from lost.cause
                 await self._tell(
                     Reconnect(followed.task_id, followed.dialect, attempt, self.attempts, delay, lost.cause)
                 )
                 await anyio.sleep(delay)  # a back-off before the next session, not a synchronisation
+                if unsent is not None:
+                    continue
                 left = None if timeout is None else max(0.0, deadline - anyio.current_time())
 
                 async def again(session: Any, left: float | None = left) -> Any:
@@ -212,16 +225,23 @@ class ReconnectingClient:
 
     async def _in_session(self, step: Callable[[Any], Awaitable[Any]]) -> Any:
         """``step`` on a new session; a lost connection (however the transport says it) is :class:`_Lost`,
-        and so is any failure to open the session (the server is not reachable yet)."""
+        and so is a session that could not be opened for want of a connection (nothing was sent).
+        Any other failure to open one (a usage error) is raised as it is: trying again cannot help."""
         opened = False
         try:
             async with self._open_session() as session:
                 opened = True
                 return await step(session)
+        except ServerUnreachableError as error:
+            raise _Lost(error.cause, error) from None
         except ServerConnectionLostError as error:
             raise _Lost(error.cause) from None
         except Exception as error:
-            cause = connection_lost(error) or (None if opened else error)
+            cause = connection_lost(error)
+            if cause is not None and not opened:  # an opener of the caller's, raising the SDK's errors
+                unreachable = ServerUnreachableError(server="open_session's server", cause=cause)
+                unreachable.__cause__ = error
+                raise _Lost(cause, unreachable) from None
             if cause is not None:
                 raise _Lost(cause) from None
             inner = leaves(error)
@@ -236,6 +256,21 @@ class ReconnectingClient:
         answer = self._on_reconnect(event)
         if inspect.isawaitable(answer):
             await answer
+
+
+def _out_of_time(task_id: str | None, timeout: float | None) -> TaskTimeoutError:
+    """The overall timeout passed between sessions (``task_id`` ``None``: none could be opened yet)."""
+    if task_id is None:
+        return TaskTimeoutError(
+            f"the call did not finish within {timeout} s (no session could be opened in time; nothing "
+            "was sent)",
+            task_id=None,
+        )
+    return TaskTimeoutError(
+        f"task {task_id} did not finish within {timeout} s (its connection was lost and the time ran "
+        "out before a new one)",
+        task_id=task_id,
+    )
 
 
 async def _connection(session: Any) -> Any:

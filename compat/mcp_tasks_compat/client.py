@@ -20,15 +20,23 @@ declares it, 2025-11-25 experimental tasks on a handshake-era connection that of
 plain call otherwise (``mode="auto"``). :func:`start_tool` and :func:`resume` give a
 :class:`TaskRun` handle instead of waiting.
 
+:func:`connect_http` and :func:`connect_stdio` open that session (transport, ``ClientSession``,
+``negotiate``) in one ``async with``; a server that dies under it then ends the call in flight with
+:class:`~mcp_tasks_compat.errors.ServerConnectionLostError` naming the task, and one that cannot
+be reached with :class:`~mcp_tasks_compat.errors.ServerUnreachableError` (nothing was sent).
+
 This module imports no ``mcp``: the adapter for the installed major is imported on first use.
 """
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ._adapters import get_adapter
 from ._client import (
@@ -41,6 +49,7 @@ from ._client import (
     SessionCall,
     TaskRun,
     call_with_defaults,
+    open_negotiated,
     seconds,
     statuses_as_progress,
 )
@@ -50,9 +59,10 @@ from ._client import start_tool as _start_tool
 from ._detect import refuse_unsupported
 from ._reconnect import Reconnect, ReconnectingClient
 from .core.model import DEFAULT_TTL_MS
-from .dialects import ALL_DIALECTS, Dialect
+from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect
 
 __all__ = [
+    "CONNECT_TIMEOUT_SECONDS",
     "MAX_INPUT_ROUNDS",
     "Mode",
     "Negotiated",
@@ -65,6 +75,8 @@ __all__ = [
     "TaskRun",
     "TaskSessionWrapper",
     "call_tool",
+    "connect_http",
+    "connect_stdio",
     "negotiate",
     "read_result",
     "resume",
@@ -149,6 +161,80 @@ async def negotiate(
     connection = await _connection(session, discover_timeout=timeout)
     negotiated: Negotiated = connection.negotiated
     return negotiated
+
+
+CONNECT_TIMEOUT_SECONDS = 60.0
+"""How long :func:`connect_http` and :func:`connect_stdio` wait for the session to open (the
+handshake and :func:`negotiate`); generous, since a stdio server first imports its SDK."""
+
+
+def connect_http(
+    url: str,
+    *,
+    dialect: Dialect | None = None,
+    client_session_kwargs: Mapping[str, Any] | None = None,
+    connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
+) -> AbstractAsyncContextManager[Any]:
+    """``async with connect_http(url) as session``: a negotiated ``ClientSession`` over streamable HTTP.
+
+    When the server dies (or the network drops) under a call that follows a task, that call and
+    then the block end with :class:`~mcp_tasks_compat.errors.ServerConnectionLostError` naming
+    the task (resume it on a new session, or use :class:`ReconnectingClient`), where the SDK's own
+    transport would cancel the block (a bare ``CancelledError``, then an exception group). A
+    session that cannot be opened (nothing listens at ``url``, no answer within
+    ``connect_timeout`` seconds) is :class:`~mcp_tasks_compat.errors.ServerUnreachableError`:
+    nothing was sent.
+
+    ``client_session_kwargs`` are the ``ClientSession`` keywords (default:
+    ``session_kwargs(dialect=dialect)``; to add your own callbacks, add them to that). ``dialect``
+    keeps tasks to one dialect; on mcp 2.x ``"2025-11-25"`` opens the connection with
+    ``initialize`` so that a server speaking both dialects runs that one.
+    """
+    app = get_adapter().app
+    return _opened(app.http_streams(url), url, dialect, client_session_kwargs, connect_timeout)
+
+
+def connect_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    errlog: TextIO | None = None,
+    dialect: Dialect | None = None,
+    client_session_kwargs: Mapping[str, Any] | None = None,
+    connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
+) -> AbstractAsyncContextManager[Any]:
+    """``async with connect_stdio(command, args) as session``: the same over stdio, to a server
+    process this spawns (and ends with the block), with :func:`connect_http`'s errors.
+
+    ``env`` is added to the SDK's minimal default environment; the server's stderr goes to
+    ``errlog`` (default: this process's ``sys.stderr``).
+    """
+    app = get_adapter().app
+    transport = app.stdio_streams(
+        command, list(args), errlog=sys.stderr if errlog is None else errlog, env=env, cwd=cwd
+    )
+    return _opened(transport, shlex.join([command, *args]), dialect, client_session_kwargs, connect_timeout)
+
+
+def _opened(
+    transport: AbstractAsyncContextManager[Any],
+    server: str,
+    dialect: Dialect | None,
+    client_session_kwargs: Mapping[str, Any] | None,
+    connect_timeout: float | timedelta | None,
+) -> AbstractAsyncContextManager[Any]:
+    kwargs = session_kwargs(dialect=dialect) if client_session_kwargs is None else client_session_kwargs
+    return open_negotiated(
+        get_adapter().app,
+        transport,
+        server=server,
+        session_kwargs=kwargs,
+        negotiate=negotiate,
+        dialect_2025=dialect == DIALECT_2025_11_25,
+        connect_timeout=_positive("connect_timeout", connect_timeout),
+    )
 
 
 DEFAULT_TTL_SECONDS = DEFAULT_TTL_MS / 1000  # an hour: the server's default TTL too

@@ -19,6 +19,7 @@ __all__ = [
     "CompatError",
     "PeerProtocolError",
     "ServerConnectionLostError",
+    "ServerUnreachableError",
     "TaskCancelledError",
     "TaskError",
     "TaskExpiredError",
@@ -174,7 +175,8 @@ class ServerConnectionLostError(TaskError, ConnectionError):
     ``task_id`` is the task being followed (``None`` when the server had not acknowledged one yet,
     so whether it exists is unknown), ``dialect`` the task dialect, ``cause`` what the transport
     raised. The task itself may well go on: resume it on a new session
-    (``client.resume(session, task_id)``), or let :func:`mcp_tasks_compat.client.reconnecting` do it.
+    (``client.resume(session, task_id)``), or let :class:`mcp_tasks_compat.client.ReconnectingClient`
+    do it.
     """
 
     code = "server-connection-lost"
@@ -193,3 +195,23 @@ class ServerConnectionLostError(TaskError, ConnectionError):
         else:
             what = f"while following task {task_id} (dialect {dialect}); resume it on a new session"
         super().__init__(f"the connection to the server was lost {what} ({reason})", task_id=task_id)
+
+
+class ServerUnreachableError(CompatError, ConnectionError):
+    """A session could not be opened: nothing listens, the server command exits at once, or the
+    handshake got no answer in time. None of the caller's requests was sent, so trying again is safe.
+
+    ``server`` is the URL or command line, ``cause`` what the transport raised (a ``TimeoutError``
+    when the handshake went unanswered). Not a :class:`TaskError`: no task can exist.
+    """
+
+    code = "server-unreachable"
+
+    def __init__(self, *, server: str, cause: BaseException, detail: str = "") -> None:
+        self.server = server
+        self.cause = cause
+        reason = f"{type(cause).__name__}: {cause}".strip().rstrip(":")
+        super().__init__(
+            f"could not open a session to {server} ({reason}); none of your requests was sent, "
+            f"so it is safe to try again{detail}"
+        )

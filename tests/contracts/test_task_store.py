@@ -482,6 +482,7 @@ def states(draw: st.DrawFn, task_id: str) -> TaskState:
         rerun=draw(st.booleans()),
         arguments=draw(st.none() | JSON_OBJECTS),
         attempt=draw(st.integers(1, 101)),
+        claim=draw(st.integers(0, 3)),
     )
 
 
@@ -524,18 +525,26 @@ class StoreMachine(RuleBasedStateMachine):
     def get(self, task_id: str) -> None:
         assert self.call(self.store.get, task_id) == self.model.get(task_id)
 
-    @rule(data=st.data(), task_id=IDS, skew=st.sampled_from([0, 0, 0, -1, 1]))
-    def save(self, data: st.DataObject, task_id: str, skew: int) -> None:
-        """Save a new state over the stored one; ``skew`` != 0 is a stale (or made-up) version."""
+    @rule(
+        data=st.data(),
+        task_id=IDS,
+        skew=st.sampled_from([0, 0, 0, -1, 1]),
+        fence_skew=st.sampled_from([None, None, 0, 0, -1, 1]),
+    )
+    def save(self, data: st.DataObject, task_id: str, skew: int, fence_skew: int | None) -> None:
+        """Save a new state over the stored one; ``skew`` != 0 is a stale (or made-up) version,
+        ``fence_skew`` a run's write (``None``: not a run's) whose claim is the stored one (0) or
+        not: a stale claim never writes, whatever its version."""
         current = self.model.get(task_id)
         version = (current.version if current is not None else data.draw(st.integers(0, 3))) + skew
         new = data.draw(states(task_id)).evolve(version=version)
-        if current is None or skew != 0:
+        fence = None if fence_skew is None else (current.claim if current is not None else 0) + fence_skew
+        if current is None or skew != 0 or fence_skew not in (None, 0):
             with pytest.raises(StoreConflict) as caught:
-                self.call(self.store.save, new)
+                self.call(self.store.save, new, fence=fence)
             assert caught.value.current == current
             return
-        saved = self.call(self.store.save, new)
+        saved = self.call(self.store.save, new, fence=fence)
         assert saved == new.evolve(version=version + 1)
         self.model[task_id] = saved
 

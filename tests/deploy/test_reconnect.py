@@ -257,21 +257,12 @@ async def test_a_stdio_server_that_dies_gives_the_typed_error_with_the_task(tmp_
                 await run.result()
             seen_by_the_call.append(lost.value)
 
-    ended_at_the_block: list[ServerConnectionLostError] = []
-    try:
-        with anyio.fail_after(BOUND_S):
-            await follow_until_the_server_dies()
-    except ServerConnectionLostError as error:
-        ended_at_the_block.append(error)
-    if seen_by_the_call:  # usually: the call's own error, naming its task
-        assert seen_by_the_call[0].task_id == task_ids[0]
-        assert ended_at_the_block == []
-    else:
-        # A poll written to the dead pipe before the session saw the pipe close: the SDK's stdio
-        # writer failed and cancelled the block. The block's end says so, typed all the same.
-        (error,) = ended_at_the_block
-        assert "stdio server process" in str(error)
-        assert isinstance(error.cause, anyio.BrokenResourceError | ConnectionError)
+    with anyio.fail_after(BOUND_S):
+        await follow_until_the_server_dies()  # the block caught the call's error: it ends normally
+    # The kit's session holds its transport in a task of its own (client.connect_stdio's opener):
+    # a poll written to the dead pipe fails that task, not the block, and the call learns it.
+    (error,) = seen_by_the_call
+    assert error.task_id == task_ids[0]
 
 
 async def test_the_command_line_resumes_a_task_by_id() -> None:

@@ -492,9 +492,9 @@ class RecordingStore(InMemoryTaskStore):
         self.calls.append("get")
         return await super().get(task_id)
 
-    async def save(self, state: TaskState) -> TaskState:
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         self.calls.append("save")
-        return await super().save(state)
+        return await super().save(state, fence=fence)
 
     async def delete(self, task_id: str) -> None:
         self.calls.append("delete")

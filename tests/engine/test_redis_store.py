@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -483,3 +484,37 @@ async def test_open_under_trio_says_asyncio_is_needed() -> None:
     store = RedisTaskStore("redis://127.0.0.1:6379/0")
     with pytest.raises(TaskStoreError, match="needs an asyncio event loop"):
         await store.open()
+
+
+# -- a replica given as the store ----------------------------------------------------------------------
+
+
+async def test_a_replica_is_refused_at_open_naming_its_primary(redis_url: str, prefix: str) -> None:
+    """A replica answers PING and reads; each write would fail in the Lua script's words."""
+    primary = urlsplit(redis_url).port
+    with redis_server(replica_of=primary) as replica:
+        store = RedisTaskStore(replica.url, prefix=prefix)
+        with pytest.raises(TaskStoreError) as refused:
+            await store.open()
+        message = refused.value.message
+        assert message.startswith(f"the Redis task store {replica.url} is a replica of 127.0.0.1:{primary}")
+        assert message.endswith("point the store at that primary instead")
+        with pytest.raises(TaskStoreError, match="not open"):
+            await store.get("t1")
+
+
+async def test_a_primary_made_a_replica_later_says_so_without_lua_internals(prefix: str) -> None:
+    """A failover can turn the primary into a replica under a running server: its writes are
+    refused with what happened and the fix, not the script's error."""
+    with redis_server() as primary, redis_server() as demoted:
+        store = await open_store(demoted.url, prefix)
+        try:
+            await store.create(make_state("t1"))
+            await store.connection().execute_command("REPLICAOF", "127.0.0.1", primary.port)  # pyright: ignore[reportUnknownMemberType]
+            with pytest.raises(TaskStoreError) as refused:
+                await store.create(make_state("t2"))
+            message = refused.value.message
+            assert "is now a read-only replica" in message, message
+            assert "script" not in message, message
+        finally:
+            await store.close()

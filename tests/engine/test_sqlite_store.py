@@ -447,3 +447,27 @@ async def test_a_full_disk_is_a_store_error_on_the_write(db: Path, store: Sqlite
 async def test_a_missing_folder_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "folder" / "tasks.db"
     await open_fails(SqliteTaskStore(missing), "cannot be opened", str(missing.parent))
+
+
+async def test_a_file_of_ours_without_its_tasks_table_is_refused_before_any_write(tmp_path: Path) -> None:
+    """Refused before the switch to WAL (a write that would outlive the refusal): byte-identical."""
+    damaged = tmp_path / "tasks.db"
+    with sqlite3.connect(damaged) as connection:  # rollback journal: WAL would change the header
+        connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        connection.execute("INSERT INTO meta VALUES ('application', 'mcp-tasks-compat'), ('schema', '1')")
+    connection.close()
+    before = await anyio.Path(damaged).read_bytes()
+    await open_fails(SqliteTaskStore(damaged), "without its tasks table", "(tables: meta)", "from a backup")
+    assert await anyio.Path(damaged).read_bytes() == before
+    assert [path.name async for path in anyio.Path(tmp_path).iterdir()] == ["tasks.db"]
+
+
+async def test_a_path_with_control_or_bidi_characters_is_named_escaped(tmp_path: Path) -> None:
+    missing = tmp_path / "no\u202efolder" / "tasks\x1b[31m\n.db"
+    with pytest.raises(TaskStoreError) as refused:
+        await SqliteTaskStore(missing).open()
+    message = refused.value.message
+    for raw in ("\u202e", "\x1b", "\n"):
+        assert raw not in message
+    assert "no\\u202efolder/tasks\\x1b[31m\\n.db cannot be opened" in message
+    assert SqliteTaskStore(missing).describe == f"sqlite:///{tmp_path}/no\\u202efolder/tasks\\x1b[31m\\n.db"

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from mcp_tasks_compat._engine import InMemoryTaskStore, SqliteTaskStore, store_from_url
+from mcp_tasks_compat._engine.stores.echo import shown_url
 from mcp_tasks_compat.errors import TaskStoreError
 
 
@@ -46,9 +47,51 @@ def test_redis_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPat
         "sqlite://tasks.db",
         "sqlite:///",
         "sqlite:///tasks.db?mode=ro",
+        "sqlite:///tasks.db#frag",
+        "sqlite:///tasks.db#",
         "postgres://db/x",
     ],
 )
 def test_other_forms_are_refused_with_the_accepted_ones(url: str) -> None:
     with pytest.raises(ValueError, match="sqlite:///"):
         store_from_url(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("sqlite:///tasks.db#frag", "the fragment '#frag'"),
+        ("sqlite:////srv/tasks.db?mode=ro#x", "the query '?mode=ro#x'"),
+        ("sqlite:///tasks.db#a?b", "the fragment '#a?b'"),
+    ],
+)
+def test_a_query_or_fragment_is_named_not_opened_as_part_of_the_file_name(url: str, found: str) -> None:
+    with pytest.raises(ValueError, match="no query or fragment") as refused:
+        store_from_url(url)
+    assert found in str(refused.value)
+
+
+def test_a_refused_url_is_repeated_printable_and_without_its_password() -> None:
+    with pytest.raises(ValueError, match="not a task store URL") as refused:
+        store_from_url("postgres://ops:s3cret@db\x1b[2J/tasks\u202e")
+    message = str(refused.value)
+    for hidden in ("s3cret", "\x1b", "\u202e"):
+        assert hidden not in message
+    for shown in ("ops:***@", "\\x1b[2J", "\\u202e"):
+        assert shown in message
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://ops:s3cret@10.0.0.5:6380/2", "redis://ops:***@10.0.0.5:6380/2"),
+        (
+            "redis://ops:s3cret@10.0.0.5:99999/2",
+            "redis://ops:***@10.0.0.5:99999/2",
+        ),  # a port urlsplit refuses
+        ("redis://ops:s3cret@[::1/0", "redis://ops:***@[::1/0"),  # a bad IPv6 host
+        ("sqlite:///a\u202eb\nc.db", "sqlite:///a\\u202eb\\nc.db"),
+    ],
+)
+def test_a_shown_url_has_no_password_and_no_control_character(url: str, shown: str) -> None:
+    assert shown_url(url) == shown

@@ -166,6 +166,20 @@ def test_a_store_whose_create_cannot_count_is_refused_where_the_server_is_built(
         build_task_server(store=OldStore())
 
 
+def test_a_store_whose_save_cannot_fence_is_refused_where_the_server_is_built() -> None:
+    """A custom store whose ``save`` predates the fencing token would let a replica paused past
+    its lease overwrite the run that replaced it; it is refused at construction, with the fix."""
+
+    class UnfencedStore(InMemoryTaskStore):
+        async def save(self, state: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+            return await super().save(state)
+
+    with pytest.raises(TypeError, match=r"UnfencedStore.*fence.*StoreConflict"):
+        TaskEngine(store=UnfencedStore())
+    with pytest.raises(TypeError, match="fence"):
+        build_task_server(store=UnfencedStore())
+
+
 def test_ttl_bounds() -> None:
     engine = TaskEngine(ttl_floor_ms=1_000)
     assert engine.effective_ttl(10**30, requested=True) == TaskLimits().max_ttl_ms

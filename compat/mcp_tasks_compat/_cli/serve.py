@@ -12,6 +12,7 @@ import anyio
 from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+from .._engine.stores.echo import shown_url
 from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._version import __version__
 from ..errors import CompatError
@@ -83,7 +84,7 @@ async def _open_store(app: TaskServer, url: str) -> None:
         await engine.recover()
     except (CompatError, OSError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)
-        raise StoreRefused(f"cannot use the task store {url}: {message.splitlines()[0]}") from None
+        raise StoreRefused(f"cannot use the task store {shown_url(url)}: {message.splitlines()[0]}") from None
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,8 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
     except (CompatError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)
         print(
-            f"mcp-tasks-compat: cannot use the task store {options.store}: {message.splitlines()[0]}",
+            f"mcp-tasks-compat: cannot use the task store {shown_url(options.store)}:"
+            f" {message.splitlines()[0]}",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -18,9 +18,10 @@ from typing import Any, Final
 import anyio
 
 from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
+from .._engine.stores.echo import shown_url
 from .._engine.stores.urls import sqlite_path, store_from_url
 from ..core.lifecycle import TaskEvent
-from ..core.model import format_timestamp, utc_now
+from ..core.model import format_timestamp
 from ..errors import CompatError
 from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
 
@@ -114,7 +115,9 @@ def _durable_store(url: str) -> TaskStore:
         )
     path = sqlite_path(url)
     if path is not None and not Path(path).is_file():
-        raise ValueError(f"{url}: no such file {path!r} (is the path right? sqlite:////abs/path.db)")
+        raise ValueError(
+            f"{shown_url(url)}: no such file {path!r} (is the path right? sqlite:////abs/path.db)"
+        )
     return store_from_url(url)
 
 
@@ -122,7 +125,7 @@ async def _run(options: TasksOptions) -> tuple[int, str]:
     engine = TaskEngine(store=_durable_store(options.store))
     await engine.open()
     try:
-        now = utc_now()
+        now = engine.reader.now()  # the store's clock, which leases and deadlines are on
         if options.action == "list":
             states = await _every_state(engine)
             if options.as_json:

@@ -15,6 +15,8 @@ Rules of this layer:
   :mod:`.follow_2025` and :mod:`.follow_2026` share the poll loop of :mod:`.poller`, and neither
   asks which dialect it is on.
 * Every way a task can end maps to one of the ``Task*Error`` family (:mod:`.outcomes`).
+* A session the caller opens through the library holds its transport in a task of its own, so a
+  dead server ends the call in flight with ``ServerConnectionLostError`` (:mod:`.openers`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from .connections import ConnectionCache, Handshake, NegotiatedConnection, PerSession, decide, negotiate
 from .entry_points import call_tool, follow, resume, start_tool
 from .following import seconds
+from .openers import SessionPlumbing, held_transport, open_negotiated
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
 from .progress import progress_sink, statuses_as_progress
@@ -74,6 +77,7 @@ __all__ = [
     "PushLink",
     "RemoteError",
     "SessionCall",
+    "SessionPlumbing",
     "StatusListener",
     "StatusListeners",
     "TaskPush",
@@ -89,7 +93,9 @@ __all__ = [
     "decide",
     "declared_support",
     "follow",
+    "held_transport",
     "negotiate",
+    "open_negotiated",
     "progress_sink",
     "resume",
     "seconds",

@@ -19,13 +19,14 @@ import anyio
 import anyio.abc
 
 from .._observe import traces
-from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus, utc_now
+from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus
 from ..dialects import Dialect
 from . import runs
 from .expiry import Sweeper
 from .inputs import InputRelay
 from .limits import TaskLimits
 from .observed import observed, traced_run
+from .outage import StoreHealth, watched
 from .polling import PollPolicy
 from .reader import TaskReader
 from .records import TaskRecord, new_task_id
@@ -102,8 +103,12 @@ class TaskEngine:
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
-        # timed when a meter provider is set, else the store itself
-        self.store = observed(check_store(store) if store is not None else InMemoryTaskStore())
+        # timed when a meter provider is set, else the store itself; a shared one tells its health
+        # of its successes (:mod:`.outage`)
+        timed = observed(check_store(store) if store is not None else InMemoryTaskStore())
+        self.health = StoreHealth(timed.describe)
+        """Whether the store answers (the parts report its failures there): an outage is two log lines."""
+        self.store = watched(timed, self.health)
         self.poll_policy = poll_policy or PollPolicy()
         self.limits = limits or TaskLimits()
         self.shared = self.store.shared
@@ -112,7 +117,7 @@ class TaskEngine:
         self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
         self.reader = TaskReader(self.store, poll_policy=self.poll_policy, limits=self.limits, clock=clock)
         self.writer = TaskWriter(
-            self.reader, status_interval_s=status_interval_s, replica_id=new_replica_id()
+            self.reader, status_interval_s=status_interval_s, replica_id=new_replica_id(), health=self.health
         )
         self.replicas = ReplicaLink(self.reader, self.writer, lease_s=lease_s)
         self.rerunner = Reruns(self.writer, self.replicas, start=self.start)
@@ -122,12 +127,11 @@ class TaskEngine:
             self.writer,
             self.reader.records,
             host=self,
-            give_up_after_s=lease_s,
             left_for_rerun=self.rerunner.leaves_for_rerun,
         )
         self.inputs = InputRelay(self.reader, self.writer)
-        self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost)
-        self.serving = Serving(self.store, self.expiry, self.replicas, self.rerunner)
+        self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost, lease_s=lease_s)
+        self.serving = Serving(self.reader, self.expiry, self.replicas, self.rerunner)
 
     @property
     def rerun_work(self) -> RerunWork | None:
@@ -159,7 +163,7 @@ class TaskEngine:
         (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
         its maximum of active tasks.
         """
-        now = utc_now()
+        now = self.reader.now()  # the store's clock, as every deadline and lease
         task = Task(
             task_id=new_task_id(),
             status=TaskStatus.WORKING,
@@ -236,8 +240,8 @@ class TaskEngine:
         return await self.writer.mutate(*args, **kwargs)
 
     @_handing_on(TaskWriter.finish)
-    async def finish(self, *args: Any, **kwargs: Any) -> None:
-        await self.writer.finish(*args, **kwargs)
+    async def finish(self, *args: Any, **kwargs: Any) -> bool:
+        return await self.writer.finish(*args, **kwargs)
 
     @_handing_on(TaskWriter.set_status_message)
     async def set_status_message(self, *args: Any, **kwargs: Any) -> None:

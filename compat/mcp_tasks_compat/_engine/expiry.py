@@ -10,7 +10,6 @@ shared store a task whose replica stopped renewing its lease is failed too, sayi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from datetime import datetime, timedelta
 
 import anyio
@@ -53,8 +52,11 @@ class Sweeper:
         writer: TaskWriter,
         *,
         rerun: Callable[[TaskState, str], Awaitable[bool]] | None = None,
+        lease_s: float = 30.0,
     ) -> None:
         self._reader = reader
+        self._lease_s = lease_s
+        self._health = writer.health
         self._writer = writer
         self._store = reader.store
         self._rerun = rerun
@@ -112,7 +114,7 @@ class Sweeper:
         handed to ``rerun`` instead (which says whether it took it)."""
         now = self._reader.now()
         if runner_is_dead is None:
-            lost = await self._store.lease_expired(now)
+            lost = [state for state in await self._store.lease_expired(now) if not self._runs_here(state)]
             metrics.lease_expired(len(lost))
         else:
             lost = [s for s in await _all_running(self._store) if s.runner and runner_is_dead(s.runner)]
@@ -126,9 +128,17 @@ class Sweeper:
                 and await self._rerun(state, SERVER_STOPPED_SHORT + since)
             ):
                 continue
-            error = JsonRpcError(INTERNAL_ERROR, f"{SERVER_STOPPED}{since}")
+            attempts = f"failed after {state.attempt} attempts: " if state.attempt > 1 else ""
+            error = JsonRpcError(INTERNAL_ERROR, f"{attempts}{SERVER_STOPPED}{since}")
             await self._fail(state, error, keep_until=None)
         return len(lost)
+
+    def _runs_here(self, state: TaskState) -> bool:
+        """Whether ``state``'s run is alive in this process under the claim stored: its lease ran
+        out only because this process could not renew it (paused, or the store away), so it is
+        not lost; the renewal that comes next extends it."""
+        record = self._reader.records.get(state.task_id)
+        return record is not None and record.scope is not None and record.run_claim == state.claim
 
     async def _fail(self, state: TaskState, error: JsonRpcError, *, keep_until: datetime | None) -> None:
         record = self._reader.record_of(state)
@@ -157,8 +167,10 @@ class Sweeper:
         while True:
             # Set before the sweep: a deadline heard of during it re-plans the sleep after it.
             self._wake_at = anyio.current_time() + max_sleep_s
-            with suppress(TaskStoreError):  # the store is unreachable for now: the next round tries again
+            try:
                 await self.sweep()
+            except TaskStoreError as exc:  # the store is unreachable for now: the next round tries again
+                self._health.failed(exc, "sweeping expired tasks", writing=False)
             while True:  # sleep until the next round, or an earlier deadline heard of meanwhile
                 self._wakeup = anyio.Event()
                 left_s = self._wake_at - anyio.current_time()  # not None while a runner runs
@@ -168,9 +180,17 @@ class Sweeper:
                     await self._wakeup.wait()
 
     async def _check_leases(self, every_s: float) -> None:
+        """Judge leases every ``every_s``, but not within a lease (and a round) of a store outage
+        seen here (``engine.health``, whichever part saw it): while the store was away no replica
+        could renew, so a lease that ran out then says nothing of its runner; once the store is
+        back the runners renew (and land the outcomes that waited) within a third of a lease,
+        before anyone judges them."""
         while True:
-            with suppress(TaskStoreError):  # as above
-                await self.sweep_lost_runs()
+            if self._health.quiet_for(self._lease_s + every_s):
+                try:
+                    await self.sweep_lost_runs()
+                except TaskStoreError as exc:  # as above
+                    self._health.failed(exc, "judging the leases of running tasks", writing=False)
             await anyio.sleep(every_s)
 
 

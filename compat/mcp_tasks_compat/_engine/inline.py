@@ -288,6 +288,7 @@ class InlineCall:
         self._phase = "task"
         self.record = record
         record.scope = self.scope
+        record.run_claim = record.state.claim  # the claim its create took: the run's writes carry it
         self._wake_work()
         listeners, self._listeners = self._listeners, None
         for listener in listeners or ():

@@ -92,7 +92,7 @@ class InputRelay:
             return state.evolve(task=task, input_serial=serial)
 
         try:
-            if not await self._writer.mutate(record, ask, force_notify=True):
+            if not await self._writer.mutate(record, ask, force_notify=True, fence=record.run_claim):
                 raise TaskStateError(
                     f"task {record.task.task_id} is {record.task.status.value}; it cannot ask for input"
                 )
@@ -121,7 +121,8 @@ class InputRelay:
                 return state.evolve(input_responses=MappingProxyType(rest))
 
             with anyio.CancelScope(shield=True):
-                await self._writer.mutate(record, taken, force_notify=False, announce=False)
+                fence = record.run_claim
+                await self._writer.mutate(record, taken, force_notify=False, announce=False, fence=fence)
             return answer
         finally:
             record.input_claims.discard(key)
@@ -137,7 +138,7 @@ class InputRelay:
                 return None
             return state.evolve(task=_without(state.task, withdrawn))
 
-        await self._writer.mutate(record, withdraw, force_notify=True)
+        await self._writer.mutate(record, withdraw, force_notify=True, fence=record.run_claim)
 
     async def submit_responses(
         self, task_id: str, owner: str | None, responses: Mapping[str, Mapping[str, Any]]

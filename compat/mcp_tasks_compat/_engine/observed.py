@@ -4,7 +4,8 @@
 provider is set (else they return the work itself).
 
 :func:`observed` wraps a store only when a meter provider is set as the engine is built, so an
-engine without an SDK calls its store directly (nothing between). The wrapper times every
+engine without an SDK calls its store directly (nothing of this module between; a shared store
+is watched for its health, :mod:`.outage`). The wrapper times every
 operation and counts those that raise (:class:`~..errors.TaskStoreError` and anything else;
 a compare-and-set conflict is an answer, not an error), by store kind and operation, and is
 otherwise the store itself.
@@ -152,8 +153,8 @@ class ObservedStore:
     async def get(self, task_id: str) -> TaskState | None:
         return await self._timed("get", lambda: self.inner.get(task_id))
 
-    async def save(self, state: TaskState) -> TaskState:
-        return await self._timed("save", lambda: self.inner.save(state))
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
+        return await self._timed("save", lambda: self.inner.save(state, fence=fence))
 
     async def delete(self, task_id: str) -> None:
         await self._timed("delete", lambda: self.inner.delete(task_id))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from typing import Final, cast
 
 from ..core.model import Task
 from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStoreError
@@ -28,7 +29,10 @@ from .records import LiveRecords, TaskRecord, adopt
 from .stores import TaskState, TaskStore
 from .stores.contract import decode_cursor
 
-__all__ = ["TaskReader"]
+__all__ = ["CLOCK_READ_BOUND_S", "TaskReader"]
+
+CLOCK_READ_BOUND_S: Final = 0.5
+"""A read of the store's clock slower than this says too little about the offset to keep it."""
 
 
 class TaskReader:
@@ -47,16 +51,51 @@ class TaskReader:
         self.limits = limits
         self.clock = clock
         """Seconds since the epoch: :meth:`now`, and the writer's rate bound of status messages."""
+        self.store_offset_s = 0.0
+        """How far the store's clock is ahead of :attr:`clock` (:meth:`sync_clock`)."""
         self.records = LiveRecords()
         """The tasks something of which lives in this process; the writer keeps the same ones."""
 
     def now(self) -> datetime:
-        """The engine's wall clock (deadlines and leases are on it)."""
-        return datetime.fromtimestamp(self.clock(), timezone.utc)
+        """The store's clock, as read here: every deadline and lease is on it, so replicas whose
+        own clocks disagree still agree on when a lease runs out (:meth:`sync_clock`)."""
+        return datetime.fromtimestamp(self.clock() + self.store_offset_s, timezone.utc)
+
+    async def sync_clock(self) -> None:
+        """Read the store's clock (a store with ``now()``: Redis ``TIME``, the SQLite host's) and
+        keep how far it is from this process's; a store without one is this process's clock.
+
+        The offset is taken at the midpoint of the read; a read slower than
+        :data:`CLOCK_READ_BOUND_S` (this process paused, a stalled store) keeps the last one.
+        """
+        store_now = getattr(self.store, "now", None)
+        if store_now is None:
+            return
+        before = self.clock()
+        theirs = cast("datetime", await store_now())
+        after = self.clock()
+        if after - before <= CLOCK_READ_BOUND_S:
+            self.store_offset_s = theirs.timestamp() - (before + after) / 2
 
     def deadline(self, ttl_ms: int | None) -> datetime | None:
         """When a task created (or ended) now with ``ttl_ms`` may be dropped; ``None``: never."""
         return None if ttl_ms is None else self.now() + timedelta(milliseconds=ttl_ms)
+
+    def stamped(self, old: TaskState, new: TaskState) -> TaskState:
+        """``new`` (a change of ``old``) time-stamped on this clock, its poll hint for its age;
+        retention restarted at its terminal transition, so a result is never lost to a run that
+        used up most of its TTL. The writer stamps every change it saves with it."""
+        if new.task is old.task:
+            return new
+        now = self.now()
+        task = new.task
+        if task.poll_interval_ms == old.task.poll_interval_ms:
+            age_ms = (now - task.created_at) / timedelta(milliseconds=1)
+            task = task.evolve(poll_interval_ms=self.poll_policy.hint_ms(age_ms))
+        new = new.evolve(task=task.evolve(last_updated_at=now))
+        if new.is_terminal and not old.is_terminal:
+            new = new.evolve(expires_at=self.deadline(task.ttl_ms))
+        return new
 
     async def lookup(
         self, task_id: str, owner: str | None, *, also_of: Callable[[str], bool] | None = None

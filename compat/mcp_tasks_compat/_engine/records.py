@@ -16,6 +16,7 @@ deadline (checked by the reader) and ``tasks purge`` at the operator's word.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,12 +24,24 @@ from typing import Any, Final, Protocol
 
 import anyio
 
+from .._observe import metrics
 from .._observe.traces import RunSpan
 from ..core.model import Task
 from ..dialects import Dialect
 from .stores import TaskState
 
-__all__ = ["ENDED_KEPT", "ENDED_KEPT_S", "LiveRecords", "RunStop", "TaskRecord", "adopt", "new_task_id"]
+__all__ = [
+    "ENDED_KEPT",
+    "ENDED_KEPT_S",
+    "LiveRecords",
+    "RunStop",
+    "TaskRecord",
+    "adopt",
+    "new_task_id",
+    "stop_lost_run",
+]
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
 
 ENDED_KEPT_S: Final = 1.0
 """How long an ended task is remembered after its record goes: the reads that follow its end come
@@ -71,11 +84,23 @@ class TaskRecord:
     on, follows or relays for carries none of them (thousands of tasks are held at once).
     """
 
-    __slots__ = ("_changed", "_input_claims", "_listeners", "last_notified", "run_span", "scope", "state")
+    __slots__ = (
+        "_changed",
+        "_input_claims",
+        "_listeners",
+        "last_notified",
+        "run_claim",
+        "run_span",
+        "scope",
+        "state",
+    )
 
     def __init__(self, state: TaskState, scope: RunStop | None = None) -> None:
         self.state = state
         self.scope = scope
+        self.run_claim: int | None = None
+        """The claim (fencing token) the run held here was started under; ``None``: no run here.
+        The run's own writes carry it, and the store refuses them once a newer claim exists."""
         self.run_span: RunSpan | None = None
         """The span of the run held here while tracing (ended when the outcome is saved)."""
         self.last_notified = 0.0
@@ -137,12 +162,36 @@ class TaskRecord:
 
 
 def adopt(record: TaskRecord, state: TaskState) -> None:
-    """Take a newer state read from the store, and wake whoever waits on the old one."""
+    """Take a newer state read from the store, and wake whoever waits on the old one; a run held
+    here whose task ended elsewhere, or whose claim a newer one replaced, is stopped."""
     if state.version > record.state.version:
         record.state = state
         record.wake_waiters()
-        if state.is_terminal and record.scope is not None:
+        if record.scope is None:
+            return
+        if state.is_terminal:
             record.scope.cancel()  # ended elsewhere (cancelled on another replica): stop here
+        elif record.run_claim is not None and state.claim != record.run_claim:
+            stop_lost_run(record, state)
+
+
+def stop_lost_run(record: TaskRecord, state: TaskState) -> None:
+    """Stop the run held here: ``state`` (the stored one) shows a newer claim than the run's, as
+    when this process was paused or cut off from the store past its lease and another replica ran
+    the task again. Said once; the run writes nothing more (its writes are fenced)."""
+    scope = record.scope
+    if scope is None or scope.cancel_called:
+        return
+    logger.warning(
+        "task %s: the run here (claim %s) lost its claim to %s (claim %d) after its lease ran out;"
+        " stopped, and it writes nothing more",
+        state.task_id,
+        record.run_claim,
+        state.runner or "another run",
+        state.claim,
+    )
+    metrics.run_fenced(state.tool_name)
+    scope.cancel()
 
 
 class LiveRecords:

@@ -15,6 +15,7 @@ import logging
 import os
 import secrets
 import socket
+from contextlib import suppress
 from datetime import timedelta
 
 import anyio
@@ -70,28 +71,40 @@ class ReplicaLink:
         reader.store.notifier.announce_saves_as(writer.replica_id)
 
     def claim(self, state: TaskState) -> TaskState:
-        """``state`` as run here: this replica as its runner, the lease starting now."""
-        return state.evolve(
-            runner=self._writer.replica_id, lease_until=self._reader.now() + timedelta(seconds=self.lease_s)
-        )
+        """``state`` claimed to run here: this replica its runner, the next fencing token its
+        ``claim`` (saved by compare-and-set, so of two replicas claiming one task only one wins),
+        the lease starting now on the store's clock."""
+        return self._leased(state).evolve(claim=state.claim + 1)
+
+    def _leased(self, state: TaskState) -> TaskState:
+        lease_until = self._reader.now() + timedelta(seconds=self.lease_s)
+        return state.evolve(runner=self._writer.replica_id, lease_until=lease_until)
 
     def _renewed(self, state: TaskState) -> TaskState | None:
-        return None if state.is_terminal else self.claim(state)
+        return None if state.is_terminal else self._leased(state)
 
     async def renew_leases(self) -> None:
-        """Keep the leases of the runs held here from running out (every third of the lease).
+        """Keep the leases of the runs held here from running out (every third of the lease),
+        each renewal fenced by the run's claim, after reading the store's clock again.
 
         A renewal that loses its compare-and-set takes the winner's state, so a run cancelled on
-        another process (even one without a notifier) is stopped here at the latest then.
+        another process (even one without a notifier), or claimed by another replica once this
+        one's lease ran out (this process paused, or cut off from the store), is stopped here at
+        the latest then.
         """
         while True:
             await anyio.sleep(self.lease_s / 3)
+            with suppress(TaskStoreError):  # the renewals below say it, once per task
+                await self._reader.sync_clock()
             for record in self._reader.records.running():
                 try:
-                    if await self._writer.mutate(record, self._renewed, force_notify=False, announce=False):
+                    renewed = await self._writer.mutate(
+                        record, self._renewed, force_notify=False, announce=False, fence=record.run_claim
+                    )
+                    if renewed:
                         metrics.lease_renewed()
-                except TaskStoreError:
-                    logger.warning("lease of task %s not renewed", record.task.task_id, exc_info=True)
+                except TaskStoreError as exc:
+                    self._writer.health.failed(exc, f"renewing the lease of task {record.task.task_id}")
 
     async def follow_other_replicas(self) -> None:
         """Hear what other processes did to tasks this one runs or waits on; resubscribe on a drop.
@@ -110,6 +123,6 @@ class ReplicaLink:
                         record = self._reader.records.get(event.task_id)
                         if record is not None and event.origin != self._writer.replica_id:
                             await self._reader.refresh(record)
-            except TaskStoreError:
-                logger.warning("lost the store's notifier; subscribing again", exc_info=True)
+            except TaskStoreError as exc:
+                self._writer.health.failed(exc, "following other replicas (the notifier)", writing=False)
                 await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation

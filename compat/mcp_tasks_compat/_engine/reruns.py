@@ -80,8 +80,9 @@ class Reruns:
     async def rerun_lost(self, state: TaskState, why: str) -> bool:
         """Start again here the run of ``state``, lost to a stopped replica; ``False``: fail it.
 
-        The claim is a compare-and-set on the lost runner and attempt, so of several replicas
-        sweeping the same lease only one runs it. Before the engine serves (no task group yet) the
+        The claim is a compare-and-set on the lost run's claim (its fencing token), so of several
+        replicas sweeping the same lease only one runs it, and the lost run, should it wake, writes
+        nothing more. Before the engine serves (no task group yet) the
         task is left as it is, for the serving engine's own pass (:mod:`.serving`).
         """
         if not self.may_rerun(state) or self.work is None or state.arguments is None:
@@ -96,12 +97,14 @@ class Reruns:
         message = f"attempt {attempt} of {self.counts[state.tool_name] + 1}: started again after {why}"
 
         def claim(current: TaskState) -> TaskState | None:
-            if current.is_terminal or current.runner != state.runner or current.attempt != state.attempt:
+            if current.is_terminal or current.claim != state.claim:
                 return None  # ended meanwhile, or another replica took it first
             task = current.task.evolve(status_message=message)
             return self._replicas.claim(current).evolve(task=task, attempt=attempt)
 
         record = self._writer.reader.record_of(state)
+        if record.scope is not None:
+            return True  # a lost run of it is still stopping here: the next sweep starts it again
         if await self._writer.mutate(record, claim, force_notify=True):
             logger.info("task %s: %s", state.task_id, message)
             self._writer.reader.records.add(record)

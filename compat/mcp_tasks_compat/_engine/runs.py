@@ -188,9 +188,11 @@ END_RETRY_MAX_S = 2.0
 class TaskRuns:
     """Starts the runs of one engine's tasks and ends each task with its run's outcome.
 
-    A run never raises into its task group (the server's lifespan or a session's): an outcome the
-    store cannot take now is written again until it lands, or until the run's lease would have run
-    out (then another replica fails the task anyway), and only then given up, with a log line.
+    A run never raises into its task group (the server's lifespan or a session's). Its writes are
+    fenced by the claim it started under (``TaskRecord.run_claim``): an outcome the store cannot
+    take now is written again, however long the outage lasts, until it lands or a newer claim
+    (another replica's re-run, once this one's lease ran out) makes the store refuse it; a run
+    whose claim was taken is stopped and writes nothing more.
     """
 
     def __init__(
@@ -199,54 +201,43 @@ class TaskRuns:
         records: LiveRecords,
         *,
         host: object,
-        give_up_after_s: float,
         left_for_rerun: Callable[[TaskState], bool] = lambda state: False,
     ) -> None:
         self._writer = writer
         self._host = host
         self._records = records
-        self._give_up_after_s = give_up_after_s
         self._left_for_rerun = left_for_rerun
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
-        """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal)."""
+        """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal, or
+        its claim was taken meanwhile)."""
         record.scope = stop = _new_stop()
+        record.run_claim = record.state.claim
         _spawn(task_group, stop, self._run, record, work, name=f"mcp-task {record.task.task_id[:8]}")
 
     async def _run(self, record: TaskRecord, work: Work, own_scope: anyio.CancelScope | None) -> None:
         run = _Run(self._writer, self._host, record)
+        stop = record.scope
         token = _current.set(run)
         try:
             with _entered(own_scope):
                 await self._end_durably(record, await _outcome_of(work))
         finally:
-            await self._run_ended(record)
+            await self._run_ended(record, stop)
             _current.reset(token)
 
     async def _end_durably(self, record: TaskRecord, outcome: Outcome) -> None:
-        """Write the outcome, through a store outage: retried (doubling, jittered) until it lands or
-        the lease would have run out; never raised into the task group."""
-        give_up_at = anyio.current_time() + self._give_up_after_s
+        """Write the outcome, through a store outage of any length: retried (doubling, jittered)
+        until it lands, or until the store refuses it for a newer claim (then nothing is written:
+        the run that replaced this one owns the task); never raised into the task group."""
         delay = END_RETRY_FIRST_S
         while True:
             try:
                 await self._apply(record, outcome)
                 return
             except TaskStoreError as exc:
-                if anyio.current_time() + delay > give_up_at:
-                    logger.error(
-                        "task %s: its outcome could not be saved for %.1f s (%s); given up: the task "
-                        "reads as it was last saved until its lease runs out",
-                        record.task.task_id,
-                        self._give_up_after_s,
-                        exc.message,
-                    )
-                    return
-                logger.warning(
-                    "task %s: the store did not take its outcome (%s); trying again in %.2f s",
-                    record.task.task_id,
-                    exc.message,
-                    delay,
+                self._writer.health.failed(
+                    exc, f"saving the outcome of task {record.task.task_id} (trying again in {delay:.2f} s)"
                 )
             await anyio.sleep(delay * random.uniform(0.5, 1.0))  # a back-off, not a synchronisation
             delay = min(delay * 2, END_RETRY_MAX_S)
@@ -323,7 +314,7 @@ class TaskRuns:
                 await self._end_durably(await call.task(), outcome)
         finally:
             if call.record is not None:
-                await self._run_ended(call.record)
+                await self._run_ended(call.record, call.scope)
             _current.reset(token)
 
     async def _apply(self, record: TaskRecord, outcome: Outcome) -> None:
@@ -332,37 +323,49 @@ class TaskRuns:
         if error is None:
             result = dict(outcome.result or {})  # a lazily dumped result is dumped (and kept) here
             failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
-            await self._writer.finish(record, TaskEvent.FAIL if failed else TaskEvent.COMPLETE, result=result)
+            event = TaskEvent.FAIL if failed else TaskEvent.COMPLETE
+            await self._writer.finish(record, event, result=result, fence=record.run_claim)
             return
         if isinstance(error, ToolCallFailure):
-            await self._writer.finish(record, TaskEvent.FAIL, error=error.error)
+            await self._writer.finish(record, TaskEvent.FAIL, error=error.error, fence=record.run_claim)
             return
         if isinstance(error, RoundTripAnswer):
             message = "the tool asked for input as a round trip after the call had become a task"
-            await self._writer.finish(record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, message))
+            failure = JsonRpcError(INTERNAL_ERROR, message)
+            await self._writer.finish(record, TaskEvent.FAIL, error=failure, fence=record.run_claim)
             return
         logger.debug("task %s work raised", record.task.task_id, exc_info=error)
-        await self._writer.finish(
-            record, TaskEvent.FAIL, error=JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__)
-        )
+        failure = JsonRpcError(INTERNAL_ERROR, str(error) or type(error).__name__)
+        await self._writer.finish(record, TaskEvent.FAIL, error=failure, fence=record.run_claim)
 
-    async def _run_ended(self, record: TaskRecord) -> None:
-        record.scope = None  # the run is over here, whatever happens next
-        if not record.task.is_terminal and self._left_for_rerun(record.state):
+    async def _run_ended(self, record: TaskRecord, stop: RunStop | None) -> None:
+        """The run ``stop`` stopped here is over: the task is left as its outcome left it, or left
+        for a re-run, or ended as stopped with the server, unless its claim was taken meanwhile
+        (the run that replaced it owns the task now: nothing is written)."""
+        if record.scope is not stop:
+            return  # a newer run of the task holds the record now
+        claim, record.scope, record.run_claim = record.run_claim, None, None
+        lost = claim is not None and record.state.claim != claim
+        if lost or record.task.is_terminal:
+            pass
+        elif self._left_for_rerun(record.state):
             # Stopped with its server: left ``working``, claimed by a process about to be gone, so
             # the next start here (or another replica, once the lease runs out) runs it again.
             logger.info("task %s: stopped with the server; left to be run again", record.task.task_id)
-        elif not record.task.is_terminal:
+        else:
             # Stopped from outside (the session or the server shutting down: the cancellation
             # comes from an enclosing scope, not from ``record.scope``), not by tasks/cancel.
             # The task must still end rather than stay "working" for its pollers.
             with anyio.CancelScope(shield=True):
-                await self._finish_quietly(record, TaskEvent.CANCEL, SERVER_STOPPED)
+                await self._finish_quietly(record, claim, TaskEvent.CANCEL, SERVER_STOPPED)
         self._records.release_if_idle(record)  # ended: the store has it
 
-    async def _finish_quietly(self, record: TaskRecord, event: TaskEvent, message: str) -> None:
-        """End a task while shutting down: a store that is gone by now must not mask the shutdown."""
+    async def _finish_quietly(
+        self, record: TaskRecord, claim: int | None, event: TaskEvent, message: str
+    ) -> None:
+        """End a task while shutting down, if ``claim`` is still the task's: a store that is gone by
+        now must not mask the shutdown."""
         try:
-            await self._writer.finish(record, event, message=message)
-        except TaskStoreError:
-            logger.warning("task %s could not be ended in the store", record.task.task_id, exc_info=True)
+            await self._writer.finish(record, event, message=message, fence=claim)
+        except TaskStoreError as exc:
+            self._writer.health.failed(exc, f"ending task {record.task.task_id} as the server stops")

@@ -16,9 +16,9 @@ import anyio
 import anyio.abc
 
 from .expiry import Sweeper
+from .reader import TaskReader
 from .replicas import ReplicaLink, runner_died_on_this_host
 from .reruns import Reruns
-from .stores import TaskStore
 
 __all__ = ["Serving"]
 
@@ -26,8 +26,9 @@ __all__ = ["Serving"]
 class Serving:
     """Opens the store, recovers what a killed server left, and runs the background of a server."""
 
-    def __init__(self, store: TaskStore, expiry: Sweeper, replicas: ReplicaLink, reruns: Reruns) -> None:
-        self._store = store
+    def __init__(self, reader: TaskReader, expiry: Sweeper, replicas: ReplicaLink, reruns: Reruns) -> None:
+        self._reader = reader
+        self._store = reader.store
         self._expiry = expiry
         self._replicas = replicas
         self._reruns = reruns
@@ -39,6 +40,8 @@ class Serving:
         them needs :meth:`background` too."""
         if not self._opened:
             await self._store.open()
+            if self._store.shared:
+                await self._reader.sync_clock()  # leases and deadlines on the store's clock
             self._opened = True
 
     async def recover(self) -> int:

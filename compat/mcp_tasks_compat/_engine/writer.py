@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 from typing import Any
 
 import anyio
 
 from .._observe import metrics, traces
 from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import JsonRpcError, Progress, Task, TaskStatus, utc_now
+from ..core.model import JsonRpcError, Progress, Task, TaskStatus
 from ..errors import PeerProtocolError, TaskStateError, TaskStoreError
+from .outage import StoreHealth
 from .reader import TaskReader
-from .records import RunStop, TaskRecord, adopt
+from .records import RunStop, TaskRecord, adopt, stop_lost_run
 from .stores import ActiveLimitReached, StoreConflict, StoreEvent, TaskState, TaskStore
 
 __all__ = ["CANCELLED_BY_CLIENT", "StateChange", "TaskWriter"]
@@ -110,7 +110,14 @@ class TaskWriter:
     published on its notifier, for them to re-read the task.
     """
 
-    def __init__(self, reader: TaskReader, *, status_interval_s: float, replica_id: str) -> None:
+    def __init__(
+        self,
+        reader: TaskReader,
+        *,
+        status_interval_s: float,
+        replica_id: str,
+        health: StoreHealth | None = None,
+    ) -> None:
         self.reader = reader
         """Where a change starts from: the latest state, and this process's records."""
         self.store: TaskStore = reader.store
@@ -120,6 +127,8 @@ class TaskWriter:
         self.status_interval_s = status_interval_s
         self.replica_id = replica_id
         """Who this process is in a task's ``runner`` and a :class:`StoreEvent`'s ``origin``."""
+        self.health = health if health is not None else StoreHealth(self.store.describe)
+        """Where the parts that reach the store through this writer report its failures (:mod:`.outage`)."""
 
     # --- changing a task ---------------------------------------------------------------------
 
@@ -146,21 +155,28 @@ class TaskWriter:
         force_notify: bool,
         stop: RunStop | None = None,
         announce: bool = True,
+        fence: int | None = None,
     ) -> bool:
         """Apply ``change`` to the latest state and save it (compare-and-set, retried on conflict).
 
         Then ``stop`` the run if asked, and (with ``announce``) wake the waiters, tell the listeners
         (rate-bounded unless ``force_notify``) and the other processes. ``False``: nothing to do,
-        or the task is gone.
+        or the task is gone, or (``fence``: a write of a run, the claim it was started under) that
+        claim is no longer the task's: the store refuses it, and the run held here is stopped
+        (``records.stop_lost_run``).
         """
         while True:
             before = record.state
+            if fence is not None and before.claim != fence:
+                if record.run_claim == fence:  # the run held here: stopped, said once
+                    stop_lost_run(record, before)
+                return False
             proposed = change(before)
             if proposed is None:
                 return False
-            proposed = self._stamp(before, proposed)
+            proposed = self.reader.stamped(before, proposed)
             try:
-                saved = await self.store.save(proposed)
+                saved = await self.store.save(proposed, fence=fence)
             except StoreConflict as conflict:
                 if conflict.current is None:
                     self._records.drop(record.task.task_id)
@@ -188,8 +204,11 @@ class TaskWriter:
         error: JsonRpcError | None = None,
         message: str | None = None,
         stop_work: bool = False,
-    ) -> None:
+        fence: int | None = None,
+    ) -> bool:
         """Apply a terminal event; a task that is already terminal keeps its status (sticky).
+        ``fence``: a run's own outcome, written only while the claim it was started under is the
+        task's (``False`` otherwise, as when the task had already ended).
 
         ``stop_work`` stops the run here once the status is saved and before anyone hears of it,
         so work waiting on the task (for input, say) is cancelled rather than woken to find its
@@ -204,7 +223,8 @@ class TaskWriter:
             changes = _ending_changes(status, result=result, error=error, message=message)
             return state.evolve(task=state.task.evolve(**changes), runner=None, lease_until=None)
 
-        await self.mutate(record, end, force_notify=True, stop=record.scope if stop_work else None)
+        stop = record.scope if stop_work else None
+        return await self.mutate(record, end, force_notify=True, stop=stop, fence=fence)
 
     async def cancel(self, record: TaskRecord, *, strict: bool, reason: str = CANCELLED_BY_CLIENT) -> Task:
         """Cancel: the status becomes ``cancelled`` (``reason`` its message) before this returns,
@@ -250,31 +270,16 @@ class TaskWriter:
             return state.evolve(task=state.task.evolve(status_message=message, progress=progress))
 
         try:
-            await self.mutate(record, say, force_notify=False)
+            await self.mutate(record, say, force_notify=False, fence=record.run_claim)  # the run's word
         except TaskStoreError as exc:
             # Bookkeeping must never fail the work: a status the store cannot take now is dropped
             # (the next one, or the outcome, says more anyway).
-            logger.warning("task %s: status not saved (%s); dropped", record.task.task_id, exc.message)
+            self.health.failed(exc, f"saving a status message of task {record.task.task_id} (dropped)")
 
     async def forget(self, task_id: str) -> None:
         """Delete the task from the store and this process."""
         await self.store.delete(task_id)
         self._records.drop(task_id)
-
-    def _stamp(self, old: TaskState, new: TaskState) -> TaskState:
-        """Time-stamp a changed task; restart retention at its terminal transition, so a result is
-        never lost to a run that used up most of its TTL."""
-        if new.task is old.task:
-            return new
-        now = utc_now()
-        task = new.task
-        if task.poll_interval_ms == old.task.poll_interval_ms:
-            age_ms = (now - task.created_at) / timedelta(milliseconds=1)
-            task = task.evolve(poll_interval_ms=self.reader.poll_policy.hint_ms(age_ms))
-        new = new.evolve(task=task.evolve(last_updated_at=now))
-        if new.is_terminal and not old.is_terminal:
-            new = new.evolve(expires_at=self.reader.deadline(task.ttl_ms))
-        return new
 
     async def _announce(self, record: TaskRecord, *, force_notify: bool) -> None:
         """Wake the waiters here, tell the other processes the task changed, tell the listeners."""
@@ -282,8 +287,10 @@ class TaskWriter:
         if self.shared:
             try:
                 await self.store.notifier.publish(StoreEvent(record.task.task_id, self.replica_id))
-            except TaskStoreError:
-                logger.warning("could not tell other replicas of task %s", record.task.task_id, exc_info=True)
+            except TaskStoreError as exc:
+                self.health.failed(
+                    exc, f"telling other replicas of task {record.task.task_id}", writing=False
+                )
         mono = self.reader.clock()
         if force_notify or mono - record.last_notified >= self.status_interval_s:
             record.last_notified = mono

@@ -31,6 +31,7 @@ __all__ = [
     "rerun",
     "result_delivered",
     "run_ended",
+    "run_fenced",
     "status_changed",
     "store_operation",
     "task_created",
@@ -55,6 +56,7 @@ SERIES: Final = {
     "mcp_tasks.lease.renewals": ("counter", "{renewal}", "Leases of running tasks renewed"),
     "mcp_tasks.lease.expiries": ("counter", "{task}", "Runs lost to a replica whose lease ran out"),
     "mcp_tasks.reruns": ("counter", "{run}", "Runs started again after their replica stopped"),
+    "mcp_tasks.runs.fenced": ("counter", "{run}", "Runs stopped here: another replica claimed their task"),
     "mcp_tasks.limit.refusals": ("counter", "{refusal}", "Task creations refused by a limit"),
     "mcp_tasks.polls": ("counter", "{request}", "tasks/get requests answered"),
     "mcp_tasks.push.streams": ("updown", "{stream}", "subscriptions/listen streams open"),
@@ -204,6 +206,11 @@ def lease_renewed(count: int = 1) -> None:
 def lease_expired(count: int = 1) -> None:
     if metering() and count:
         _count("mcp_tasks.lease.expiries", count)
+
+
+def run_fenced(tool: str) -> None:
+    if metering():
+        _count("mcp_tasks.runs.fenced", 1, ATTR_TOOL, tool)
 
 
 def rerun(tool: str) -> None:

@@ -1,26 +1,33 @@
-"""Negotiated kit sessions, in memory, over stdio and over streamable HTTP; a failure to open one
-comes out as :class:`SessionSetupError` saying what the server printed."""
+"""Negotiated kit sessions, in memory, over stdio and over streamable HTTP.
+
+They are opened by the client's own opener (:func:`mcp_tasks_compat._client.open_negotiated`, what
+``client.connect_http`` and ``client.connect_stdio`` use), so a kit session fails as a caller's
+does: a server that cannot be reached is :class:`~mcp_tasks_compat.errors.ServerUnreachableError`
+(with what the server printed), a connection lost mid-task
+:class:`~mcp_tasks_compat.errors.ServerConnectionLostError`. A session that opens but not as asked
+(the pinned dialect not negotiated, the handshake refused) is :class:`SessionSetupError`.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Final, TextIO, cast
-
-import anyio
+from typing import Any, Final, TextIO
 
 from .._adapters import get_adapter
-from ..client import negotiate
+from .._client import open_negotiated
+from ..client import CONNECT_TIMEOUT_SECONDS, negotiate
 from ..dialects import DIALECT_2025_11_25, Dialect
-from ..errors import CompatError, ServerConnectionLostError
+from ..errors import CompatError
 from .options import merged_session_options
 from .serve import server_command
 
 __all__ = ["CONNECT_TIMEOUT_S", "SessionSetupError", "connect_http", "connect_in_memory", "connect_stdio"]
 
-CONNECT_TIMEOUT_S: Final = 60.0
+CONNECT_TIMEOUT_S: Final = CONNECT_TIMEOUT_SECONDS
 """Bound on opening and negotiating a session (a subprocess server first imports ``mcp``)."""
 
 
@@ -28,119 +35,52 @@ class SessionSetupError(RuntimeError):
     """A kit session could not be opened as asked (e.g. the pinned dialect was not negotiated)."""
 
 
-@asynccontextmanager
-async def _session_on(
-    streams: tuple[Any, Any],
-    *,
-    dialect: Dialect | None,
-    session_options: Mapping[str, Any],
-    describe: Callable[[], str],
-) -> AsyncGenerator[Any, None]:
-    """A ``ClientSession`` on ``streams``, opened and negotiated, the pinned ``dialect`` checked."""
-    app = get_adapter().app
-    async with app.open_session(streams, dict(session_options)) as session:
-        try:
-            with anyio.fail_after(CONNECT_TIMEOUT_S):
-                # mcp 2.x reaches 2025-11-25 on a server that also speaks 2026-07-28 by
-                # initializing first; negotiate keeps a connection that is already open.
-                await app.handshake(session, dialect_2025=dialect == DIALECT_2025_11_25)
-                negotiated = await negotiate(session)
-        except TimeoutError:
-            raise SessionSetupError(f"no session within {CONNECT_TIMEOUT_S:g} s{describe()}") from None
-        except CompatError:
-            raise  # the library's own refusals say what to do already
-        except Exception as error:  # e.g. the server process died: say what it printed
-            raise SessionSetupError(f"opening the session failed: {error!r}{describe()}") from error
-        if dialect is not None and negotiated.dialect != dialect:
-            raise SessionSetupError(
-                f"asked for the {dialect} task dialect, the connection negotiated "
-                f"{negotiated.dialect or 'none'} ({negotiated.reason or 'no reason given'}){describe()}"
-            )
-        yield session
-
-
 def _no_detail() -> str:
     return ""
 
 
-def _single_setup_error(error: BaseException) -> SessionSetupError | None:
-    """The one :class:`SessionSetupError` inside the transports' (nested) exception groups, if that is all."""
-    if isinstance(error, SessionSetupError):
-        return error
-    members: object = getattr(error, "exceptions", None)
-    if not isinstance(members, tuple):
-        return None
-    found = [
-        _single_setup_error(item)
-        for item in cast("tuple[object, ...]", members)
-        if isinstance(item, BaseException) and not isinstance(item, anyio.get_cancelled_exc_class())
-    ]
-    return found[0] if len(found) == 1 else None
-
-
-def _leaves(error: BaseException) -> list[BaseException]:
-    members: object = getattr(error, "exceptions", None)
-    if not isinstance(members, tuple):
-        return [error]
-    return [leaf for item in cast("tuple[BaseException, ...]", members) for leaf in _leaves(item)]
-
-
-def _first_leaf(error: BaseException) -> BaseException:
-    return _leaves(error)[0]
-
-
-def _holds_compat_error(error: BaseException) -> bool:
-    """A library refusal inside the transports' groups says what to do already: let it through."""
-    return any(isinstance(leaf, CompatError) for leaf in _leaves(error))
-
-
 @asynccontextmanager
 async def _connected(
-    streams: AbstractAsyncContextManager[tuple[Any, Any]],
+    transport: AbstractAsyncContextManager[tuple[Any, Any]],
     *,
+    server: str,
     dialect: Dialect | None,
     session_options: Mapping[str, Any] | None,
     bare: bool,
-    describe: Callable[[], str],
+    detail: Callable[[], str] = _no_detail,
 ) -> AsyncGenerator[Any, None]:
-    """A session on ``streams``; a setup failure comes out as the :class:`SessionSetupError` itself.
-
-    (The transports run task groups, which wrap it in exception groups on its way out.)
-    """
+    """A session on ``transport``, opened and negotiated, the pinned ``dialect`` checked."""
     # Refusals of what the installed mcp cannot do come first, before any transport starts.
     options = merged_session_options(session_options, dialect=dialect, bare=bare)
+    opening = open_negotiated(
+        get_adapter().app,
+        transport,
+        server=server,
+        session_kwargs=options,
+        negotiate=negotiate,
+        dialect_2025=dialect == DIALECT_2025_11_25,
+        connect_timeout=CONNECT_TIMEOUT_S,
+        detail=detail,
+    )
     opened = False
     try:
-        async with (
-            streams as pair,
-            _session_on(pair, dialect=dialect, session_options=options, describe=describe) as session,
-        ):
+        async with opening as session:
+            negotiated = await negotiate(session)  # what the opener negotiated (cached)
+            if dialect is not None and negotiated.dialect != dialect:
+                raise SessionSetupError(
+                    f"asked for the {dialect} task dialect, the connection negotiated "
+                    f"{negotiated.dialect or 'none'} ({negotiated.reason or 'no reason given'}); "
+                    f"server {server}{detail()}"
+                )
             opened = True
             yield session
     except Exception as error:
-        if opened:
+        # The library's own errors say what to do already; a TypeError is a usage error (e.g.
+        # connect_in_memory given no server) that says what is accepted.
+        if opened or isinstance(error, (CompatError, SessionSetupError, TypeError)):
             raise
-        if isinstance(error, ServerConnectionLostError):
-            # The server process ended before the session was open, and the SDK's writer met the
-            # closed pipe first (a race a busy machine wins): a setup failure, with what it printed.
-            lost = type(error.cause).__name__
-            raise SessionSetupError(
-                f"opening the session failed: the server went away ({lost}){describe()}"
-            ) from error
-        if isinstance(error, CompatError) and not isinstance(error, SessionSetupError):
-            raise
-        if isinstance(error, TypeError):
-            raise  # a usage error (e.g. connect_in_memory given no server): it says what is accepted
-        failure = _single_setup_error(error)
-        if failure is error:
-            raise
-        if failure is None:
-            # The transport itself broke first (a server that exits at once can close its stdin
-            # before the SDK's writer is done): still a setup failure, with what the server said.
-            if _holds_compat_error(error):
-                raise
-            failure = SessionSetupError(f"opening the session failed: {_first_leaf(error)!r}{describe()}")
-        raise failure from None
+        failure = f"opening the session failed: {error!r}; server {server}{detail()}"
+        raise SessionSetupError(failure) from error
 
 
 @asynccontextmanager
@@ -163,10 +103,10 @@ async def connect_in_memory(
     """
     opening = _connected(
         get_adapter().app.in_memory_streams(getattr(server, "sdk_server", server)),
+        server=f"{type(server).__name__} in memory",
         dialect=dialect,
         session_options=session_options,
         bare=bare,
-        describe=_no_detail,
     )
     async with opening as session:
         yield session
@@ -198,7 +138,7 @@ async def connect_stdio(
     ``session_options`` and ``bare`` are :func:`connect_in_memory`'s.
     ``command`` defaults to :func:`server_command` with ``toolset_spec`` (this interpreter). ``env``
     is added to the SDK's minimal default environment. The server's stderr is kept and its last
-    lines are added to any :class:`SessionSetupError`.
+    lines are added to the error when the session cannot be opened.
     """
     argv = list(command) if command is not None else server_command(toolset_spec)
     if not argv:
@@ -206,15 +146,20 @@ async def connect_stdio(
     app = get_adapter().app
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
 
-        def describe() -> str:
+        def stderr_tail() -> str:
             tail = _tail(log)
-            return f"; server {' '.join(argv)}" + (f", its stderr:\n{tail}" if tail else "")
+            return f", its stderr:\n{tail}" if tail else ""
 
-        streams = app.stdio_streams(
+        transport = app.stdio_streams(
             argv[0], argv[1:], errlog=log, env=env, cwd=None if cwd is None else os.fspath(cwd)
         )
         opening = _connected(
-            streams, dialect=dialect, session_options=session_options, bare=bare, describe=describe
+            transport,
+            server=shlex.join(argv),
+            dialect=dialect,
+            session_options=session_options,
+            bare=bare,
+            detail=stderr_tail,
         )
         async with opening as session:
             yield session
@@ -229,17 +174,13 @@ async def connect_http(
     bare: bool = False,
 ) -> AsyncGenerator[Any, None]:
     """A negotiated ``ClientSession`` to a streamable HTTP server at ``url`` (``session_options``
-    and ``bare`` are :func:`connect_in_memory`'s)."""
-
-    def describe() -> str:
-        return f"; server {url}"
-
+    and ``bare`` are :func:`connect_in_memory`'s): ``client.connect_http`` with the kit's options."""
     opening = _connected(
         get_adapter().app.http_streams(url),
+        server=url,
         dialect=dialect,
         session_options=session_options,
         bare=bare,
-        describe=describe,
     )
     async with opening as session:
         yield session

@@ -14,7 +14,8 @@ of ``_engine`` (the engine uses the stores, never the other way round).
 * ``redis``, ``redis_link`` and ``redis_scripts``: ``RedisTaskStore`` (several replicas), its
   connection and pub/sub notifier, and its Lua scripts; imported only when asked for (redis-py
   is an optional extra), so not re-exported here;
-* ``urls``: :func:`store_from_url` (``memory:``, ``sqlite:///...``, ``redis://...``).
+* ``urls``: :func:`store_from_url` (``memory:``, ``sqlite:///...``, ``redis://...``);
+* ``echo``: a path or URL as a refusal repeats it (control and bidi characters escaped, no password).
 """
 
 from __future__ import annotations

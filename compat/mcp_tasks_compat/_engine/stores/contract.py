@@ -23,9 +23,15 @@ Contract (checked for every store by ``tests/contracts/test_task_store.py``):
   are that many; count and insert are one atomic step, so concurrent creates (in this process or
   on other replicas) never overshoot the per-owner limit.
 * ``get`` returns ``None`` for an unknown (or deleted) id.
-* ``save(state)`` writes ``state`` with ``version + 1`` and returns it, if the stored version is
-  ``state.version``; otherwise it raises :class:`StoreConflict` carrying the stored state (or
-  ``None`` if the task is gone).
+* ``save(state, fence=None)`` writes ``state`` with ``version + 1`` and returns it, if the stored
+  version is ``state.version`` and, with ``fence`` (a write of a run: the claim it was started
+  under), the stored ``claim`` is ``fence``; otherwise it raises :class:`StoreConflict` carrying
+  the stored state (or ``None`` if the task is gone). Both checks and the write are one atomic
+  step: a run whose claim a newer one replaced (its replica paused past its lease, cut off from
+  the store) never writes again, whatever it read before.
+* ``now()`` (optional): the store's own clock, on which every replica judges leases and
+  deadlines (Redis: ``TIME``); a store without it is one host's (SQLite, memory), whose clock
+  is the engine's.
 * ``due_for_expiry(now)`` returns states whose ``expires_at`` is at or before ``now``, soonest
   first, without scanning tasks that are not due; ``next_expiry()`` the soonest deadline.
 * ``lease_expired(now)`` returns non-terminal states with a ``runner`` whose ``lease_until`` is
@@ -157,7 +163,9 @@ class TaskStore(Protocol):
 
     async def get(self, task_id: str) -> TaskState | None: ...
 
-    async def save(self, state: TaskState) -> TaskState: ...
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
+        """Compare-and-set on ``version`` and, with ``fence``, on ``claim`` (the module docstring)."""
+        ...
 
     async def delete(self, task_id: str) -> None: ...
 
@@ -180,25 +188,42 @@ class TaskStore(Protocol):
     ) -> tuple[list[TaskState], str | None]: ...
 
 
-def check_store(store: TaskStore) -> TaskStore:
-    """``store``, refused (``TypeError``) when its ``create`` predates ``active_limit``.
-
-    The per-owner limit is counted inside ``create`` (one atomic step with the insert); a store
-    written against the older contract would fail at its first create, so it is refused here,
-    where the server is built, with the fix.
-    """
+def _takes_keyword(method: object, name: str) -> bool:
+    """Whether ``method`` takes the keyword ``name`` (or ``**kwargs``); ``True`` when it has no
+    signature to read (a C callable: trusted)."""
     try:
-        parameters = inspect.signature(store.create).parameters
-    except (TypeError, ValueError):  # no signature to read (a C callable): trust the store
-        return store
+        parameters = inspect.signature(method).parameters  # pyright: ignore[reportArgumentType]
+    except (TypeError, ValueError):
+        return True
     takes_keywords = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    if "active_limit" not in parameters and not takes_keywords:
+    return name in parameters or takes_keywords
+
+
+def check_store(store: TaskStore) -> TaskStore:
+    """``store``, refused (``TypeError``) when it predates a part of the contract the engine needs.
+
+    The per-owner limit is counted inside ``create`` (``active_limit``) and a run's writes are
+    fenced inside ``save`` (``fence``), each one atomic step with the write; a store written
+    against an older contract would fail at its first create, or let a replica paused past its
+    lease overwrite the run that replaced it, so it is refused here, where the server is built,
+    with the fix.
+    """
+    name = type(store).__name__
+    if not _takes_keyword(store.create, "active_limit"):
         raise TypeError(
-            f"task store {type(store).__name__}: its create(state) does not take active_limit, which "
+            f"task store {name}: its create(state) does not take active_limit, which "
             "the per-owner limit of active tasks needs after mcp-tasks-compat 0.1.0 (counted in one "
             "step with the insert); add `*, active_limit: int | None = None` to create and, when it "
             "is set and the owner already has that many unfinished tasks, raise "
             "mcp_tasks_compat.server.ActiveLimitReached(active) instead of inserting"
+        )
+    if not _takes_keyword(store.save, "fence"):
+        raise TypeError(
+            f"task store {name}: its save(state) does not take fence, which fencing a run's writes "
+            "needs (a replica paused past its lease must not overwrite "
+            "the run that replaced it); add `*, fence: int | None = None` to save and, when it is "
+            "set and the stored state's claim is not fence, raise StoreConflict(task_id, stored) "
+            "instead of writing, in the same atomic step as the version check"
         )
     return store
 

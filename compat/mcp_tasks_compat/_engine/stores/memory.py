@@ -65,9 +65,10 @@ class InMemoryTaskStore:
     async def get(self, task_id: str) -> TaskState | None:
         return self._states.get(task_id)
 
-    async def save(self, state: TaskState) -> TaskState:
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         current = self._states.get(state.task_id)
-        if current is None or current.version != state.version:
+        stale = fence is not None and current is not None and current.claim != fence
+        if current is None or current.version != state.version or stale:
             raise StoreConflict(state.task_id, current)
         saved = state.evolve(version=state.version + 1)
         self._states[state.task_id] = saved

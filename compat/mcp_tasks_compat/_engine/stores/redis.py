@@ -3,10 +3,12 @@
 Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
 
 * ``P task:<id>``: a hash. ``data`` is the state's JSON (:func:`~.task_state.dumps`), ``version``
-  its compare-and-set version, ``order`` its member in the list indexes, ``owner`` the key of its
-  owner's list index. A task with ``expires_at`` has a key TTL of the time left plus
-  :data:`KEY_TTL_MARGIN`, so Redis drops it even if no replica is left to sweep it. The TTL is
-  relative (``PEXPIRE``), so the clocks of Redis and of the replicas need not agree.
+  its compare-and-set version, ``claim`` the fencing token of its run (checked by a run's
+  writes inside the save script), ``order`` its member in the list indexes, ``owner`` the key of its
+  owner's list index. A task with ``expires_at`` expires as a key :data:`KEY_TTL_MARGIN` after
+  it (judged inside the script on ``TIME``), so Redis drops it even if no replica is left to
+  sweep it: deadlines and leases are on the redis-server's clock (:meth:`RedisTaskStore.now`,
+  ``TIME``), which every replica reads, so the replicas' own clocks need not agree.
 * ``P expiry``: a sorted set of task ids scored by ``expires_at`` (microseconds since the Unix
   epoch, exact for years 1685 to 2255).
 * ``P leases``: a sorted set of the non-terminal tasks that have a runner, scored by
@@ -46,6 +48,7 @@ from .contract import (
     encode_cursor,
 )
 from .redis_link import RedisLink, RedisNotifier, encode_event
+from .redis_scripts import KEY_TTL_MARGIN_MS
 from .task_state import TaskState, dumps, loads
 
 if TYPE_CHECKING:
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["KEY_TTL_MARGIN", "RedisKeys", "RedisNotifier", "RedisTaskStore"]
 
-KEY_TTL_MARGIN: Final = timedelta(seconds=60)
+KEY_TTL_MARGIN: Final = timedelta(milliseconds=KEY_TTL_MARGIN_MS)
 """How long Redis keeps a task past its ``expires_at``: the replicas' sweeper deletes it first."""
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -66,6 +69,12 @@ def micros(value: datetime, since: datetime = _EPOCH) -> int:
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return (value - since) // _MICROSECOND
+
+
+def _server_time(reply: object) -> datetime:
+    """``TIME``'s reply (seconds, microseconds) as a UTC instant."""
+    seconds, micro = cast("list[str]", reply)
+    return datetime.fromtimestamp(int(seconds), timezone.utc) + timedelta(microseconds=int(micro))
 
 
 def order_member(created_at: datetime, task_id: str) -> str:
@@ -170,23 +179,21 @@ class RedisTaskStore:
 
     def _write_args(self, state: TaskState) -> list[str | int]:
         """The ``ARGV`` of :data:`~.redis_scripts.CREATE`: data, version, order member, expiry score,
-        lease score, key TTL ms, id, terminal."""
+        lease score, key expiry (ms since the epoch), id, terminal."""
         expiry = "" if state.expires_at is None else micros(state.expires_at)
         leased = state.runner is not None and state.lease_until is not None and not state.is_terminal
         lease = micros(state.lease_until) if leased and state.lease_until is not None else ""
         ttl: str | int = ""
-        if state.expires_at is not None:
-            left = max(state.expires_at - datetime.now(timezone.utc), timedelta(0))
-            ttl = (left + KEY_TTL_MARGIN) // timedelta(milliseconds=1)
+        if state.expires_at is not None:  # on the store's clock, as every deadline
+            ttl = micros(state.expires_at) // 1000
         order = order_member(state.task.created_at, state.task_id)
         terminal = "1" if state.is_terminal else "0"
         return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
 
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         limit = "" if active_limit is None else active_limit
-        reply = await self._link.run(
-            "create", self._keys.of_write(state), [*self._write_args(state), limit, self._keys.task("")]
-        )
+        argv = [*self._write_args(state), limit, self._keys.task(""), state.claim]
+        reply = await self._link.run("create", self._keys.of_write(state), argv)
         outcome = int(reply[0])
         if outcome == 2:
             raise ActiveLimitReached(int(reply[1]))
@@ -198,19 +205,24 @@ class RedisTaskStore:
         data: object = await self._link.execute("HGET", self._keys.task(task_id), "data")
         return None if data is None else self._decode(task_id, data)
 
-    async def save(self, state: TaskState) -> TaskState:
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         saved = state.evolve(version=state.version + 1)
         origin = self._notifier.saves_origin
         event = "" if origin is None else encode_event(StoreEvent(state.task_id, origin))
+        checked = "" if fence is None else fence
         reply = await self._link.run(
             "save",
             self._keys.of_write(saved),
-            [state.version, *self._write_args(saved), self._keys.channel, event],
+            [state.version, *self._write_args(saved), self._keys.channel, event, checked, saved.claim],
         )
         if int(reply[0]) != 1:
             current = self._decode(state.task_id, reply[1]) if len(reply) > 1 else None
             raise StoreConflict(state.task_id, current)
         return saved
+
+    async def now(self) -> datetime:
+        """The redis-server's clock (``TIME``): the one every replica judges leases on."""
+        return _server_time(await self._link.execute("TIME"))
 
     async def delete(self, task_id: str) -> None:
         keys = [self._keys.task(task_id), self._keys.expiry, self._keys.leases, self._keys.order(EVERY_OWNER)]

@@ -31,12 +31,13 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Final, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import anyio
 
 from ...errors import TaskStoreError
 from .contract import StoreEvent
+from .echo import printable, redacted, shown_url
 from .redis_scripts import SCRIPTS
 
 try:
@@ -45,7 +46,7 @@ try:
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import NoScriptError, RedisError, ResponseError
+    from redis.exceptions import NoScriptError, ReadOnlyError, RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as missing:  # pragma: no cover - the test group installs redis
     raise TaskStoreError(
@@ -100,17 +101,6 @@ task whatever the kind, as this release does; so during a rolling upgrade both r
 events. This release ignores ``kind`` when it reads one."""
 
 
-def redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port is not None else ""
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
-
-
 def encode_event(event: StoreEvent) -> str:
     """The pub/sub message of ``event`` (JSON, with the ``kind`` an older replica wants)."""
     return json.dumps({"kind": _WIRE_KIND, "task": event.task_id, "origin": event.origin})
@@ -146,10 +136,13 @@ class RedisLink:
 
     @property
     def describe(self) -> str:
-        return redacted(self._url)
+        return shown_url(self._url)
 
     async def open(self) -> None:
-        """Connect, check that Redis answers, and register :data:`~.redis_scripts.SCRIPTS` (idempotent)."""
+        """Connect, check that Redis answers and is a primary (:func:`_refuse_a_replica`); idempotent.
+
+        The scripts (:data:`~.redis_scripts.SCRIPTS`) are loaded when Redis first says it lacks them.
+        """
         if self._client is not None:
             return
         try:
@@ -170,10 +163,14 @@ class RedisLink:
         except ValueError as exc:
             raise TaskStoreError(f"not a usable Redis URL: {self.describe!r} ({exc})") from None
         try:
-            await client.ping()  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
+            try:
+                await client.ping()  # pyright: ignore[reportUnknownMemberType]
+                await _refuse_a_replica(client, self.describe)
+            except (RedisError, OSError) as exc:
+                raise self._unreachable(exc) from None
+        except BaseException:
             await client.aclose()
-            raise self._unreachable(exc) from None
+            raise
         self._client = client
 
     async def close(self) -> None:
@@ -300,6 +297,11 @@ class RedisLink:
         """The :class:`TaskStoreError` for a redis-py error (never let one escape the store)."""
         if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
             return self._unreachable(exc)
+        if isinstance(exc, ReadOnlyError):  # a failover made it a replica (a replica is refused at open)
+            return TaskStoreError(
+                f"the Redis task store {self.describe} is now a read-only replica and refused a write:"
+                " point the store at the current primary"
+            )
         return TaskStoreError(f"the Redis task store {self.describe} refused a command: {exc}")
 
     def _unreachable(self, exc: BaseException) -> TaskStoreError:
@@ -307,6 +309,29 @@ class RedisLink:
         return TaskStoreError(
             f"the Redis task store {self.describe} does not answer ({reason}): "
             "start redis-server, or check the URL"
+        )
+
+
+async def _refuse_a_replica(client: aioredis.Redis, describe: str) -> None:
+    """Refuse a replica (or a Sentinel) at open, in one line naming its primary: every task is a
+    write, which a replica refuses (or, made writable, drops at its next sync), so otherwise each
+    call would fail with the script's error. A server that will not say its ``ROLE`` (an ACL) is
+    taken as it is: a write refused later says so (:meth:`RedisLink.store_error`)."""
+    try:
+        role = cast("list[object]", await client.execute_command("ROLE"))  # pyright: ignore[reportUnknownMemberType]
+    except ResponseError:
+        return
+    kind = str(role[0]) if role else ""
+    if kind in ("slave", "replica"):
+        primary = printable(f"{role[1]}:{role[2]}") if len(role) > 2 else "its primary"
+        raise TaskStoreError(
+            f"the Redis task store {describe} is a replica of {primary}: a replica refuses the store's"
+            " writes (or drops them at its next sync); point the store at that primary instead"
+        )
+    if kind == "sentinel":
+        raise TaskStoreError(
+            f"the Redis task store {describe} is a Redis Sentinel, which keeps no data: point the store"
+            " at the primary it names (SENTINEL GET-MASTER-ADDR-BY-NAME)"
         )
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["COUNT_ACTIVE", "CREATE", "DELETE", "FORGET", "SAVE", "SCRIPTS"]
+__all__ = ["COUNT_ACTIVE", "CREATE", "DELETE", "FORGET", "KEY_TTL_MARGIN_MS", "SAVE", "SCRIPTS"]
+
+KEY_TTL_MARGIN_MS: Final = 60_000
+"""How long Redis keeps a task's key past its deadline: the replicas' sweeper deletes it first."""
 
 # A Lua function both scripts that count the owner's unfinished tasks define: the members of the
 # active set whose hash is still there, up to a limit; a member whose hash Redis expired is
@@ -32,13 +35,27 @@ local function count_live(set, task_prefix, limit)
 end
 """
 
+# A Lua function CREATE and SAVE define: the task's key expires KEY_TTL_MARGIN after its deadline
+# (ms since the epoch), judged on the redis-server's own clock (TIME), as every deadline is; a
+# deadline already past keeps the key for the margin, for the sweeper to delete it first.
+_EXPIRE_KEY: Final = f"""
+local function expire_key(key, deadline_ms)
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('PEXPIRE', key, math.max(tonumber(deadline_ms) - now_ms, 0) + {KEY_TTL_MARGIN_MS})
+end
+"""
+
 # KEYS: task, expiry, leases, every owner's order, this owner's order, this owner's active set.
-# ARGV: data, version, order member, expiry score, lease score, key TTL ms ("": none), task id,
-# terminal ("1"/"0"), then the owner's limit of unfinished tasks ("": none) and the task key
-# prefix. Replies {1}: created; {0, data}: the id exists; {2, active}: the owner is at its limit
+# ARGV: data, version, order member, expiry score, lease score, key expiry (the deadline in ms
+# since the epoch on the redis-server's clock, "": none; see _EXPIRE_KEY), task id, terminal
+# ("1"/"0"), then the owner's limit of unfinished tasks ("": none), the task key prefix and the
+# claim (the run's fencing token).
+# Replies {1}: created; {0, data}: the id exists; {2, active}: the owner is at its limit
 # (counted only when the set's size reaches it: a set smaller than the limit is under it).
 CREATE: Final = (
     _COUNT_LIVE
+    + _EXPIRE_KEY
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('HGET', KEYS[1], 'data')}
@@ -51,9 +68,9 @@ if ARGV[9] and ARGV[9] ~= '' then
   end
 end
 redis.call('HSET', KEYS[1], 'data', ARGV[1], 'version', ARGV[2], 'order', ARGV[3], 'owner', KEYS[5],
-  'active', KEYS[6])
+  'active', KEYS[6], 'claim', ARGV[11])
 if ARGV[8] == '0' then redis.call('SADD', KEYS[6], ARGV[7]) end
-if ARGV[6] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[6]) end
+if ARGV[6] ~= '' then expire_key(KEYS[1], ARGV[6]) end
 redis.call('ZADD', KEYS[4], 0, ARGV[3])
 redis.call('ZADD', KEYS[5], 0, ARGV[3])
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7]) end
@@ -63,11 +80,17 @@ return {1}
 )
 
 # KEYS: as CREATE. ARGV: expected version, then as CREATE (data, new version, ...), then the
-# pub/sub channel and the event to publish there once saved ("": none).
-SAVE: Final = """
-local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active')
+# pub/sub channel and the event to publish there once saved ("": none), the fence (the claim a
+# run's write was started under, "": not a run's write) and the claim written. A write whose
+# version or fence is not the stored one replies {0, data}: nothing written, nothing published.
+SAVE: Final = (
+    _EXPIRE_KEY
+    + """
+local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active', 'claim')
 if not held[1] then return {0} end
-if held[1] ~= ARGV[1] then return {0, redis.call('HGET', KEYS[1], 'data')} end
+if held[1] ~= ARGV[1] or (ARGV[12] ~= '' and (held[5] or '0') ~= ARGV[12]) then
+  return {0, redis.call('HGET', KEYS[1], 'data')}
+end
 if held[2] ~= ARGV[4] or held[3] ~= KEYS[5] then
   if held[2] then
     redis.call('ZREM', KEYS[4], held[2])
@@ -77,8 +100,8 @@ if held[2] ~= ARGV[4] or held[3] ~= KEYS[5] then
   redis.call('ZADD', KEYS[5], 0, ARGV[4])
 end
 redis.call('HSET', KEYS[1], 'data', ARGV[2], 'version', ARGV[3], 'order', ARGV[4], 'owner', KEYS[5],
-  'active', KEYS[6])
-if ARGV[7] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[7]) else redis.call('PERSIST', KEYS[1]) end
+  'active', KEYS[6], 'claim', ARGV[13])
+if ARGV[7] ~= '' then expire_key(KEYS[1], ARGV[7]) else redis.call('PERSIST', KEYS[1]) end
 if held[4] and held[4] ~= KEYS[6] then redis.call('SREM', held[4], ARGV[8]) end
 if ARGV[9] == '1' then redis.call('SREM', KEYS[6], ARGV[8]) else redis.call('SADD', KEYS[6], ARGV[8]) end
 for i = 2, 3 do
@@ -91,6 +114,7 @@ end
 if ARGV[11] and ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[10], ARGV[11]) end
 return {1}
 """
+)
 
 # KEYS: task, expiry, leases, every owner's order. ARGV: task id.
 DELETE: Final = """

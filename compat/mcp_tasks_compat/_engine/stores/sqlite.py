@@ -9,10 +9,10 @@ wants it readable before the create answer) and readers never wait for the one w
 Concurrent writes commit together (group commit, :mod:`.sqlite_batches`): one fsync per batch.
 
 A row holds the columns the store queries (owner and creation order for listing, the expiry
-deadline, the runner's lease, the terminal flag, the compare-and-set version) and the exact
-state as JSON text (:func:`~.task_state.dumps`). Times are ISO 8601 text in UTC, fixed width with
-microseconds, so text order is time order. The table layout, its migrations and the refusal of a
-bad file at open are in :mod:`.sqlite_file`.
+deadline, the runner's lease, the terminal flag, the compare-and-set version, the run's fencing
+token) and the exact state as JSON text (:func:`~.task_state.dumps`). Times are ISO 8601 text in
+UTC, fixed width with microseconds, so text order is time order. The table layout, its
+migrations and the refusal of a bad file at open are in :mod:`.sqlite_file`.
 
 SQLite serves one node (processes on one host may share the file; a network filesystem is not
 safe for it), so there is no one to notify: :attr:`SqliteTaskStore.notifier` is silent. Several
@@ -43,14 +43,14 @@ from .task_state import TaskState, dumps, loads
 
 __all__ = ["SqliteTaskStore"]
 
-_COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, state"
+_COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, claim, state"
 _INSERT: Final = (
-    f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (task_id) DO NOTHING"
 )
 _COUNT_ACTIVE: Final = "SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner IS ? AND terminal = 0 LIMIT ?)"
 _INSERT_WITHIN_LIMIT: Final = (
-    f"INSERT INTO tasks (task_id, {_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    f"INSERT INTO tasks (task_id, {_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
     f" WHERE ({_COUNT_ACTIVE}) < ? ON CONFLICT (task_id) DO NOTHING"
 )
 
@@ -73,6 +73,7 @@ def _columns(state: TaskState) -> tuple[object, ...]:
         state.runner,
         int(state.is_terminal),
         state.version,
+        state.claim,
         dumps(state),
     )
 
@@ -119,6 +120,10 @@ class SqliteTaskStore:
     @property
     def describe(self) -> str:
         return self._file.describe
+
+    async def now(self) -> datetime:
+        """One host: its clock (every process sharing the file reads the same one)."""
+        return datetime.now(timezone.utc)
 
     # -- opening and running calls (:mod:`.sqlite_batches`) --------------------------------------------
 
@@ -175,14 +180,17 @@ class SqliteTaskStore:
     async def get(self, task_id: str) -> TaskState | None:
         return await self._call(lambda connection: self._read(connection, task_id))
 
-    async def save(self, state: TaskState) -> TaskState:
+    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         saved = state.evolve(version=state.version + 1)
 
         def compare_and_set(connection: sqlite3.Connection) -> TaskState:
+            # one conditional UPDATE: the version (compare-and-set) and, for a run's write, its
+            # claim (the fence) are checked in the same statement that writes
             cursor = connection.execute(
                 "UPDATE tasks SET owner = ?, created_at = ?, expires_at = ?, lease_until = ?, runner = ?,"
-                " terminal = ?, version = ?, state = ? WHERE task_id = ? AND version = ?",
-                (*_columns(saved), state.task_id, state.version),
+                " terminal = ?, version = ?, claim = ?, state = ?"
+                " WHERE task_id = ? AND version = ? AND (? IS NULL OR claim = ?)",
+                (*_columns(saved), state.task_id, state.version, fence, fence),
             )
             if cursor.rowcount != 1:
                 raise StoreConflict(state.task_id, self._read(connection, state.task_id))

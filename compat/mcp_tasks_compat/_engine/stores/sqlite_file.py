@@ -1,9 +1,10 @@
 """The SQLite file of :class:`~.sqlite.SqliteTaskStore`: its table layout, migrations, and opening it.
 
-Opening is where a file that is not ours, of a newer layout, read-only, locked or on a disk that
-cannot hold it is refused, each with a :class:`TaskStoreError` naming the file and the fix. The
-layout is versioned in a ``meta`` table and migrated on open: a later layout is one more function
-in :data:`_MIGRATIONS`; an index an older release can ignore is made on open instead
+Opening is where a file that is not ours, of a newer layout, ours but without one of its tables
+(:data:`_TABLES`), read-only, locked or on a disk that cannot hold it is refused, each with a
+:class:`TaskStoreError` naming the file and the fix; the first three before anything writes to
+it. The layout is versioned in a ``meta`` table and migrated on open: a later layout is one more
+function in :data:`_MIGRATIONS`; an index an older release can ignore is made on open instead
 (:data:`_INDEXES_ADDED`).
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from typing import Final
 
 from ...errors import TaskStoreError
+from .echo import printable
 
 __all__ = ["APPLICATION", "STORE_SCHEMA_VERSION", "SqliteFile"]
 
@@ -57,8 +59,20 @@ _INDEXES_ADDED: Final = (
 the file ignores them (SQLite keeps them up to date on its writes too), so they need no new layout
 version and a rolling upgrade can mix releases on one file."""
 
+_COLUMNS_ADDED: Final = (
+    # the fencing token of the current run (task_state.TaskState.claim), checked by a run's writes
+    ("claim", "ALTER TABLE tasks ADD COLUMN claim INTEGER NOT NULL DEFAULT 0"),
+)
+"""Columns added after a layout was released, made on open when missing, as the indexes above: an
+older release names its columns in every statement, so it reads and writes the file as before
+(fencing holds once every replica on the file runs a release that writes the column)."""
+
 _MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _schema_1}
 """``_MIGRATIONS[n]`` brings a file from layout ``n - 1`` (0: empty) to ``n``, inside the open transaction."""
+
+_TABLES: Final[dict[int, tuple[str, ...]]] = {1: ("meta", "tasks")}
+"""``_TABLES[n]``: the tables a file of layout ``n`` has; one that lacks any is refused at open
+(before anything writes to it), not failed at its first query."""
 
 STORE_SCHEMA_VERSION: Final = max(_MIGRATIONS)
 """The table layout this release writes; a file of a newer one is refused, an older one migrated."""
@@ -81,10 +95,11 @@ class SqliteFile:
         self._uri = self._target.startswith("file:")
         self.path = self._target[len("file:") :].partition("?")[0] if self._uri else self._target
         self.busy_timeout = busy_timeout
+        self._shown = printable(self.path)  # as messages repeat it (:mod:`.echo`)
 
     @property
     def describe(self) -> str:
-        return f"sqlite:///{self.path}"
+        return f"sqlite:///{self._shown}"
 
     def connect(self) -> sqlite3.Connection:
         """A connection to the file, created or migrated, in WAL mode (blocking: a worker thread's)."""
@@ -104,7 +119,7 @@ class SqliteFile:
             self._migrate(connection)
             if journal.lower() != "wal":
                 raise TaskStoreError(
-                    f"{self.describe}: SQLite cannot use write-ahead logging on {self.path} (journal mode"
+                    f"{self.describe}: SQLite cannot use write-ahead logging on {self._shown} (journal mode"
                     f" {journal!r}); put the file on a local disk (not a network filesystem)"
                 )
         except BaseException:
@@ -120,6 +135,10 @@ class SqliteFile:
                 _MIGRATIONS[version](connection)
             for index in _INDEXES_ADDED:
                 connection.execute(index)
+            present = {str(row[1]) for row in connection.execute("PRAGMA table_info(tasks)")}
+            for column, added in _COLUMNS_ADDED:
+                if column not in present:
+                    connection.execute(added)
             # Always written: the write that shows a read-only file at open, not at the first task.
             connection.execute(_UPSERT_META, (APPLICATION, str(STORE_SCHEMA_VERSION)))
             connection.execute("COMMIT")
@@ -138,9 +157,10 @@ class SqliteFile:
         )
         if not tables:
             return 0
+        listed = printable(", ".join(tables))
         not_ours = (
-            f"{self.describe}: {self.path} is a SQLite database of another application (tables:"
-            f" {', '.join(tables)}); point the task store at a file of its own"
+            f"{self.describe}: {self._shown} is a SQLite database of another application (tables:"
+            f" {listed}); point the task store at a file of its own"
         )
         if "meta" not in tables:
             raise TaskStoreError(not_ours)
@@ -153,9 +173,16 @@ class SqliteFile:
             raise TaskStoreError(not_ours)
         if found > STORE_SCHEMA_VERSION:
             raise TaskStoreError(
-                f"{self.describe}: {self.path} holds task-store schema {found}, written by a newer"
+                f"{self.describe}: {self._shown} holds task-store schema {found}, written by a newer"
                 f" mcp-tasks-compat; this one reads up to {STORE_SCHEMA_VERSION}: upgrade mcp-tasks-compat"
                 " (pip install -U mcp-tasks-compat) or use another file"
+            )
+        missing = [table for table in _TABLES.get(found, ()) if table not in tables]
+        if missing:
+            raise TaskStoreError(
+                f"{self.describe}: {self._shown} is an mcp-tasks-compat task store (schema {found}) without"
+                f" its {', '.join(missing)} table (tables: {listed}): it was damaged or"
+                " emptied by hand; restore it from a backup, or point the task store at a new file"
             )
         return found
 
@@ -163,7 +190,7 @@ class SqliteFile:
         """What a SQLite failure means for the operator, and what to do about it."""
         name = str(getattr(exc, "sqlite_errorname", ""))  # Python 3.11+; the message text before
         text = str(exc)
-        where = f"{self.describe}: {self.path}"
+        where = f"{self.describe}: {self._shown}"
         if name.startswith("SQLITE_NOTADB") or "not a database" in text:
             fix = "is not a SQLite database; point the task store at a new file or at one it created"
         elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
@@ -180,7 +207,10 @@ class SqliteFile:
             fix = "cannot grow: the disk is full; free space on the volume that holds it"
         elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
             folder = os.path.dirname(os.path.abspath(self.path))
-            fix = f"cannot be opened; check that the folder {folder} exists and is writable for this user"
+            fix = (
+                f"cannot be opened; check that the folder {printable(folder)} exists and is writable"
+                " for this user"
+            )
         else:
             fix = "failed; check the file and the disk"
         return TaskStoreError(f"{where} {fix} (sqlite: {text})")

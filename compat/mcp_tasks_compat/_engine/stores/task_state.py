@@ -3,7 +3,8 @@
 The same state is read by every process that shares a store (a restarted server, another
 replica), so it holds only values that mean the same there: the task, who owns it, its dialect
 and tool, the input answers not yet picked up, **wall-clock** deadlines, which replica runs the
-work and until when that replica's lease holds, and a version for compare-and-set. Everything
+work, under which claim (a fencing token) and until when that replica's lease holds, and a version
+for compare-and-set. Everything
 that exists only in the process running the work (cancel scope, events, listeners) is the live
 run (``records.TaskRecord``), never stored.
 """
@@ -44,6 +45,10 @@ class TaskState:
     when the stored version equals it, and returns the state with the next version.
     ``runner``/``lease_until``: the replica running the work and until when its claim holds; a
     non-terminal task whose lease ran out belongs to a replica that stopped, and is failed.
+    ``claim``: the fencing token of the current run, one more at each claim (the first run, a
+    re-run): a write of the run carries the token it was started under, and the store refuses it
+    once a newer claim exists (:meth:`~.contract.TaskStore.save`'s ``fence``), so a replica that
+    was paused past its lease never overwrites the run that replaced it (0: never claimed).
     ``expires_at``: when the store may drop the task (``None``: never), wall clock, UTC.
     ``rerun``: the tool opted in to be run again, rather than failed, when its replica stopped;
     ``arguments`` (kept only then) are the call's, for that run; ``attempt`` counts its runs from 1.
@@ -65,6 +70,7 @@ class TaskState:
     rerun: bool = False
     arguments: Mapping[str, Any] | None = None
     attempt: int = 1
+    claim: int = 0
     trace_context: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
     @property
@@ -158,6 +164,7 @@ def state_to_json(state: TaskState) -> dict[str, Any]:
         "rerun": state.rerun,
         "arguments": None if state.arguments is None else dict(state.arguments),
         "attempt": state.attempt,
+        "claim": state.claim,
     }
     if state.trace_context:
         data["traceContext"] = dict(state.trace_context)
@@ -188,6 +195,7 @@ def state_from_json(data: Mapping[str, Any]) -> TaskState:
             rerun=bool(data.get("rerun")),
             arguments=_arguments(data.get("arguments")),
             attempt=int(data.get("attempt") or 1),
+            claim=int(data.get("claim") or 0),
             trace_context=_trace_context(data.get("traceContext")),
         )
     except (KeyError, TypeError, AttributeError) as exc:

@@ -12,6 +12,7 @@ from typing import Final, cast
 
 from ...errors import TaskStoreError
 from .contract import TaskStore
+from .echo import redacted, shown_url
 from .memory import InMemoryTaskStore
 from .sqlite import SqliteTaskStore
 
@@ -31,12 +32,21 @@ _REDIS_MODULE: Final = "mcp_tasks_compat._engine.stores.redis"
 
 def sqlite_path(url: str) -> str | None:
     """The file a ``sqlite:///`` URL names (``None`` for another kind of URL); ``ValueError`` for a
-    sqlite URL without a path or with a query."""
+    sqlite URL without a path, or with a query (``?mode=ro``) or a fragment (``#...``): SQLite
+    would open (or create) a file of that longer name, not the one meant."""
     if not url.startswith(_SQLITE):
         return None
     path = url[len(_SQLITE) :]
-    if not path or "?" in path:
-        raise ValueError(f"{url!r}: a sqlite URL is sqlite:/// and a file path, with no query")
+    if not path:
+        raise ValueError(f"{url!r}: a sqlite URL is sqlite:/// and a file path, with no query or fragment")
+    marks = [index for index in (path.find("?"), path.find("#")) if index >= 0]
+    if marks:
+        found = path[min(marks) :]
+        part = "query" if found[0] == "?" else "fragment"
+        raise ValueError(
+            f"{url!r}: a sqlite URL is sqlite:/// and a file path, with no query or fragment; this one"
+            f" has the {part} {found!r}: drop it (a file whose name holds {found[0]!r} needs another name)"
+        )
     return path
 
 
@@ -49,7 +59,7 @@ def store_from_url(url: str) -> TaskStore:
         return SqliteTaskStore(path)
     if url.startswith(("redis://", "rediss://")):
         return _redis_store(url)
-    raise ValueError(f"not a task store URL: {url!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
+    raise ValueError(f"not a task store URL: {redacted(url)!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
 
 
 def _redis_store(url: str) -> TaskStore:
@@ -57,7 +67,7 @@ def _redis_store(url: str) -> TaskStore:
         module = importlib.import_module(_REDIS_MODULE)
     except ModuleNotFoundError as exc:
         raise TaskStoreError(
-            f"{url}: the Redis store needs the redis extra (missing module {exc.name!r}):"
+            f"{shown_url(url)}: the Redis store needs the redis extra (missing module {exc.name!r}):"
             " pip install 'mcp-tasks-compat[redis]'"
         ) from None
     return cast("TaskStore", module.RedisTaskStore(url))
