@@ -50,7 +50,7 @@ SWEEP_S: Final = 1.0
 """How often a replica's sweeper looks for leases run out (the engine's default)."""
 NOTICE_SLACK_S: Final = 1.5
 """How late after its lease and a sweep a dead replica's task may be started again (a busy machine)."""
-BOUND_S: Final = 30.0
+BOUND_S: Final = 60.0
 """A bound on each awaited event beyond the scenario's own durations, never a wait in itself."""
 SKEW_S: Final = 30.0
 
@@ -311,16 +311,23 @@ async def _pause_outside_writes(made: Cluster, replica: Replica) -> tuple[float,
     """SIGSTOP ``replica``; on SQLite, again a moment later if it stopped holding the write lock
     (looked for briefly: a replica held stopped while the lock is probed is a pause too)."""
     probe_s = min(0.1, made.lease_s / 5)
-    for tries in range(50):
-        replica.pause()
-        stopped = time.time()
-        if made.store_kind != "sqlite" or await anyio.to_thread.run_sync(
-            lambda: sqlite_write_lock_free(made.sqlite_path, wait_s=probe_s)
-        ):
-            return stopped, tries
-        replica.resume()
-        await anyio.sleep(0.05)  # let it finish its write before stopping it again
-    raise RuntimeError(f"replica {replica.name} held the SQLite write lock at every try")
+    tries = 0
+    try:
+        with anyio.fail_after(BOUND_S):  # a bound on finding it outside a write, not a count of tries
+            while True:
+                replica.pause()
+                stopped = time.time()
+                if made.store_kind != "sqlite" or await anyio.to_thread.run_sync(
+                    lambda: sqlite_write_lock_free(made.sqlite_path, wait_s=probe_s)
+                ):
+                    return stopped, tries
+                replica.resume()
+                tries += 1
+                await anyio.sleep(0.05)  # let it finish its write before stopping it again
+    except TimeoutError:
+        raise RuntimeError(
+            f"replica {replica.name} held the SQLite write lock at every try ({tries} in {BOUND_S:g} s)"
+        ) from None
 
 
 async def pause(store: str, tempo: Tempo, folder: Path) -> Figures:

@@ -70,7 +70,7 @@ class Servers:
         return [(server, server.start()) for server in batch]
 
     async def start(self, *options: str, count: int = 1) -> list[tuple[HttpServerProcess, str]]:
-        with anyio.fail_after(START_BOUND_S):
+        with anyio.fail_after(START_BOUND_S * count):  # they start one after the other
             return await anyio.to_thread.run_sync(
                 lambda: self.start_now(*options, count=count), abandon_on_cancel=True
             )

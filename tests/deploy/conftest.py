@@ -9,6 +9,11 @@ import pytest
 
 from ._procs import fresh_redis_db, servers
 
+REPLICA_LEASE_S = 600.0
+"""The replicas' lease: a replica re-reads the tasks it runs at each renewal (a third of it), so with
+this one a cancel given to the other replica can only reach the work within a test's bound through
+Redis pub/sub, which is what those tests check, however busy the machine."""
+
 
 @dataclass(frozen=True)
 class Replicas:
@@ -21,5 +26,7 @@ class Replicas:
 def replicas(redis_url: str) -> Iterator[Replicas]:
     store = fresh_redis_db(redis_url)
     with servers() as started:
-        (_a, url_a), (_b, url_b) = started.start_now("--store", store, count=2)
+        (_a, url_a), (_b, url_b) = started.start_now(
+            "--store", store, "--lease-s", str(REPLICA_LEASE_S), count=2
+        )
         yield Replicas(store, url_a, url_b)

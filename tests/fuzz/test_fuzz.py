@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from mcp_tasks_compat.testing import dialects
 
-from .hostile import Peer, Stats, check_answer, frames, http_peer, stdio_peer
+from .hostile import ANSWER_BOUND_S, Peer, Stats, check_answer, frames, http_peer, stdio_peer
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))
 BUDGET_S = float(os.environ.get("FUZZ_SECONDS", "60"))
@@ -54,7 +54,7 @@ def test_hostile_requests_get_the_right_answers(peer: Peer) -> None:
             return
         stats.tried += 1
         # a frame that is no JSON-RPC request goes unanswered on stdio: do not wait long for it
-        bound = 10.0 if isinstance(frame.get("params", {}), dict) else 1.0
+        bound = ANSWER_BOUND_S if isinstance(frame.get("params", {}), dict) else 1.0
         problem = check_answer(frame, peer.request(frame, bound=bound))
         if problem is None and not peer.alive():
             problem = f"{frame.get('method')}: the session or server died"

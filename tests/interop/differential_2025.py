@@ -62,7 +62,7 @@ CLIENT_CAPABILITIES: Final[Mapping[str, Any]] = {
 }
 """A client that hosts no tasks of its own but lists and cancels the server's (2025-11-25 schema)."""
 
-ANSWER_BOUND_S: Final = 30.0
+ANSWER_BOUND_S: Final = 60.0
 """Longest one answer may take (``tasks/result`` waits for a 0.3 s tool; the rest is slack)."""
 
 WATCH_AGES_S: Final = (0.1, 1.2)

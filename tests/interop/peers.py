@@ -145,7 +145,9 @@ class TsPeers:
         )
 
     @contextlib.contextmanager
-    def sdk1_http_server(self, *extra: str, startup_timeout: float = 30.0) -> Iterator[str]:
+    def sdk1_http_server(
+        self, *extra: str, startup_timeout: float = _DEFAULT_PEER_TIMEOUT_S
+    ) -> Iterator[str]:
         """Start the TS SDK 1.x task server on streamable HTTP (free port); yield its URL."""
         argv = [*self.sdk1_server_command(), "--http", "--port", "0", *extra]
         with tempfile.TemporaryFile() as stderr_sink:

@@ -74,6 +74,8 @@ DIALECTS_BY_MAJOR = [
     pytest.param("2026-07-28", marks=pytest.mark.mcp2),  # our mcp 1.x server speaks 2025-11-25 only
     "2025-11-25",
 ]
+BOUND_S = 60.0
+"""A bound on each call to a TS peer, not its expected length: the peer is a node process."""
 SLOW = {"text": "hello", "seconds": 0.6, "steps": 3}
 """Steps of 0.2 s against a 100 ms poll hint for young tasks: most step messages are observed."""
 LONG = {"text": "never", "seconds": 30, "steps": 300}
@@ -399,7 +401,7 @@ async def test_our_client_runs_a_task_on_the_ts_sdk1_server(sdk1_server: str | l
             "must_task": "required",
             "ask": "required",
         }
-        with anyio.fail_after(20):
+        with anyio.fail_after(BOUND_S):
             result = await call_tool(session, "slow_echo", SLOW, mode="task", on_status=statuses)
     assert _text(result) == "hello"
     assert not _is_error(result)
@@ -414,7 +416,7 @@ async def test_our_client_gets_the_tool_error_of_a_failed_ts_sdk1_task(ts_peers:
     """2025-11-25: the TS server marks the task failed and keeps the isError result for tasks/result."""
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 result = await call_tool(session, "fail", {"message": "boom"}, mode="task")
     assert _is_error(result)
     assert _text(result) == "boom"
@@ -424,7 +426,7 @@ async def test_our_client_runs_a_required_tool_as_a_task_in_auto_mode(ts_peers: 
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
             statuses = _Statuses()
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 result = await call_tool(session, "must_task", {"text": "auto"}, on_status=statuses)
     assert _text(result) == "auto"
     assert statuses.seen, "auto mode on a task-required tool must run a task"
@@ -437,7 +439,7 @@ async def test_our_client_plain_call_to_an_optional_tool_on_the_ts_sdk1_server(t
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
             statuses = _Statuses()
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 result = await call_tool(
                     session,
                     "slow_echo",
@@ -457,7 +459,7 @@ async def test_ts_sdk1_server_answers_a_plain_call_to_a_required_tool_with_a_too
     raises for "task required" into an ``isError`` result instead of a JSON-RPC error."""
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 result = await call_tool(session, "must_task", {"text": "plain"}, mode="plain")
     assert _is_error(result)
     assert "-32601" in _text(result)
@@ -470,7 +472,7 @@ async def test_our_client_gets_a_clean_failure_when_a_ts_sdk1_task_asks_for_inpu
     statuses = _Statuses()
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 result = await call_tool(session, "ask", {"question": "ok?"}, on_status=statuses)
     assert [s["status"] for s in statuses.seen][-2:] == ["input_required", "failed"], statuses.seen
     assert _is_error(result)
@@ -482,7 +484,7 @@ async def test_our_client_cancels_a_ts_sdk1_task_explicitly(ts_peers: TsPeers) -
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
             ended: list[BaseException] = []
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 run = await start_tool(session, "slow_echo", LONG, on_status=statuses)
                 assert run.dialect == "2025-11-25"
                 assert run.task_id
@@ -512,7 +514,7 @@ async def test_our_client_cancels_the_ts_sdk1_task_when_the_caller_is_cancelled(
 
     with ts_peers.sdk1_http_server() as url:
         async with _our_session(url) as session:
-            with anyio.fail_after(20):
+            with anyio.fail_after(BOUND_S):
                 async with anyio.create_task_group() as group:
 
                     async def call() -> None:

@@ -16,7 +16,7 @@ from .toolsets import NEWEST_DIALECT, SERVER_CLASS, TOOLS, text_of
 
 pytestmark = pytest.mark.anyio
 
-BOUND = 30.0
+BOUND = 60.0
 
 
 @pytest.fixture

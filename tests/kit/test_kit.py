@@ -39,7 +39,7 @@ from .toolsets import EXPECTED_DIALECTS, TOOLS, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLSETS = f"{__package__}.toolsets"
-BOUND = 30.0
+BOUND = 60.0
 
 
 def _noxfile_constant(name: str) -> Any:

@@ -48,7 +48,7 @@ class Telemetry:
     async def ended(self, prefix: str) -> list[ReadableSpan]:
         """The finished spans named ``prefix...``, waiting for the first (a run may end just after
         its answer went out)."""
-        with anyio.fail_after(30.0):
+        with anyio.fail_after(60.0):  # a bound, not a wait (the run may be in a store's other process)
             while not (found := self.named(prefix)):
                 waiter = anyio.Event()
                 self.wake.waiters.append(waiter)

@@ -23,7 +23,7 @@ def free_port() -> int:
 async def test_the_example_server_serves_its_metrics_as_prometheus_text() -> None:
     port = free_port()
     command = [sys.executable, "-m", "mcp_tasks_compat", "example-server", "--transport", "http"]
-    with HttpServerProcess([*command, "--port", "0", "--metrics-port", str(port)], start_timeout=30) as url:
+    with HttpServerProcess([*command, "--port", "0", "--metrics-port", str(port)], start_timeout=60) as url:
         async with connect_http(url) as session:
             await call_tool(session, "slow_echo", {"text": "hi", "seconds": 0.1, "steps": 1}, mode="task")
         async with httpx.AsyncClient() as http:

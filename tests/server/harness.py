@@ -56,6 +56,9 @@ RELATED = "io.modelcontextprotocol/related-task"
 ISO_Z = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$"
 BOUND_S = 5.0
 """How long a raw peer waits for an answer or a notification."""
+PROCESS_BOUND_S = 60.0
+"""A bound on what waits for a server subprocess (its first answer comes after it imported ``mcp``,
+its exit after its client left): a safety net, not the expected time, on a possibly busy machine."""
 
 Frame = dict[str, Any]
 ServerRequestAnswer = Callable[[str, Frame], Mapping[str, Any]]
@@ -233,7 +236,7 @@ class StdioPeer:
     async def request(self, method: str, params: Frame | None = None) -> Frame:
         self._next_id += 1
         await self.send(_request_frame(self._next_id, method, params))
-        with anyio.fail_after(20):  # the first answer waits for the subprocess to import mcp
+        with anyio.fail_after(PROCESS_BOUND_S):  # the first answer waits for the subprocess to import mcp
             while True:
                 line = await self._stdout.receive_until(b"\n", 1 << 20)
                 answer = json.loads(line)
@@ -253,7 +256,7 @@ async def stdio_peer(
     finally:
         assert process.stdin is not None
         await process.stdin.aclose()  # EOF: the server ends its session and exits
-        with anyio.fail_after(10):
+        with anyio.fail_after(PROCESS_BOUND_S):
             returncode = await process.wait()
         assert returncode == 0
 

@@ -28,7 +28,7 @@ from .harness import StdioPeer, stdio_peer
 
 pytestmark = pytest.mark.anyio
 
-BOUND = 30.0
+BOUND = 60.0
 LONG = {"text": "held", "seconds": 30.0, "steps": 1}
 
 

@@ -11,11 +11,17 @@ import threading
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Final
 
 from .serve import LISTENING_PREFIX, server_command
 from .sessions import CONNECT_TIMEOUT_S, SessionSetupError
 
 __all__ = ["HttpServerProcess", "child_environment", "http_server_process"]
+
+EXIT_BOUND_S: Final = 60.0
+"""How long :meth:`HttpServerProcess.stop` waits for the exit a SIGTERM asks for before SIGKILL, and
+:meth:`~HttpServerProcess.kill` for the killed process to be reaped: a bound, not a wait (a graceful
+stop usually takes well under a second), so a busy machine never turns a stop into a kill."""
 
 
 class HttpServerProcess:
@@ -98,17 +104,17 @@ class HttpServerProcess:
         """SIGKILL and wait for the exit, as a crash or an OOM kill would end it (no tidying up)."""
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
-            self._process.wait(timeout=30)
+            self._process.wait(timeout=EXIT_BOUND_S)
 
     def stop(self) -> None:
-        """SIGTERM, then SIGKILL after 10 s; idempotent."""
+        """SIGTERM and wait for the exit; SIGKILL if there is none within :data:`EXIT_BOUND_S`; idempotent."""
         process = self._process
         if process is None:
             return
         if process.poll() is None:
             process.terminate()
             try:
-                process.wait(timeout=10)
+                process.wait(timeout=EXIT_BOUND_S)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()

@@ -31,6 +31,8 @@ from ._sdk import TASK_TOOLS, Controls, StatusWatch, experimental, fastmcp_serve
 
 TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 STDIO_SERVER = Path(__file__).with_name("stdio_server.py")
+BOUND_S = 60.0
+"""A bound on each test's waits, not their length (the stdio one starts an interpreter)."""
 
 
 class StaticTokens:
@@ -86,7 +88,7 @@ async def http_session(
 
 async def test_streamable_http_tasks_belong_to_the_authenticated_user() -> None:
     controls = Controls()
-    with anyio.fail_after(20):
+    with anyio.fail_after(BOUND_S):
         async with serve_with_auth(controls) as url, http_session(url, "alice-token") as alice_again:
             watch = StatusWatch()
             async with http_session(url, "alice-token", watch) as alice:
@@ -110,7 +112,7 @@ async def test_streamable_http_tasks_belong_to_the_authenticated_user() -> None:
                 echo = await experimental(alice).call_tool_as_task("echo", {"text": "over http"})
                 result = await experimental(alice).get_task_result(echo.task.taskId, types.CallToolResult)
                 assert result.structuredContent == {"echo": "over http", "as_task": True}
-                with anyio.fail_after(5):  # status notifications reach the client on its GET stream
+                with anyio.fail_after(BOUND_S):  # status notifications reach the client on its GET stream
                     await watch.wait_for(echo.task.taskId, "completed")
                 assert ("working", "echoing over http") in watch.of(echo.task.taskId)
 
@@ -127,7 +129,7 @@ async def test_streamable_http_tasks_belong_to_the_authenticated_user() -> None:
 async def test_stdio_task_round_trip_and_prompt_exit_on_disconnect(tmp_path: Path) -> None:
     marker = tmp_path / "outcome.txt"
     params = StdioServerParameters(command=sys.executable, args=[str(STDIO_SERVER), str(marker)])
-    with anyio.fail_after(20):
+    with anyio.fail_after(BOUND_S):
         watch = StatusWatch()
         async with (
             stdio_client(params) as (read, write),
