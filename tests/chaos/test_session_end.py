@@ -46,9 +46,8 @@ async def test_a_rerun_goes_on_when_the_client_session_that_hosted_it_leaves(tmp
     marks = MarksFile(marks_path)
     doomed, survivor = _replica(store, marks_path), _replica(store, marks_path)
     work = Work(seconds=600.0, rerun_seconds=2.0, step_s=0.1)
-    with survivor, anyio.fail_after(BOUND_S):
+    with survivor as survivor_url, anyio.fail_after(BOUND_S):  # started here, stopped at the end
         doomed_url = await anyio.to_thread.run_sync(doomed.start)
-        survivor_url = await anyio.to_thread.run_sync(survivor.start)
         try:
             async with connect_http(doomed_url, dialect=NEWEST_DIALECT) as session:
                 run = await start_tool(session, "work", work.arguments("hosted"))
