@@ -51,8 +51,8 @@ class Sweeper:
         reader: TaskReader,
         writer: TaskWriter,
         *,
+        lease_s: float,
         rerun: Callable[[TaskState, str], Awaitable[bool]] | None = None,
-        lease_s: float = 30.0,
     ) -> None:
         self._reader = reader
         self._lease_s = lease_s
@@ -138,7 +138,7 @@ class Sweeper:
         out only because this process could not renew it (paused, or the store away), so it is
         not lost; the renewal that comes next extends it."""
         record = self._reader.records.get(state.task_id)
-        return record is not None and record.scope is not None and record.run_claim == state.claim
+        return record is not None and record.runs_here and record.run_claim == state.claim
 
     async def _fail(self, state: TaskState, error: JsonRpcError, *, keep_until: datetime | None) -> None:
         record = self._reader.record_of(state)

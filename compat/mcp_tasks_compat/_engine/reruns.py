@@ -103,7 +103,7 @@ class Reruns:
             return self._replicas.claim(current).evolve(task=task, attempt=attempt)
 
         record = self._writer.reader.record_of(state)
-        if record.scope is not None:
+        if record.runs_here:
             return True  # a lost run of it is still stopping here: the next sweep starts it again
         if await self._writer.mutate(record, claim, force_notify=True):
             logger.info("task %s: %s", state.task_id, message)
