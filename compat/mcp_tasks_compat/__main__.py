@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from ._cli.common import quiet_sdk_logs
 from ._engine import DEFAULT_LEASE_S
 from ._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
+from ._worker import DEFAULT_CONCURRENCY as DEFAULT_WORKER_CONCURRENCY
+from ._worker import DEFAULT_GRACE_S as DEFAULT_WORKER_GRACE_S
 from .dialects import ALL_DIALECTS
 from .errors import CompatError
 
@@ -88,9 +90,36 @@ def _cmd_example_server(args: argparse.Namespace) -> int:
         lease_s=args.lease_s,
         max_active_tasks=args.max_active_tasks,
         unauthenticated_2025_scope=args.unauthenticated_2025_scope,
+        run_on=args.run_on,
+        max_queued=args.max_queued,
         metrics_port=args.metrics_port,
     )
     return run_example_server(options)
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from ._cli.worker import WorkerOptions, run_worker
+
+    if (args.target is None) == (not args.example):
+        print("mcp-tasks-compat: worker takes MODULE:ATTR or --example (one of them)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.example and args.store is None:
+        print("mcp-tasks-compat: worker --example needs --store URL (the servers' store)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.verbose:
+        import logging
+
+        logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+        logging.getLogger("mcp_tasks_compat.worker").setLevel(logging.INFO)
+    options = WorkerOptions(
+        target=args.target,
+        store=args.store,
+        example=args.example,
+        concurrency=args.concurrency,
+        grace_s=args.grace_s,
+        lease_s=args.lease_s,
+    )
+    return run_worker(options)
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
@@ -229,6 +258,21 @@ def _add_example_server(add_parser: AddParser) -> None:
         f"(default: {DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER})",
     )
     serve.add_argument(
+        "--run-on",
+        choices=("here", "workers"),
+        default="here",
+        help="where task runs happen: in this server (default), or queued in the --store (sqlite: or "
+        "redis:) for `mcp-tasks-compat worker --example` processes",
+    )
+    serve.add_argument(
+        "--max-queued",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="with --run-on workers: tasks waiting for a worker before new ones are refused "
+        "(default: no bound)",
+    )
+    serve.add_argument(
         "--metrics-port",
         type=_positive_int,
         default=None,
@@ -238,6 +282,48 @@ def _add_example_server(add_parser: AddParser) -> None:
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="show the SDK's server logs")
     serve.set_defaults(handler=_cmd_example_server)
+
+
+def _add_worker(add_parser: AddParser) -> None:
+    worker = add_parser(
+        "worker",
+        help="run a server's queued task runs (run_on='workers') from its store, without an MCP listener",
+        epilog=_EPILOG,
+    )
+    worker.add_argument(
+        "target",
+        nargs="?",
+        metavar="MODULE:ATTR",
+        help="the TaskServer your server serves (module or path/to/server.py, ATTR default: app)",
+    )
+    worker.add_argument("--example", action="store_true", help="run the example tools (of example-server)")
+    worker.add_argument(
+        "--store", metavar="URL", help="the servers' store: sqlite:///tasks.db, redis://host:port/db"
+    )
+    worker.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=DEFAULT_WORKER_CONCURRENCY,
+        metavar="N",
+        help=f"runs at once (default: {DEFAULT_WORKER_CONCURRENCY})",
+    )
+    worker.add_argument(
+        "--grace-s",
+        type=_lease_seconds,
+        default=DEFAULT_WORKER_GRACE_S,
+        metavar="SECONDS",
+        help="on SIGTERM, how long the runs may finish before the rest go back to the queue "
+        f"(default: {DEFAULT_WORKER_GRACE_S:g})",
+    )
+    worker.add_argument(
+        "--lease-s",
+        type=_lease_seconds,
+        default=DEFAULT_LEASE_S,
+        metavar="SECONDS",
+        help=f"--example: the lease of a run's claim (as example-server's; default: {DEFAULT_LEASE_S:g})",
+    )
+    worker.add_argument("-v", "--verbose", action="store_true", help="log each claim and stop")
+    worker.set_defaults(handler=_cmd_worker)
 
 
 def _add_tasks(add_parser: AddParser) -> None:
@@ -328,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_call(commands.add_parser)
     _add_probe(commands.add_parser)
     _add_tasks(commands.add_parser)
+    _add_worker(commands.add_parser)
     return parser
 
 

@@ -56,8 +56,12 @@ from __future__ import annotations
 import contextvars
 import inspect
 import logging
+import typing
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast, overload
+
+import anyio
 
 from . import _engine
 from ._adapters import get_adapter
@@ -74,7 +78,9 @@ from ._engine import (
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
 from ._engine.stores import ActiveLimitReached, StoreConflict
+from ._engine.stores.task_state import RunOn
 from ._server import ask
+from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
 from .core.model import Progress, Task
 from .dialects import TaskSupport
 
@@ -195,6 +201,7 @@ class TaskServer:
         *,
         task: TaskSupport = "forbidden",
         reruns: int = 0,
+        run_on: RunOn | None = None,
         **sdk_tool_kwargs: Any,
     ) -> Callable[[FunctionT], FunctionT]: ...
 
@@ -205,6 +212,7 @@ class TaskServer:
         *,
         task: TaskSupport = "forbidden",
         reruns: int = 0,
+        run_on: RunOn | None = None,
         **sdk_tool_kwargs: Any,
     ) -> Any:
         """Register a tool (sync or async) with the SDK's own decorator, and how it may run as a task.
@@ -217,6 +225,10 @@ class TaskServer:
         ``reruns``: for a tool that is safe to run again (idempotent), how many times a task's run
         lost to a crash or a stopped replica is started again, with the same arguments, instead
         of failed (needs a durable store; see docs/reliability.md).
+
+        ``run_on``: where this tool's task runs happen, ``"here"`` or ``"workers"`` (default: the
+        server's ``run_on``). A tool that takes the SDK's ``Context`` cannot run on a worker (it
+        has no client session there) and is refused with the fix.
         """
         if task not in SUPPORT_VALUES:
             raise ValueError(f"task must be one of {SUPPORT_VALUES}, not {task!r}")
@@ -227,9 +239,14 @@ class TaskServer:
         )
 
         def register(tool_function: FunctionT) -> FunctionT:
+            name = str(sdk_tool_kwargs.get("name") or getattr(tool_function, "__name__", "tool"))
+            on_workers = task != "forbidden" and (run_on or self.tasks.run_on) == "workers"
+            if on_workers:
+                _refuse_sdk_context(name, tool_function, self._builder.Context)
             name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
             self.tasks.allow_reruns(name, reruns)
+            self.tasks.set_run_on(name, run_on)
             return tool_function
 
         return register(function) if function is not None else register
@@ -241,6 +258,46 @@ class TaskServer:
         ...) go to it.
         """
         self._builder.run(self.sdk_server, transport, options)
+
+    async def serve_worker(
+        self,
+        *,
+        store: TaskStore | str | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        grace_s: float = DEFAULT_GRACE_S,
+        stop: Any = None,
+    ) -> None:
+        """Run this server's queued task runs (``run_on="workers"``) as a worker, until ``stop``
+        (an ``anyio.Event``) is set, or SIGTERM/SIGINT without one.
+
+        ``store``: the store the servers queue in (default: this server's own); ``concurrency``
+        runs at once; a stop lets the runs finish within ``grace_s`` and gives the rest back to
+        the queue for other workers (docs/deploy.md).
+        """
+        await serve_worker(self, store=store, concurrency=concurrency, grace_s=grace_s, stop=stop)
+
+    def run_worker(self, **options: Any) -> None:
+        """:meth:`serve_worker`, blocking (as ``mcp-tasks-compat worker MODULE:ATTR`` runs it)."""
+        anyio.run(partial(self.serve_worker, **options))
+
+
+def _refuse_sdk_context(name: str, function: Callable[..., Any], context_class: type[Any]) -> None:
+    """``ValueError`` for a tool that runs on workers but takes the SDK's ``Context``: a worker
+    has no client session for it (no request, no roots, no ``ctx.elicit``)."""
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # an annotation that does not resolve here: judged by its text below
+        hints = {}
+    for parameter in inspect.signature(function).parameters.values():
+        hint = hints.get(parameter.name, parameter.annotation)
+        text = hint if isinstance(hint, str) else getattr(hint, "__name__", "")
+        if (isinstance(hint, type) and issubclass(hint, context_class)) or text == "Context":
+            raise ValueError(
+                f"tool {name!r} runs on workers (run_on='workers') but takes the SDK's Context "
+                f"({parameter.name}), which a worker cannot give it: no client session is there. Use "
+                "mcp_tasks_compat.server's report_progress/report_status/elicit/create_message/"
+                f"list_roots instead of ctx, or keep this tool here: @app.tool(..., run_on='here')"
+            )
 
 
 # --- a tool body's view of its call ---------------------------------------------------------------

@@ -120,6 +120,11 @@ class BuilderFacet(Protocol):
         """Serve until stopped (blocking), as the SDK's own ``run`` does."""
         ...
 
+    def tool_runner(self, server: Any) -> Callable[[str, Mapping[str, Any]], Any]:
+        """How a worker runs ``server``'s tools without a request: ``(tool_name, arguments)`` to the
+        task's work (a re-run's way), or ``None`` for a tool the server does not have."""
+        ...
+
     async def send_progress(self, progress: float, total: float | None, message: str | None) -> bool:
         """``notifications/progress`` on the current ``tools/call`` when its caller sent a progress
         token; whether it was sent."""

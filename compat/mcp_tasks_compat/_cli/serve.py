@@ -13,6 +13,7 @@ from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .._engine.stores.echo import shown_url
+from .._engine.stores.task_state import RunOn
 from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._version import __version__
 from ..errors import CompatError
@@ -21,7 +22,7 @@ from ..server import TaskServer
 from .common import EXIT_OK, EXIT_USAGE
 from .failures import describe_failure, leaves
 
-__all__ = ["EXAMPLE_SERVER_NAME", "ServeOptions", "build_example_server", "run_example_server"]
+__all__ = ["EXAMPLE_SERVER_NAME", "ServeOptions", "build_example_server", "example_app", "run_example_server"]
 
 EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
@@ -33,36 +34,46 @@ def build_example_server(
     lease_s: float = DEFAULT_LEASE_S,
     max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
     unauthenticated_2025_scope: str = "session",
+    run_on: RunOn = "here",
+    max_queued: int | None = None,
 ) -> Any:
     """The example tools on a :class:`~mcp_tasks_compat.server.TaskServer`: its SDK server.
 
     ``host`` is where it will listen over HTTP (mcp 1.x derives DNS-rebinding protection from it);
     ``store`` where its tasks live (a URL: ``memory:``, ``sqlite:///tasks.db``, ``redis://...``);
-    ``lease_s`` how long a run's claim on a shared store holds without renewal.
+    ``lease_s`` how long a run's claim on a shared store holds without renewal; ``run_on``
+    ``"workers"`` queues the task runs for ``mcp-tasks-compat worker --example``.
     """
-    return _example_app(
+    return example_app(
         host=host,
         store=store,
         lease_s=lease_s,
         max_active_tasks=max_active_tasks,
         unauthenticated_2025_scope=unauthenticated_2025_scope,
+        run_on=run_on,
+        max_queued=max_queued,
     ).sdk_server
 
 
-def _example_app(
+def example_app(
     *,
-    host: str,
-    store: str,
-    lease_s: float,
-    max_active_tasks: int,
+    host: str = "127.0.0.1",
+    store: str = "memory:",
+    lease_s: float = DEFAULT_LEASE_S,
+    max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER,
     unauthenticated_2025_scope: str = "session",
+    run_on: RunOn = "here",
+    max_queued: int | None = None,
 ) -> TaskServer:
+    """The example tools' :class:`~mcp_tasks_compat.server.TaskServer` (what ``worker --example`` runs)."""
     app = TaskServer(
         EXAMPLE_SERVER_NAME,
         store=store,
         lease_s=lease_s,
         max_active_tasks_per_owner=max_active_tasks,  # --max-active-tasks
         unauthenticated_2025_scope="task_id" if unauthenticated_2025_scope == "task_id" else "session",
+        run_on=run_on,  # --run-on
+        max_queued=max_queued,  # --max-queued
         host=host,
         version=__version__,
     )
@@ -96,6 +107,8 @@ class ServeOptions:
     lease_s: float = DEFAULT_LEASE_S
     max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
     unauthenticated_2025_scope: str = "session"
+    run_on: RunOn = "here"
+    max_queued: int | None = None
     metrics_port: int | None = None
     """Serve the metrics in Prometheus text form on ``host:metrics_port`` (``None``: not at all)."""
 
@@ -123,12 +136,14 @@ def run_example_server(options: ServeOptions) -> int:
 
 def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
     try:
-        app = _example_app(
+        app = example_app(
             host=options.host,
             store=options.store,
             lease_s=options.lease_s,
             max_active_tasks=options.max_active_tasks,
             unauthenticated_2025_scope=options.unauthenticated_2025_scope,
+            run_on=options.run_on,
+            max_queued=options.max_queued,
         )
     except (CompatError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)

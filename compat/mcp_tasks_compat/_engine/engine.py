@@ -28,6 +28,7 @@ from .limits import TaskLimits
 from .observed import observed, traced_run
 from .outage import StoreHealth, watched
 from .polling import PollPolicy
+from .queueing import QUEUED, Queueing
 from .reader import TaskReader
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
@@ -35,6 +36,7 @@ from .reruns import Reruns, RerunWork
 from .runs import TaskRuns, Work, pending_call, report_status
 from .serving import Serving
 from .stores import InMemoryTaskStore, TaskState, TaskStore, check_store
+from .stores.task_state import RunOn
 from .writer import CANCELLED_BY_CLIENT, TaskWriter
 
 __all__ = [
@@ -100,6 +102,7 @@ class TaskEngine:
         lease_s: float = DEFAULT_LEASE_S,
         clock: Callable[[], float] = time.time,
         limits: TaskLimits | None = None,
+        max_queued: int | None = None,
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
@@ -132,6 +135,8 @@ class TaskEngine:
         self.inputs = InputRelay(self.reader, self.writer)
         self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost, lease_s=lease_s)
         self.serving = Serving(self.reader, self.expiry, self.replicas, self.rerunner)
+        self.queueing = Queueing(self.store, max_queued=max_queued)
+        """The workers' queue as this engine uses it (:mod:`.workers`): room checked, depth read."""
 
     @property
     def rerun_work(self) -> RerunWork | None:
@@ -156,13 +161,19 @@ class TaskEngine:
         ttl_ms: int | None,
         status_message: str | None = None,
         arguments: Mapping[str, Any] | None = None,
+        run_on: RunOn = "here",
     ) -> TaskRecord:
         """Create a ``working`` task, durably stored (readable by any replica) before this returns.
 
         ``arguments`` (the call's) are kept only for a tool declared safe to run again
-        (:attr:`reruns`), for that run. Refused (``PeerProtocolError``) when ``owner`` already has
-        its maximum of active tasks.
+        (:attr:`reruns`), for that run, or for a task queued for the workers (``run_on="workers"``:
+        nothing runs here; the store's queue hands it to one worker, :mod:`.workers`). Refused
+        (``PeerProtocolError``) when ``owner`` already has its maximum of active tasks, or the
+        workers' queue its maximum of waiting tasks.
         """
+        if run_on == "workers":
+            await self.queueing.check_room()
+            status_message = status_message or QUEUED
         now = self.reader.now()  # the store's clock, as every deadline and lease
         task = Task(
             task_id=new_task_id(),
@@ -183,7 +194,9 @@ class TaskEngine:
         )
         if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
             state = state.evolve(rerun=True, arguments=dict(arguments))
-        if self.shared:
+        if run_on == "workers":  # queued: claimed by the worker that takes it
+            state = state.evolve(run_on=run_on, arguments=dict(arguments or {}))
+        elif self.shared:
             state = self.replicas.claim(state)
         record = await self.writer.create(state)
         self.expiry.wake_for(state.expires_at)  # only a deadline before its next round

@@ -22,13 +22,16 @@ from .limits import (
     TaskLimits,
 )
 from .stores import TaskStore, store_from_url
+from .stores.task_state import RunOn
 
-__all__ = ["MAX_RERUNS", "SUPPORT_VALUES", "TaskPolicy"]
+__all__ = ["MAX_RERUNS", "RUN_ON_VALUES", "SUPPORT_VALUES", "TaskPolicy"]
 
 SUPPORT_VALUES: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 
 MAX_RERUNS = 100
 """A bound on a tool's re-runs: a run that keeps taking its server down must end some day."""
+
+RUN_ON_VALUES: tuple[RunOn, ...] = ("here", "workers")
 
 Scope2025 = Literal["session", "task_id"]
 SCOPES_2025: tuple[Scope2025, ...] = ("session", "task_id")
@@ -63,6 +66,11 @@ class TaskPolicy:
     started again (on any replica sharing a durable store, the attempt in its status message)
     instead of failed. Declare only tools that are safe to run again (idempotent); every other
     lost run is failed, with the reason.
+
+    ``run_on="workers"``: task runs are not run here but queued in the store (SQLite or Redis)
+    for worker processes (``mcp-tasks-compat worker``, docs/deploy.md); a tool may say otherwise
+    for itself (:meth:`set_run_on`). ``max_queued`` bounds the tasks waiting for a worker: a
+    create past it is refused with a JSON-RPC error (``None``: no bound).
     """
 
     def __init__(
@@ -83,6 +91,8 @@ class TaskPolicy:
         max_task_id_length: int = DEFAULT_MAX_TASK_ID_LENGTH,
         unauthenticated_2025_scope: Scope2025 = "session",
         reruns: Mapping[str, int] | None = None,
+        run_on: RunOn = "here",
+        max_queued: int | None = None,
     ) -> None:
         declared: dict[str, TaskSupport] = dict(tools or {})
         bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
@@ -130,7 +140,16 @@ class TaskPolicy:
                 max_ttl_ms=max_ttl_ms,
                 max_task_id_length=max_task_id_length,
             ),
+            max_queued=max_queued,
         )
+        if run_on not in RUN_ON_VALUES:
+            raise ValueError(f"run_on must be one of {RUN_ON_VALUES}; got {run_on!r}")
+        if run_on == "workers":
+            self.engine.queueing.refuse_without_queue("run_on='workers'")
+        self.run_on: RunOn = run_on
+        """Where task runs happen by default: ``"here"`` (this process) or ``"workers"`` (queued)."""
+        self.tools_run_on: dict[str, RunOn] = {}
+        """Tool name to where its task runs happen, for tools that say so themselves."""
 
         self.reruns: dict[str, int] = self.engine.reruns  # one table: tools declared later are seen by it
         for name, count in (reruns or {}).items():
@@ -160,6 +179,21 @@ class TaskPolicy:
             self.reruns[tool_name] = count
         else:
             self.reruns.pop(tool_name, None)
+
+    def set_run_on(self, tool_name: str, run_on: RunOn | None) -> None:
+        """Where ``tool_name``'s task runs happen (``None``: the server's :attr:`run_on`)."""
+        if run_on is None:
+            self.tools_run_on.pop(tool_name, None)
+            return
+        if run_on not in RUN_ON_VALUES:
+            raise ValueError(f"run_on of {tool_name!r} must be one of {RUN_ON_VALUES}; got {run_on!r}")
+        if run_on == "workers":
+            self.engine.queueing.refuse_without_queue(f"run_on='workers' (tool {tool_name!r})")
+        self.tools_run_on[tool_name] = run_on
+
+    def runs_on(self, tool_name: str) -> RunOn:
+        """Where a task run of ``tool_name`` happens: here, or queued for the workers."""
+        return self.tools_run_on.get(tool_name, self.run_on)
 
     def support_for(self, tool_name: str) -> TaskSupport:
         return self.tools.get(tool_name, self.default_support)

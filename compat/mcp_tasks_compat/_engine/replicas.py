@@ -23,10 +23,13 @@ import anyio
 from .._observe import metrics
 from ..errors import TaskStoreError
 from .reader import TaskReader
-from .stores import TaskState
+from .stores import SilentNotifier, TaskState
 from .writer import TaskWriter
 
-__all__ = ["RENEW_RETRY_S", "ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
+__all__ = ["HELD_POLL_S", "RENEW_RETRY_S", "ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
+
+HELD_POLL_S = 0.25
+"""On a store without a notifier (SQLite), how often the tasks this process holds are re-read."""
 
 RENEW_RETRY_S = 0.2
 """After a renewal the store refused, how soon the next try comes (if sooner than a third of the
@@ -119,8 +122,14 @@ class ReplicaLink:
         An event only says which task changed: the task is re-read, whatever was done to it, and
         the state read decides what happens here (``records.adopt``): the waiters wake, a run whose
         task ended there is stopped, an answer given there reaches the work waiting for it.
-        Everything held is re-read on each (re)subscription, for the events missed meanwhile.
+        Everything held is re-read on each (re)subscription, for the events missed meanwhile. A
+        shared store that cannot notify (SQLite) is polled instead: what this process holds is
+        re-read every :data:`HELD_POLL_S` (a cancel or an answer given by another process reaches
+        a run here within that).
         """
+        if isinstance(self._reader.store.notifier, SilentNotifier):
+            await self._poll_held()
+            return
         while True:
             try:
                 async with self._reader.store.notifier.subscribe() as events:
@@ -133,3 +142,13 @@ class ReplicaLink:
             except TaskStoreError as exc:
                 self._writer.health.failed(exc, "following other replicas (the notifier)", writing=False)
                 await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation
+
+    async def _poll_held(self) -> None:
+        while True:
+            await anyio.sleep(HELD_POLL_S)  # a poll period: the store cannot tell this process
+            for record in self._reader.records.all():
+                try:
+                    await self._reader.refresh(record)
+                except TaskStoreError as exc:
+                    self._writer.health.failed(exc, "re-reading the tasks held here", writing=False)
+                    break

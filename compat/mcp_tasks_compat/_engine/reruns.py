@@ -17,6 +17,7 @@ from typing import Any
 import anyio.abc
 
 from .._observe import metrics
+from .queueing import requeued
 from .records import TaskRecord
 from .replicas import ReplicaLink
 from .runs import Work
@@ -54,18 +55,20 @@ class Reruns:
         return self._writer.shared and bool(self.counts)
 
     def may_rerun(self, state: TaskState) -> bool:
-        """Whether ``state``'s run, if lost, is started again here rather than failed."""
+        """Whether ``state``'s run, if lost, is started again (here, or queued again for the
+        workers) rather than failed."""
         return (
             state.rerun
             and state.arguments is not None
-            and self.work is not None
+            and (self.work is not None or state.run_on == "workers")
             and state.attempt <= self.counts.get(state.tool_name, 0)
         )
 
     def leaves_for_rerun(self, state: TaskState) -> bool:
         """A run stopped by its server's stop (not by ``tasks/cancel``) is left ``working`` for a
-        re-run, on a shared store, when its tool may run again: a stop is not a cancel."""
-        return self._writer.shared and self.may_rerun(state)
+        re-run, on a shared store, when its tool may run again: a stop is not a cancel. A run of
+        the workers' is always left so: the stopping worker gives it back to the queue."""
+        return self._writer.shared and (state.run_on == "workers" or self.may_rerun(state))
 
     @contextmanager
     def starting_in(self, group: anyio.abc.TaskGroup) -> Generator[None]:
@@ -85,7 +88,11 @@ class Reruns:
         nothing more. Before the engine serves (no task group yet) the
         task is left as it is, for the serving engine's own pass (:mod:`.serving`).
         """
-        if not self.may_rerun(state) or self.work is None or state.arguments is None:
+        if not self.may_rerun(state) or state.arguments is None:
+            return False
+        if state.run_on == "workers":
+            return await self._queue_again(state, why)
+        if self.work is None:
             return False
         group = self._group
         if group is None:
@@ -110,4 +117,22 @@ class Reruns:
             self._writer.reader.records.add(record)
             metrics.rerun(state.tool_name)
             self._start(record, work, group)  # its span joins the trace that created the task
+        return True
+
+    async def _queue_again(self, state: TaskState, why: str) -> bool:
+        """A lost run of the workers' queued again (the next attempt), for any worker to take;
+        compare-and-set on the lost run's claim, as :meth:`rerun_lost`."""
+        attempt = state.attempt + 1
+        message = f"attempt {attempt} of {self.counts[state.tool_name] + 1}: queued again after {why}"
+
+        def queue_again(current: TaskState) -> TaskState | None:
+            if current.is_terminal or current.claim != state.claim:
+                return None
+            return requeued(current, message, attempt=attempt)
+
+        record = self._writer.reader.record_of(state)
+        if await self._writer.mutate(record, queue_again, force_notify=True):
+            logger.info("task %s: %s", state.task_id, message)
+            metrics.rerun(state.tool_name)
+        self._writer.reader.records.release_if_idle(record)
         return True

@@ -28,6 +28,8 @@ __all__ = [
     "limit_refused",
     "polled",
     "push_stream",
+    "queue_depth",
+    "queue_wait",
     "rerun",
     "result_delivered",
     "run_ended",
@@ -35,6 +37,7 @@ __all__ = [
     "status_changed",
     "store_operation",
     "task_created",
+    "worker_run",
 ]
 
 ATTR_STORE: Final = "mcp_tasks.store"
@@ -60,6 +63,9 @@ SERIES: Final = {
     "mcp_tasks.limit.refusals": ("counter", "{refusal}", "Task creations refused by a limit"),
     "mcp_tasks.polls": ("counter", "{request}", "tasks/get requests answered"),
     "mcp_tasks.push.streams": ("updown", "{stream}", "subscriptions/listen streams open"),
+    "mcp_tasks.queue.depth": ("gauge", "{task}", "Tasks in the workers' queue, as this process last read it"),
+    "mcp_tasks.queue.wait": ("histogram", "s", "From a task queued to its claim by a worker"),
+    "mcp_tasks.worker.runs": ("counter", "{run}", "Queued tasks this worker claimed and ran"),
 }
 """Every series this library emits (docs/observability.md describes each)."""
 
@@ -77,6 +83,9 @@ class _Tally:
 
     def add(self, amount: int, pairs: tuple[str, ...]) -> None:
         self.counts[pairs] = self.counts.get(pairs, 0) + amount
+
+    def set(self, value: int, pairs: tuple[str, ...]) -> None:
+        self.counts[pairs] = value
 
     def observations(self) -> list[Any]:
         api = metrics_api()
@@ -114,11 +123,11 @@ class _Instruments:
                 )
                 continue
             tallies[name] = _Tally()
-            create = (
-                meter.create_observable_counter
-                if kind == "counter"
-                else meter.create_observable_up_down_counter
-            )
+            create = {
+                "counter": meter.create_observable_counter,
+                "updown": meter.create_observable_up_down_counter,
+                "gauge": meter.create_observable_gauge,
+            }[kind]
             create(name, callbacks=[_observer(name)], unit=unit, description=description)
         self.histograms = histograms
         self.tallies = tallies
@@ -231,3 +240,18 @@ def polled(tool: str, dialect: str) -> None:
 def push_stream(delta: int, dialect: str) -> None:
     if metering():
         _count("mcp_tasks.push.streams", delta, ATTR_DIALECT, dialect)
+
+
+def queue_depth(waiting: int) -> None:
+    if metering():
+        _instruments().tallies["mcp_tasks.queue.depth"].set(waiting, ())
+
+
+def queue_wait(tool: str, seconds: float) -> None:
+    if metering():
+        _record("mcp_tasks.queue.wait", seconds, ATTR_TOOL, tool)
+
+
+def worker_run(tool: str) -> None:
+    if metering():
+        _count("mcp_tasks.worker.runs", 1, ATTR_TOOL, tool)

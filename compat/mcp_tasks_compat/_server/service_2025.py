@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, TypeVar, cast
 
 import anyio
@@ -181,20 +182,25 @@ class Tasks2025Service:
 
         The task is readable before the answer leaves; its statuses go out as notifications on
         the caller's session (:meth:`status_listener`); its run lives where ``caller.launch``
-        says, which is the server's, not the session's.
+        says, which is the server's, not the session's. A tool that runs on the workers is queued
+        instead (nothing runs here; the client polls its statuses, which the store has).
         """
         plan = self.plan_call(params, caller)
         if plan is None:
             return await plain()
         arguments = cast(Mapping[str, Any], params).get("arguments")
+        create = partial(
+            self.engine.create,
+            dialect=DIALECT_2025_11_25,
+            owner=plan.owner,
+            tool_name=plan.tool_name,
+            ttl_ms=plan.ttl_ms,
+            arguments=cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None,
+        )
+        if self.tasks.runs_on(plan.tool_name) == "workers":  # queued: a worker runs it (polled)
+            return answer(self.created((await create(run_on="workers")).task))
         with caller.launch(plan.tool_name) as launch:
-            record = await self.engine.create(
-                dialect=DIALECT_2025_11_25,
-                owner=plan.owner,
-                tool_name=plan.tool_name,
-                ttl_ms=plan.ttl_ms,
-                arguments=cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None,
-            )
+            record = await create()
             record.listeners.append(self.status_listener(launch.notify))
             launch.context.run(self.engine.start, record, work, launch.group)
             return answer(self.created(record.task))

@@ -104,7 +104,8 @@ class Tasks2026Service:
         ``work`` is the rest of the SDK's chain, started undecided in the run primitive
         (``caller.launch``) and never restarted; ``rounds``: the call's multi-round-trip state.
         The grace is the tool's (:class:`~.._engine.grace.GraceMemory`): none for a tool whose
-        recent calls outlived it, or when the caller asked for a task.
+        recent calls outlived it, or when the caller asked for a task. A tool that runs on the
+        workers has none: its call is queued and answered with its task at once.
         """
         mode = self.plan_call(call.name, declares_tasks=call.declares_tasks)
         if mode == "plain":
@@ -123,6 +124,16 @@ class Tasks2026Service:
                 arguments=call.arguments,
             )
 
+        if self.tasks.runs_on(tool_name) == "workers":  # queued, at once: a worker runs it
+            queued = await engine.create(
+                dialect=DIALECT_2026_07_28,
+                owner=owner,
+                tool_name=tool_name,
+                ttl_ms=ttl_ms,
+                arguments=call.arguments,
+                run_on="workers",
+            )
+            return codec.encode_create_task_result(queued.task)
         traced = traced_inline(work, tool_name=tool_name, dialect=DIALECT_2026_07_28, record_of=_run_record)
         ticket = self.tasks.grace.ticket(tool_name, at_once=at_once)
         # A tool whose recent calls all ended within the grace starts undetached: this call will

@@ -19,12 +19,21 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.lowlevel.server import request_ctx
 
-from .server import install, lowlevel_server_of
+from .server import install, lowlevel_server_of, tool_runner
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
 
-__all__ = ["Context", "ToolError", "add_tool", "new_server", "run", "send_log", "send_progress"]
+__all__ = [
+    "Context",
+    "ToolError",
+    "add_tool",
+    "new_server",
+    "run",
+    "send_log",
+    "send_progress",
+    "tool_runner",
+]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """Hosts for which ``FastMCP`` turns DNS-rebinding protection on by itself (at construction)."""

@@ -36,6 +36,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
 from ..._detect import refuse_unsupported, sdk_info
 from ..._engine import TaskPolicy, Work
+from ..._engine.reruns import RerunWork
 from ...errors import METHOD_NOT_FOUND, UnsupportedSdkError
 from .messages import input_result as input_result
 from .messages import plain_input as plain_input
@@ -71,6 +72,19 @@ def install(policy: TaskPolicy, server: Any) -> None:
     _installed[lowlevel] = installation
     installation.wrap_handlers()
     lowlevel.run = installation.run
+
+
+def tool_runner(server: Any) -> RerunWork:
+    """How a worker runs the tools of ``server`` (tasks installed) without a request: the tool's
+    own ``tools/call`` handler, as a re-run calls it (:func:`_rerun_work`)."""
+    installation = _installed.get(lowlevel_server_of(server))
+    if installation is None:
+        raise ValueError("tasks are not installed on this server: build it with TaskServer or ServerTasks")
+    installation.wrap_handlers()  # tools registered since are seen
+    runner = installation.engine.rerun_work
+    if runner is None:
+        raise ValueError("this server has no tools/call handler: register a tool first")
+    return runner
 
 
 def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:

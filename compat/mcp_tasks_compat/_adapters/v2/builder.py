@@ -19,13 +19,22 @@ from typing import TYPE_CHECKING, Any, cast
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from .runtime import current_request
+from .runtime import current_request, tool_runner
 from .server import mcpserver_kwargs
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
 
-__all__ = ["Context", "ToolError", "add_tool", "new_server", "run", "send_log", "send_progress"]
+__all__ = [
+    "Context",
+    "ToolError",
+    "add_tool",
+    "new_server",
+    "run",
+    "send_log",
+    "send_progress",
+    "tool_runner",
+]
 
 _LISTEN = "_mcp_tasks_compat_listen"
 """Where a ``host``/``port`` given at construction waits for :func:`run` (``MCPServer`` takes them there)."""

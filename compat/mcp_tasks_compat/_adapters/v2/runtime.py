@@ -51,6 +51,7 @@ __all__ = [
     "sdk_errors",
     "send_input",
     "tool_result_wire",
+    "tool_runner",
     "with_request",
 ]
 
@@ -169,6 +170,14 @@ def _rerun_work(server: MCPServer[Any], tool_name: str, arguments: Mapping[str, 
         return tool_result_wire(result)
 
     return work
+
+
+def tool_runner(server: object) -> Callable[[str, Mapping[str, Any]], Work]:
+    """How a worker runs the tools of ``server`` (an ``MCPServer``) without a request, as a
+    re-run does (:func:`_rerun_work`)."""
+    if not isinstance(server, MCPServer):
+        raise TypeError(f"a worker runs the tools of an MCPServer, not of {type(server).__name__}")
+    return partial(_rerun_work, cast("MCPServer[Any]", server))
 
 
 def tool_work(

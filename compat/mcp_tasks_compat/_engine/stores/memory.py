@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import bisect
-from datetime import datetime
+import itertools
+from collections import deque
+from datetime import datetime, timezone
+
+import anyio
 
 from .contract import (
     EVERY_OWNER,
@@ -15,9 +19,41 @@ from .contract import (
     decode_cursor,
     encode_cursor,
 )
+from .queue import QueueEntry
 from .task_state import TaskState
 
-__all__ = ["InMemoryTaskStore"]
+__all__ = ["InMemoryTaskStore", "MemoryTaskQueue"]
+
+
+class MemoryTaskQueue:
+    """One process's queue (workers in the same process: tests): a deque and a wake-up event."""
+
+    def __init__(self) -> None:
+        self._waiting: deque[QueueEntry] = deque()
+        self._serial = itertools.count(1)
+        self._added: anyio.Event | None = None  # made when a take waits (on its event loop)
+
+    def put(self, state: TaskState) -> None:
+        entry = QueueEntry(str(next(self._serial)), state.task_id, state.claim, datetime.now(timezone.utc))
+        self._waiting.append(entry)
+        if self._added is not None:
+            self._added.set()
+
+    async def take(
+        self, consumer: str, count: int, *, wait_s: float, redeliver_after_s: float
+    ) -> list[QueueEntry]:
+        del consumer, redeliver_after_s  # one process: a worker that took an entry lives as long as it
+        if not self._waiting:
+            self._added = added = anyio.Event()
+            with anyio.move_on_after(wait_s):
+                await added.wait()
+        return [self._waiting.popleft() for _ in range(min(count, len(self._waiting)))]
+
+    async def ack(self, entry: QueueEntry) -> None:
+        del entry  # taken entries left the deque already
+
+    async def depth(self) -> int:
+        return len(self._waiting)
 
 
 class InMemoryTaskStore:
@@ -29,6 +65,8 @@ class InMemoryTaskStore:
         self._order: list[tuple[datetime, str]] = []  # (created_at, id), sorted: the list order
         self._active: dict[str | None, int] = {}  # owner -> tasks not terminal (the create limit)
         self._notifier = SilentNotifier()
+        self.queue = MemoryTaskQueue()
+        """The workers' queue, filled by this store's own writes (one process: for tests)."""
 
     def __len__(self) -> int:
         return len(self._states)
@@ -61,6 +99,8 @@ class InMemoryTaskStore:
         bisect.insort(self._order, (state.task.created_at, state.task_id))
         _insert(self._deadlines, state.expires_at, state.task_id)
         self._count(state, +1)
+        if state.queued:
+            self.queue.put(state)
 
     async def get(self, task_id: str) -> TaskState | None:
         return self._states.get(task_id)
@@ -74,6 +114,8 @@ class InMemoryTaskStore:
         self._states[state.task_id] = saved
         self._count(current, -1)  # the old state out, the new one in: an owner change moves it too
         self._count(saved, +1)
+        if saved.queued and not current.queued:
+            self.queue.put(saved)
         if saved.expires_at != current.expires_at:
             _remove(self._deadlines, current.expires_at, state.task_id)
             _insert(self._deadlines, saved.expires_at, state.task_id)

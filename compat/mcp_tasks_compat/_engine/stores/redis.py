@@ -21,6 +21,8 @@ Data layout (``P`` is the prefix, ``mcp-tasks:`` by default):
   terminal, for the per-owner limit (counted inside the create script, and by
   :meth:`RedisTaskStore.count_active`); a member whose hash Redis expired is dropped when counted.
 * ``P events``: the pub/sub channel of :class:`~.redis_link.RedisNotifier`.
+* ``P queue``: the workers' queue, a stream read by the consumer group ``workers``
+  (:mod:`.redis_queue`); the hash field ``queued`` says the task has an entry waiting there.
 
 Every write is one Lua script (:mod:`.redis_scripts`: create-if-absent, compare-and-set save,
 delete), so the hash and its index entries change together; a save also publishes its
@@ -48,6 +50,7 @@ from .contract import (
     encode_cursor,
 )
 from .redis_link import RedisLink, RedisNotifier, encode_event
+from .redis_queue import RedisTaskQueue
 from .redis_scripts import KEY_TTL_MARGIN_MS
 from .task_state import TaskState, dumps, loads
 
@@ -108,6 +111,10 @@ class RedisKeys:
     def channel(self) -> str:
         return f"{self.prefix}events"
 
+    @property
+    def queue(self) -> str:
+        return f"{self.prefix}queue"
+
     def order(self, owner: object) -> str:
         if owner is EVERY_OWNER:
             return f"{self.prefix}order:*"
@@ -139,6 +146,8 @@ class RedisTaskStore:
         self._link = RedisLink(url)
         self._keys = RedisKeys(prefix)
         self._notifier = RedisNotifier(self._link, self._keys.channel)
+        self.queue = RedisTaskQueue(self._link, self._keys.queue)
+        """The workers' queue (:mod:`.redis_queue`), filled by this store's own writes."""
 
     @property
     def channel(self) -> str:
@@ -192,7 +201,8 @@ class RedisTaskStore:
 
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         limit = "" if active_limit is None else active_limit
-        argv = [*self._write_args(state), limit, self._keys.task(""), state.claim]
+        queue = self._keys.queue if state.queued else ""
+        argv = [*self._write_args(state), limit, self._keys.task(""), state.claim, queue]
         reply = await self._link.run("create", self._keys.of_write(state), argv)
         outcome = int(reply[0])
         if outcome == 2:
@@ -213,7 +223,15 @@ class RedisTaskStore:
         reply = await self._link.run(
             "save",
             self._keys.of_write(saved),
-            [state.version, *self._write_args(saved), self._keys.channel, event, checked, saved.claim],
+            [
+                state.version,
+                *self._write_args(saved),
+                self._keys.channel,
+                event,
+                checked,
+                saved.claim,
+                self._keys.queue if saved.queued else "",
+            ],
         )
         if int(reply[0]) != 1:
             current = self._decode(state.task_id, reply[1]) if len(reply) > 1 else None

@@ -50,7 +50,8 @@ end
 # ARGV: data, version, order member, expiry score, lease score, key expiry (the deadline in ms
 # since the epoch on the redis-server's clock, "": none; see _EXPIRE_KEY), task id, terminal
 # ("1"/"0"), then the owner's limit of unfinished tasks ("": none), the task key prefix and the
-# claim (the run's fencing token).
+# claim (the run's fencing token), then the workers' queue stream when the task is queued ("":
+# not queued; the entry is added in this same step, see .queue).
 # Replies {1}: created; {0, data}: the id exists; {2, active}: the owner is at its limit
 # (counted only when the set's size reaches it: a set smaller than the limit is under it).
 CREATE: Final = (
@@ -71,6 +72,10 @@ redis.call('HSET', KEYS[1], 'data', ARGV[1], 'version', ARGV[2], 'order', ARGV[3
   'active', KEYS[6], 'claim', ARGV[11])
 if ARGV[8] == '0' then redis.call('SADD', KEYS[6], ARGV[7]) end
 if ARGV[6] ~= '' then expire_key(KEYS[1], ARGV[6]) end
+if ARGV[12] and ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[1], 'queued', '1')
+  redis.call('XADD', ARGV[12], '*', 'task', ARGV[7], 'claim', ARGV[11])
+end
 redis.call('ZADD', KEYS[4], 0, ARGV[3])
 redis.call('ZADD', KEYS[5], 0, ARGV[3])
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7]) end
@@ -81,12 +86,14 @@ return {1}
 
 # KEYS: as CREATE. ARGV: expected version, then as CREATE (data, new version, ...), then the
 # pub/sub channel and the event to publish there once saved ("": none), the fence (the claim a
-# run's write was started under, "": not a run's write) and the claim written. A write whose
-# version or fence is not the stored one replies {0, data}: nothing written, nothing published.
+# run's write was started under, "": not a run's write), the claim written, and the workers' queue
+# stream when the saved task is queued ("": not queued; an entry is added when it was not queued
+# before, in this same step). A write whose version or fence is not the stored one replies
+# {0, data}: nothing written, nothing published, nothing queued.
 SAVE: Final = (
     _EXPIRE_KEY
     + """
-local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active', 'claim')
+local held = redis.call('HMGET', KEYS[1], 'version', 'order', 'owner', 'active', 'claim', 'queued')
 if not held[1] then return {0} end
 if held[1] ~= ARGV[1] or (ARGV[12] ~= '' and (held[5] or '0') ~= ARGV[12]) then
   return {0, redis.call('HGET', KEYS[1], 'data')}
@@ -110,6 +117,14 @@ for i = 2, 3 do
   else
     redis.call('ZREM', KEYS[i], ARGV[8])
   end
+end
+if ARGV[14] and ARGV[14] ~= '' then
+  if held[6] ~= '1' then
+    redis.call('HSET', KEYS[1], 'queued', '1')
+    redis.call('XADD', ARGV[14], '*', 'task', ARGV[8], 'claim', ARGV[13])
+  end
+elseif held[6] then
+  redis.call('HDEL', KEYS[1], 'queued')
 end
 if ARGV[11] and ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[10], ARGV[11]) end
 return {1}

@@ -39,18 +39,21 @@ from .contract import (
 )
 from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
+from .sqlite_queue import SqliteTaskQueue
 from .task_state import TaskState, dumps, loads
 
 __all__ = ["SqliteTaskStore"]
 
-_COLUMNS: Final = "owner, created_at, expires_at, lease_until, runner, terminal, version, claim, state"
+_COLUMNS: Final = (
+    "owner, created_at, expires_at, lease_until, runner, terminal, version, claim, queued, state"
+)
 _INSERT: Final = (
-    f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO tasks (task_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (task_id) DO NOTHING"
 )
 _COUNT_ACTIVE: Final = "SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner IS ? AND terminal = 0 LIMIT ?)"
 _INSERT_WITHIN_LIMIT: Final = (
-    f"INSERT INTO tasks (task_id, {_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    f"INSERT INTO tasks (task_id, {_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
     f" WHERE ({_COUNT_ACTIVE}) < ? ON CONFLICT (task_id) DO NOTHING"
 )
 
@@ -74,6 +77,7 @@ def _columns(state: TaskState) -> tuple[object, ...]:
         int(state.is_terminal),
         state.version,
         state.claim,
+        int(state.queued),
         dumps(state),
     )
 
@@ -103,6 +107,8 @@ class SqliteTaskStore:
         self._worker = SqliteWorker(self._file)
         self._call = self._worker.call
         self._notifier = SilentNotifier()
+        self.queue = SqliteTaskQueue(self._worker)
+        """The workers' queue (:mod:`.sqlite_queue`), filled by this store's own writes."""
 
     @property
     def path(self) -> str:
@@ -188,7 +194,7 @@ class SqliteTaskStore:
             # claim (the fence) are checked in the same statement that writes
             cursor = connection.execute(
                 "UPDATE tasks SET owner = ?, created_at = ?, expires_at = ?, lease_until = ?, runner = ?,"
-                " terminal = ?, version = ?, claim = ?, state = ?"
+                " terminal = ?, version = ?, claim = ?, queued = ?, state = ?"
                 " WHERE task_id = ? AND version = ? AND (? IS NULL OR claim = ?)",
                 (*_columns(saved), state.task_id, state.version, fence, fence),
             )

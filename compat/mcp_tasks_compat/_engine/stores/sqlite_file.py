@@ -18,7 +18,7 @@ from typing import Final
 from ...errors import TaskStoreError
 from .echo import printable
 
-__all__ = ["APPLICATION", "STORE_SCHEMA_VERSION", "SqliteFile"]
+__all__ = ["APPLICATION", "NOW_S", "STORE_SCHEMA_VERSION", "SqliteFile"]
 
 APPLICATION: Final = "mcp-tasks-compat"
 """``meta.application``: how a file says it is ours (a SQLite file without it belongs to someone else)."""
@@ -62,10 +62,35 @@ version and a rolling upgrade can mix releases on one file."""
 _COLUMNS_ADDED: Final = (
     # the fencing token of the current run (task_state.TaskState.claim), checked by a run's writes
     ("claim", "ALTER TABLE tasks ADD COLUMN claim INTEGER NOT NULL DEFAULT 0"),
+    # 1 while the task waits in the workers' queue (task_state.TaskState.queued)
+    ("queued", "ALTER TABLE tasks ADD COLUMN queued INTEGER NOT NULL DEFAULT 0"),
 )
 """Columns added after a layout was released, made on open when missing, as the indexes above: an
 older release names its columns in every statement, so it reads and writes the file as before
 (fencing holds once every replica on the file runs a release that writes the column)."""
+
+NOW_S: Final = "((julianday('now') - 2440587.5) * 86400.0)"
+"""SQLite's clock as seconds since the Unix epoch (the host's: one host shares the file)."""
+
+_QUEUE_ADDED: Final = (
+    # the workers' queue (.sqlite_queue): one row per wait, added by the write that queues the task
+    """CREATE TABLE IF NOT EXISTS task_queue (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        task_id TEXT NOT NULL,
+        claim INTEGER NOT NULL,
+        queued_at REAL NOT NULL,
+        consumer TEXT,
+        taken_at REAL
+    )""",
+    f"""CREATE TRIGGER IF NOT EXISTS tasks_queued_on_insert AFTER INSERT ON tasks WHEN NEW.queued = 1
+    BEGIN INSERT INTO task_queue (task_id, claim, queued_at) VALUES (NEW.task_id, NEW.claim, {NOW_S}); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS tasks_queued_on_update AFTER UPDATE OF queued ON tasks
+    WHEN NEW.queued = 1 AND OLD.queued = 0
+    BEGIN INSERT INTO task_queue (task_id, claim, queued_at) VALUES (NEW.task_id, NEW.claim, {NOW_S}); END""",
+)
+"""The workers' queue table and the triggers that fill it, made on open when missing (after the
+columns): the entry is written in the same statement, so the same transaction, as the task's
+write that queues it; an older release never sets ``queued``, so its writes queue nothing."""
 
 _MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _schema_1}
 """``_MIGRATIONS[n]`` brings a file from layout ``n - 1`` (0: empty) to ``n``, inside the open transaction."""
@@ -139,6 +164,8 @@ class SqliteFile:
             for column, added in _COLUMNS_ADDED:
                 if column not in present:
                     connection.execute(added)
+            for statement in _QUEUE_ADDED:
+                connection.execute(statement)
             # Always written: the write that shows a read-only file at open, not at the first task.
             connection.execute(_UPSERT_META, (APPLICATION, str(STORE_SCHEMA_VERSION)))
             connection.execute("COMMIT")

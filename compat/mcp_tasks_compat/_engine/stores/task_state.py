@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 from ...core.model import (
     PROGRESS_META_KEY,
@@ -29,12 +29,15 @@ from ...core.model import (
 )
 from ...dialects import ALL_DIALECTS, Dialect
 
-__all__ = ["SCHEMA_VERSION", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
+__all__ = ["SCHEMA_VERSION", "RunOn", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
 
 SCHEMA_VERSION: Final = 1
 """The version of :func:`state_to_json`'s shape; a durable store refuses data of a newer one."""
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+RunOn = Literal["here", "workers"]
+"""Where a task's runs happen: in the server process that took the call, or on the workers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,9 @@ class TaskState:
     ``expires_at``: when the store may drop the task (``None``: never), wall clock, UTC.
     ``rerun``: the tool opted in to be run again, rather than failed, when its replica stopped;
     ``arguments`` (kept only then) are the call's, for that run; ``attempt`` counts its runs from 1.
+    ``run_on``: ``"workers"`` for a task whose runs are queued for worker processes (the server
+    that created it runs nothing of it); while no worker claims it (``runner`` is ``None``) it is
+    :attr:`queued`, and a store with a queue delivers it to one worker (:mod:`.queue`).
     ``trace_context``: the W3C trace context (``traceparent``, ``tracestate``) of the request that
     created the task, so its run, a re-run and a cancel on any replica join that trace (empty
     when nothing was traced; absent from records written before it existed).
@@ -72,6 +78,12 @@ class TaskState:
     attempt: int = 1
     claim: int = 0
     trace_context: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    run_on: RunOn = "here"
+
+    @property
+    def queued(self) -> bool:
+        """Waiting in the workers' queue: a task run by workers, not ended, that no one claims now."""
+        return self.run_on == "workers" and self.runner is None and not self.task.is_terminal
 
     @property
     def task_id(self) -> str:
@@ -146,9 +158,17 @@ def _trace_context(value: object) -> Mapping[str, str]:
     return MappingProxyType({str(k): str(v) for k, v in cast("Mapping[str, Any]", value).items()})
 
 
+def _run_on(value: object) -> RunOn:
+    if value is None or value == "here":
+        return "here"
+    if value == "workers":
+        return "workers"
+    raise TypeError(f"runOn must be 'here' or 'workers', not {value!r}")
+
+
 def state_to_json(state: TaskState) -> dict[str, Any]:
-    """The state as JSON-compatible values (what a durable store writes); ``traceContext`` only
-    when there is one, so an untraced task is written as before."""
+    """The state as JSON-compatible values (what a durable store writes); ``traceContext`` and
+    ``runOn`` only when set, so a task without them is written as before."""
     data: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
         "task": _task_to_json(state.task),
@@ -168,6 +188,8 @@ def state_to_json(state: TaskState) -> dict[str, Any]:
     }
     if state.trace_context:
         data["traceContext"] = dict(state.trace_context)
+    if state.run_on != "here":
+        data["runOn"] = state.run_on
     return data
 
 
@@ -197,6 +219,7 @@ def state_from_json(data: Mapping[str, Any]) -> TaskState:
             attempt=int(data.get("attempt") or 1),
             claim=int(data.get("claim") or 0),
             trace_context=_trace_context(data.get("traceContext")),
+            run_on=_run_on(data.get("runOn")),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed task state: {exc!r}") from None

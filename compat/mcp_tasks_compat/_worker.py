@@ -1,0 +1,119 @@
+"""A worker process: the task tools of a server's app, run from the store's queue, no MCP listener.
+
+``mcp-tasks-compat worker MODULE:ATTR --store URL`` and :meth:`.server.TaskServer.run_worker` come
+here. The worker imports the same :class:`~.server.TaskServer` the server serves (its tools, their
+``reruns=``, the lease), opens an engine of its own on the shared store, and runs its background
+(lease renewal, the notifier or, on SQLite, polling of the runs it holds, the sweeper) beside the
+take loop (:class:`~._engine.workers.WorkerRuns`). A stop (SIGTERM, SIGINT, or ``stop`` set)
+stops the taking, lets the runs finish within ``grace_s``, gives the rest back to the queue, and
+returns once every outcome is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+import anyio
+
+from ._adapters import get_adapter
+from ._engine import TaskEngine
+from ._engine.stores import TaskStore, store_from_url
+from ._engine.workers import WorkerRuns
+
+if TYPE_CHECKING:
+    from .server import TaskServer
+
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "serve_worker", "worker_engine"]
+
+logger = logging.getLogger("mcp_tasks_compat.worker")
+
+DEFAULT_CONCURRENCY: Final = 10
+"""Runs one worker holds at once, unless told otherwise (``--concurrency``)."""
+
+DEFAULT_GRACE_S: Final = 30.0
+"""How long a stopping worker lets its runs finish before it gives the rest back to the queue."""
+
+
+def worker_engine(app: TaskServer, store: TaskStore | str | None) -> TaskEngine:
+    """An engine for a worker of ``app``: ``store`` (default: the app's own), the app's lease,
+    TTLs, poll hint and re-run declarations; its tools called without a request."""
+    served = app.tasks.engine
+    if isinstance(store, str):
+        store = store_from_url(store)
+    engine = (
+        served
+        if store is None
+        else TaskEngine(
+            store=store,
+            ttl_floor_ms=served.ttl_floor_ms,
+            default_ttl_ms=served.default_ttl_ms,
+            poll_policy=served.poll_policy,
+            lease_s=served.replicas.lease_s,
+            limits=served.limits,
+        )
+    )
+    engine.reruns.update(served.reruns)
+    engine.rerun_work = get_adapter().builder.tool_runner(app.sdk_server)
+    return engine
+
+
+async def serve_worker(
+    app: TaskServer,
+    *,
+    store: TaskStore | str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    grace_s: float = DEFAULT_GRACE_S,
+    stop: anyio.Event | None = None,
+    on_ready: Callable[[WorkerRuns], None] | None = None,
+) -> None:
+    """Run ``app``'s queued tasks until ``stop`` is set (or SIGTERM/SIGINT when ``stop`` is
+    ``None``), ``concurrency`` at a time; then stop gracefully (the module docstring)."""
+    engine = worker_engine(app, store)
+    runner = engine.rerun_work
+    assert runner is not None
+    runs = WorkerRuns(
+        engine.reader,
+        engine.writer,
+        engine.replicas,
+        start=engine.start,
+        work_for=runner,
+        concurrency=concurrency,
+    )
+    await engine.open()
+    await engine.recover()
+    stopping = stop or anyio.Event()
+    async with anyio.create_task_group() as background:
+        background.start_soon(engine.background, name="mcp-tasks worker background")
+        if stop is None:
+            background.start_soon(_stop_on_signal, stopping, name="mcp-tasks worker signals")
+        logger.info(
+            "worker %s: taking tasks from %s, %d at a time",
+            runs.worker_id,
+            engine.store.describe,
+            concurrency,
+        )
+        if on_ready is not None:
+            on_ready(runs)
+        async with anyio.create_task_group() as run_group:  # the runs; left once every outcome is written
+            run_group.start_soon(runs.take_and_run, run_group, name="mcp-tasks worker queue")
+            await stopping.wait()
+            logger.info(
+                "worker %s: stopping; %d run(s) have %g s to finish",
+                runs.worker_id,
+                len(runs.running),
+                grace_s,
+            )
+            await runs.drain(grace_s)
+            await runs.give_back()
+        background.cancel_scope.cancel()
+    await engine.store.close()
+
+
+async def _stop_on_signal(stopping: anyio.Event) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _signal in signals:
+            stopping.set()
+            return
