@@ -14,17 +14,14 @@ from __future__ import annotations
 import logging
 import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Any, Final
 
 import anyio
 
 from ._adapters import get_adapter
-from ._engine import TaskEngine
+from ._engine import TaskEngine, TaskPolicy
 from ._engine.stores import TaskStore, store_from_url
 from ._engine.workers import WorkerRuns
-
-if TYPE_CHECKING:
-    from .server import TaskServer
 
 __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "serve_worker", "worker_engine"]
 
@@ -37,10 +34,11 @@ DEFAULT_GRACE_S: Final = 30.0
 """How long a stopping worker lets its runs finish before it gives the rest back to the queue."""
 
 
-def worker_engine(app: TaskServer, store: TaskStore | str | None) -> TaskEngine:
-    """An engine for a worker of ``app``: ``store`` (default: the app's own), the app's lease,
-    TTLs, poll hint and re-run declarations; its tools called without a request."""
-    served = app.tasks.engine
+def worker_engine(policy: TaskPolicy, sdk_server: Any, store: TaskStore | str | None) -> TaskEngine:
+    """An engine for a worker of a server (its task ``policy`` and SDK server): ``store`` (default:
+    the server's own), the server's lease, TTLs, poll hint and re-run declarations; its tools
+    called without a request."""
+    served = policy.engine
     if isinstance(store, str):
         store = store_from_url(store)
     engine = (
@@ -56,12 +54,13 @@ def worker_engine(app: TaskServer, store: TaskStore | str | None) -> TaskEngine:
         )
     )
     engine.reruns.update(served.reruns)
-    engine.rerun_work = get_adapter().builder.tool_runner(app.sdk_server)
+    engine.rerun_work = get_adapter().builder.tool_runner(sdk_server)
     return engine
 
 
 async def serve_worker(
-    app: TaskServer,
+    policy: TaskPolicy,
+    sdk_server: Any,
     *,
     store: TaskStore | str | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -69,9 +68,10 @@ async def serve_worker(
     stop: anyio.Event | None = None,
     on_ready: Callable[[WorkerRuns], None] | None = None,
 ) -> None:
-    """Run ``app``'s queued tasks until ``stop`` is set (or SIGTERM/SIGINT when ``stop`` is
+    """Run a server's queued tasks (its task ``policy`` and SDK server: a ``TaskServer``'s
+    ``tasks`` and ``sdk_server``) until ``stop`` is set (or SIGTERM/SIGINT when ``stop`` is
     ``None``), ``concurrency`` at a time; then stop gracefully (the module docstring)."""
-    engine = worker_engine(app, store)
+    engine = worker_engine(policy, sdk_server, store)
     runner = engine.rerun_work
     assert runner is not None
     runs = WorkerRuns(

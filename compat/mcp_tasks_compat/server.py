@@ -274,7 +274,9 @@ class TaskServer:
         runs at once; a stop lets the runs finish within ``grace_s`` and gives the rest back to
         the queue for other workers (docs/deploy.md).
         """
-        await serve_worker(self, store=store, concurrency=concurrency, grace_s=grace_s, stop=stop)
+        await serve_worker(
+            self.tasks, self.sdk_server, store=store, concurrency=concurrency, grace_s=grace_s, stop=stop
+        )
 
     def run_worker(self, **options: Any) -> None:
         """:meth:`serve_worker`, blocking (as ``mcp-tasks-compat worker MODULE:ATTR`` runs it)."""

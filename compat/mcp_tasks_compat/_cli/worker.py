@@ -98,7 +98,8 @@ def run_worker(options: WorkerOptions) -> int:
 
     serve = partial(
         serve_worker,
-        app,
+        app.tasks,
+        app.sdk_server,
         store=options.store,
         concurrency=options.concurrency,
         grace_s=options.grace_s,

@@ -46,6 +46,9 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``replicas``: what a shared store needs of a serving engine (leases, the notifier);
 * ``reruns``: re-run by choice: whether a lost run starts again, and starting it;
 * ``serving``: the store opened, recovery at start, and the background of a server;
+* ``queueing``: the workers' queue as a server sees it (room, the refusal without one) and the
+  changes that queue a task again (a lost run, a give-back);
+* ``workers``: :class:`~.workers.WorkerRuns`, a worker's take, claim and run of queued tasks;
 * ``outage``: the store's health (:class:`~.outage.StoreHealth`): the parts report its failures
   there, so an outage is one log line when it begins and one, with a count, when it ends;
 * ``observed``: what the engine tells OpenTelemetry (runs as spans, its store's operations timed);
@@ -56,7 +59,9 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
   :class:`StoreConflict`, :data:`EVERY_OWNER`), ``stores.memory``, ``stores.sqlite`` with
   ``stores.sqlite_file`` (its file's layout and refusals) and ``stores.sqlite_batches`` (its
   connection and group commit), ``stores.redis`` with
-  ``stores.redis_link`` (connection, pub/sub) and ``stores.redis_scripts`` (Lua),
+  ``stores.redis_link`` (connection, pub/sub), ``stores.redis_scripts`` (Lua) and
+  ``stores.redis_queue`` (the workers' stream), ``stores.queue`` (the queue contract) with
+  ``stores.sqlite_queue`` (its table),
   ``stores.urls`` (:func:`store_from_url`), and ``stores.echo`` (a path or URL as a refusal
   repeats it: printable, without a password).
 """

@@ -142,11 +142,7 @@ class TaskPolicy:
             ),
             max_queued=max_queued,
         )
-        if run_on not in RUN_ON_VALUES:
-            raise ValueError(f"run_on must be one of {RUN_ON_VALUES}; got {run_on!r}")
-        if run_on == "workers":
-            self.engine.queueing.refuse_without_queue("run_on='workers'")
-        self.run_on: RunOn = run_on
+        self.run_on: RunOn = self._checked_run_on("run_on", run_on)
         """Where task runs happen by default: ``"here"`` (this process) or ``"workers"`` (queued)."""
         self.tools_run_on: dict[str, RunOn] = {}
         """Tool name to where its task runs happen, for tools that say so themselves."""
@@ -185,11 +181,16 @@ class TaskPolicy:
         if run_on is None:
             self.tools_run_on.pop(tool_name, None)
             return
-        if run_on not in RUN_ON_VALUES:
-            raise ValueError(f"run_on of {tool_name!r} must be one of {RUN_ON_VALUES}; got {run_on!r}")
-        if run_on == "workers":
-            self.engine.queueing.refuse_without_queue(f"run_on='workers' (tool {tool_name!r})")
-        self.tools_run_on[tool_name] = run_on
+        self.tools_run_on[tool_name] = self._checked_run_on(f"run_on of {tool_name!r}", run_on)
+
+    def _checked_run_on(self, what: str, run_on: object) -> RunOn:
+        """``run_on`` if valid and honoured by this engine's store (workers need its queue)."""
+        if run_on == "here":
+            return "here"
+        if run_on != "workers":
+            raise ValueError(f"{what} must be one of {RUN_ON_VALUES}; got {run_on!r}")
+        self.engine.queueing.refuse_without_queue(f"{what}='workers'")
+        return "workers"
 
     def runs_on(self, tool_name: str) -> RunOn:
         """Where a task run of ``tool_name`` happens: here, or queued for the workers."""

@@ -90,6 +90,20 @@ def cursor_member(cursor: str) -> str:
     return order_member(*decode_cursor(cursor))
 
 
+def write_args(state: TaskState) -> list[str | int]:
+    """The first ``ARGV`` of :data:`~.redis_scripts.CREATE`: data, version, order member, expiry
+    score, lease score, key expiry (ms since the epoch), id, terminal."""
+    expiry = "" if state.expires_at is None else micros(state.expires_at)
+    leased = state.runner is not None and state.lease_until is not None and not state.is_terminal
+    lease = micros(state.lease_until) if leased and state.lease_until is not None else ""
+    ttl: str | int = ""
+    if state.expires_at is not None:  # on the store's clock, as every deadline
+        ttl = micros(state.expires_at) // 1000
+    order = order_member(state.task.created_at, state.task_id)
+    terminal = "1" if state.is_terminal else "0"
+    return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
+
+
 @dataclass(frozen=True)
 class RedisKeys:
     """The names of a store's keys under its prefix (the layout in the module docstring)."""
@@ -186,23 +200,10 @@ class RedisTaskStore:
                 f"({exc}); upgrade mcp-tasks-compat, or give this server its own prefix"
             ) from None
 
-    def _write_args(self, state: TaskState) -> list[str | int]:
-        """The ``ARGV`` of :data:`~.redis_scripts.CREATE`: data, version, order member, expiry score,
-        lease score, key expiry (ms since the epoch), id, terminal."""
-        expiry = "" if state.expires_at is None else micros(state.expires_at)
-        leased = state.runner is not None and state.lease_until is not None and not state.is_terminal
-        lease = micros(state.lease_until) if leased and state.lease_until is not None else ""
-        ttl: str | int = ""
-        if state.expires_at is not None:  # on the store's clock, as every deadline
-            ttl = micros(state.expires_at) // 1000
-        order = order_member(state.task.created_at, state.task_id)
-        terminal = "1" if state.is_terminal else "0"
-        return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
-
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         limit = "" if active_limit is None else active_limit
         queue = self._keys.queue if state.queued else ""
-        argv = [*self._write_args(state), limit, self._keys.task(""), state.claim, queue]
+        argv = [*write_args(state), limit, self._keys.task(""), state.claim, queue]
         reply = await self._link.run("create", self._keys.of_write(state), argv)
         outcome = int(reply[0])
         if outcome == 2:
@@ -225,7 +226,7 @@ class RedisTaskStore:
             self._keys.of_write(saved),
             [
                 state.version,
-                *self._write_args(saved),
+                *write_args(saved),
                 self._keys.channel,
                 event,
                 checked,
