@@ -85,30 +85,15 @@ async def serve_worker(
     await engine.open()
     await engine.recover()
     stopping = stop or anyio.Event()
-    async with anyio.create_task_group() as background:
-        background.start_soon(engine.background, name="mcp-tasks worker background")
+    async with anyio.create_task_group() as signals:
         if stop is None:
-            background.start_soon(_stop_on_signal, stopping, name="mcp-tasks worker signals")
-        logger.info(
-            "worker %s: taking tasks from %s, %d at a time",
-            runs.worker_id,
-            engine.store.describe,
-            concurrency,
-        )
+            signals.start_soon(_stop_on_signal, stopping, name="mcp-tasks worker signals")
+        where = engine.store.describe
+        logger.info("worker %s: taking tasks from %s, %d at a time", runs.worker_id, where, concurrency)
         if on_ready is not None:
             on_ready(runs)
-        async with anyio.create_task_group() as run_group:  # the runs; left once every outcome is written
-            run_group.start_soon(runs.take_and_run, run_group, name="mcp-tasks worker queue")
-            await stopping.wait()
-            logger.info(
-                "worker %s: stopping; %d run(s) have %g s to finish",
-                runs.worker_id,
-                len(runs.running),
-                grace_s,
-            )
-            await runs.drain(grace_s)
-            await runs.give_back()
-        background.cancel_scope.cancel()
+        await runs.serve(engine.background, stopping, grace_s=grace_s)
+        signals.cancel_scope.cancel()
     await engine.store.close()
 
 

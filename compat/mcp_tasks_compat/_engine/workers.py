@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
@@ -81,6 +81,25 @@ class WorkerRuns:
     @property
     def running(self) -> list[TaskRecord]:
         return list(self._running.values())
+
+    async def serve(
+        self, background: Callable[[], Awaitable[None]], stopping: anyio.Event, *, grace_s: float
+    ) -> None:
+        """Take and run queued tasks beside the engine's ``background`` (leases, notifier, sweeper)
+        until ``stopping`` is set; then stop taking, let the runs finish within ``grace_s``, give
+        the rest back, and return once every outcome is written (the background ends last)."""
+        async with anyio.create_task_group() as beside:
+            beside.start_soon(background, name="mcp-tasks worker background")
+            async with anyio.create_task_group() as run_group:  # left once every run is over
+                run_group.start_soon(self.take_and_run, run_group, name="mcp-tasks worker queue")
+                await stopping.wait()
+                held = len(self._running)
+                logger.info(
+                    "worker %s: stopping; %d run(s) have %g s to finish", self.worker_id, held, grace_s
+                )
+                await self.drain(grace_s)
+                await self.give_back()
+            beside.cancel_scope.cancel()
 
     async def take_and_run(self, group: anyio.abc.TaskGroup) -> None:
         """Take entries while :attr:`taking` and slots are free; runs start in ``group``."""
