@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final
 
 import anyio
@@ -75,6 +75,7 @@ class WorkerRuns:
         self._work_for = work_for
         self._running: dict[str, TaskRecord] = {}
         self._slot_freed: anyio.Event | None = None
+        self._loop_done = anyio.Event()
         self.taking = True
         """Cleared by a graceful stop: no new entry is taken."""
 
@@ -83,7 +84,7 @@ class WorkerRuns:
         return list(self._running.values())
 
     async def serve(
-        self, background: Callable[[], Awaitable[None]], stopping: anyio.Event, *, grace_s: float
+        self, background: Callable[[], Coroutine[Any, Any, None]], stopping: anyio.Event, *, grace_s: float
     ) -> None:
         """Take and run queued tasks beside the engine's ``background`` (leases, notifier, sweeper)
         until ``stopping`` is set; then stop taking, let the runs finish within ``grace_s``, give
@@ -93,6 +94,7 @@ class WorkerRuns:
             async with anyio.create_task_group() as run_group:  # left once every run is over
                 run_group.start_soon(self.take_and_run, run_group, name="mcp-tasks worker queue")
                 await stopping.wait()
+                await self.stop_taking()
                 held = len(self._running)
                 logger.info(
                     "worker %s: stopping; %d run(s) have %g s to finish", self.worker_id, held, grace_s
@@ -101,8 +103,22 @@ class WorkerRuns:
                 await self.give_back()
             beside.cancel_scope.cancel()
 
+    async def stop_taking(self) -> None:
+        """Take nothing more; returns once the take under way (at most :data:`TAKE_WAIT_S`) is
+        over and what it took is claimed and started (to be drained or given back with the rest)."""
+        self.taking = False
+        if self._slot_freed is not None:
+            self._slot_freed.set()
+        await self._loop_done.wait()
+
     async def take_and_run(self, group: anyio.abc.TaskGroup) -> None:
         """Take entries while :attr:`taking` and slots are free; runs start in ``group``."""
+        try:
+            await self._take_while_taking(group)
+        finally:
+            self._loop_done.set()
+
+    async def _take_while_taking(self, group: anyio.abc.TaskGroup) -> None:
         while self.taking:
             free = self.concurrency - len(self._running)
             if free <= 0:
@@ -176,10 +192,7 @@ class WorkerRuns:
         return record
 
     async def drain(self, grace_s: float) -> None:
-        """Wait up to ``grace_s`` for the runs here to end (no new one is taken meanwhile)."""
-        self.taking = False
-        if self._slot_freed is not None:
-            self._slot_freed.set()
+        """Wait up to ``grace_s`` for the runs here to end (after :meth:`stop_taking`)."""
         with anyio.move_on_after(grace_s if math.isfinite(grace_s) else None):
             while self._running:
                 self._slot_freed = freed = anyio.Event()

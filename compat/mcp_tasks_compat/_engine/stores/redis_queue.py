@@ -60,11 +60,8 @@ class RedisTaskQueue:
     ) -> list[QueueEntry]:
         await self._make_group()
         async with self._link.talking() as client:
-            reply = cast(
-                "list[Any]",
-                await client.xautoclaim(  # pyright: ignore[reportUnknownMemberType]
-                    self._stream, QUEUE_GROUP, consumer, int(redeliver_after_s * 1000), "0-0", count=count
-                ),
+            reply: list[Any] = await client.xautoclaim(  # pyright: ignore[reportUnknownMemberType]
+                self._stream, QUEUE_GROUP, consumer, int(redeliver_after_s * 1000), "0-0", count=count
             )
             raws = list(cast("list[object]", reply[1])) if len(reply) > 1 else []
             if not raws:
