@@ -25,7 +25,7 @@ from ..core.model import format_timestamp
 from ..errors import CompatError
 from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
 
-__all__ = ["OPERATOR_CANCEL_REASON", "TasksOptions", "run_tasks"]
+__all__ = ["OPERATOR_CANCEL_REASON", "TasksOptions", "run_tasks", "where"]
 
 OPERATOR_CANCEL_REASON: Final = "cancelled by an operator (mcp-tasks-compat tasks cancel)"
 PAGE: Final = 500
@@ -71,11 +71,23 @@ def _row(state: TaskState, now: datetime) -> dict[str, Any]:
         else round(max(0.0, (state.expires_at - now).total_seconds()), 3),
         "status_message": task.status_message,
         "runner": state.runner,
+        "run_on": state.run_on,
+        "queued": state.queued,
     }
 
 
+def where(state: TaskState) -> str:
+    """Where the task runs: ``queued`` (waiting for a worker), the runner's id (a server replica
+    or a worker, ``host/pid/id``), or ``-`` (ended, or never claimed on a store of one process)."""
+    if state.queued:
+        return "queued"
+    if state.runner is None or state.is_terminal:
+        return "-"
+    return f"{state.runner} (worker)" if state.run_on == "workers" else state.runner
+
+
 def _table(states: Sequence[TaskState], now: datetime) -> str:
-    header = ("TASK", "STATUS", "TOOL", "OWNER", "AGE", "TTL LEFT")
+    header = ("TASK", "STATUS", "TOOL", "OWNER", "AGE", "TTL LEFT", "WHERE")
     rows = [
         (
             s.task_id,
@@ -84,6 +96,7 @@ def _table(states: Sequence[TaskState], now: datetime) -> str:
             s.owner or "-",
             _age(s.task.created_at, now),
             _ttl_left(s, now),
+            where(s),
         )
         for s in states
     ]

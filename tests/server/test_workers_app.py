@@ -1,0 +1,158 @@
+"""``TaskServer(run_on="workers")`` and ``serve_worker`` on the installed major, both dialects.
+
+The server and a worker share one SQLite file (a store object each, as two processes would); the
+client is a real session over in-memory JSON-RPC streams. tests/deploy/test_workers.py does the
+same with real processes, Redis and kill -9.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_compat import testing
+from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
+from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.server import Context, TaskServer, current_task, elicit, report_progress
+
+pytestmark = pytest.mark.anyio
+
+BOUND_S = 30.0
+"""A bound, not a wait."""
+
+
+def build_app(store: str) -> TaskServer:
+    app = TaskServer("workers-test", store=store, run_on="workers", inline_grace_s=0)
+
+    @app.tool(task="optional")
+    async def render(frames: int) -> str:
+        """Render frames on a worker."""
+        task = current_task()
+        assert task is not None
+        for frame in range(1, frames + 1):
+            await report_progress(frame, frames, f"frame {frame}/{frames}")
+        return f"rendered {frames} in pid {os.getpid()} as {task.task_id}"
+
+    @app.tool(task="optional")
+    async def ask_name() -> str:
+        answer = await elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        return f"Hello, {answer.content['name']}!"
+
+    @app.tool(task="optional", run_on="here")
+    async def quick(text: str) -> str:
+        task = current_task()
+        return f"{text} here, {task.status_message if task else 'plain'}"
+
+    return app
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'tasks.db'}"
+
+
+@asynccontextmanager
+async def worker(app: TaskServer, store_url: str) -> AsyncGenerator[None]:
+    """A worker of ``app`` on its own store object (another process would open the same file)."""
+    stop = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: app.serve_worker(store=store_url, stop=stop, concurrency=4, grace_s=5))
+        try:
+            yield
+        finally:
+            stop.set()
+
+
+@pytest.fixture(params=testing.dialects())
+def dialect(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_a_call_waits_queued_until_a_worker_runs_it(dialect: str, store_url: str) -> None:
+    app = build_app(store_url)
+    seen: list[Task] = []
+    with anyio.fail_after(BOUND_S):
+        async with testing.connect_in_memory(app, dialect=dialect) as session:
+            run = await start_tool(session, "render", {"frames": 3}, on_status=seen.append)
+            first = await run.status()
+            assert first is not None
+            assert first.status is TaskStatus.WORKING
+            assert first.status_message == "queued: waiting for a worker"
+            async with worker(app, store_url):
+                result = await run.result()
+    text = result.content[0].text
+    assert text.startswith(f"rendered 3 in pid {os.getpid()} as {run.task_id}")
+    messages = [task.status_message for task in seen]
+    assert messages[-1] == "frame 3/3"
+    assert any((message or "").startswith("running on worker ") for message in messages) or len(messages) < 4
+
+
+async def test_progress_from_the_worker_rides_with_its_status(dialect: str, store_url: str) -> None:
+    """``report_progress`` in a worker's run: its numbers reach the client with the task's status
+    (``on_status``); ``call_tool``'s ``on_progress`` for a task is issue 35's."""
+    app = build_app(store_url)
+    seen: list[Task] = []
+    with anyio.fail_after(BOUND_S):
+        async with testing.connect_in_memory(app, dialect=dialect) as session, worker(app, store_url):
+            await call_tool(session, "render", {"frames": 2}, mode="task", on_status=seen.append)
+    last = seen[-1]
+    assert last.status_message == "frame 2/2"
+    assert last.progress is not None
+    assert (last.progress.progress, last.progress.total) == (2.0, 2.0)
+
+
+async def test_a_question_from_the_worker_is_answered_by_the_client(dialect: str, store_url: str) -> None:
+    import mcp.types as types
+
+    app = build_app(store_url)
+    asked: list[str] = []
+
+    async def elicitation_callback(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    options = {**session_kwargs(dialect=dialect), "elicitation_callback": elicitation_callback}
+    with anyio.fail_after(BOUND_S):
+        async with (
+            testing.connect_in_memory(app, dialect=dialect, session_options=options) as session,
+            worker(app, store_url),
+        ):
+            result = await call_tool(session, "ask_name", mode="task")
+    assert result.content[0].text == "Hello, Ada!"
+    assert asked == ["Your name?"]
+
+
+async def test_a_tool_that_runs_here_is_not_queued(dialect: str, store_url: str) -> None:
+    app = build_app(store_url)
+    assert app.tasks.runs_on("quick") == "here"
+    assert app.tasks.runs_on("render") == "workers"
+    with anyio.fail_after(BOUND_S):
+        async with testing.connect_in_memory(app, dialect=dialect) as session:
+            result = await call_tool(session, "quick", {"text": "hi"}, mode="task")  # no worker runs
+    assert result.content[0].text == "hi here, None"
+
+
+def test_a_tool_taking_the_sdks_context_is_refused_on_workers(store_url: str) -> None:
+    app = TaskServer("refused", store=store_url, run_on="workers")
+
+    async def with_context(ctx: Context) -> str:
+        return "never"
+
+    with pytest.raises(ValueError, match=r"tool 'with_context' runs on workers .* takes the SDK's Context"):
+        app.tool(task="optional")(with_context)
+    app.tool(task="optional", run_on="here")(with_context)  # kept here: fine
+    app.tool(task="forbidden", name="plain_ctx")(with_context)  # never a task: never on a worker
+
+
+def test_workers_need_a_shared_store() -> None:
+    with pytest.raises(ValueError, match=r"run_on='workers' needs a task store the workers share"):
+        TaskServer("refused", run_on="workers")
+    app = TaskServer("here")
+    with pytest.raises(ValueError, match=r"run_on of 'x'='workers' needs a task store"):
+        app.tool(task="optional", run_on="workers", name="x")(lambda: "x")
