@@ -91,6 +91,7 @@ def rich_state(task_id: str = "rich") -> TaskState:
         rerun=True,
         arguments={"target": "docs", "steps": [1, 2]},
         attempt=2,
+        run_on="workers",
     )
 
 
