@@ -20,6 +20,7 @@ from mcp_tasks_compat._engine import TaskEngine, Work
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat._engine.stores import SqliteTaskStore, TaskStore
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
+from mcp_tasks_compat._engine.workers import WorkerRuns
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import PeerProtocolError
@@ -110,6 +111,53 @@ async def test_a_rerun_after_a_crash_joins_the_trace_that_created_the_task(
     assert run.context.trace_id == creating.get_span_context().trace_id
     assert dict(run.attributes or {})["mcp_tasks.run.attempt"] == 2
     assert telemetry.value("mcp_tasks.reruns", **TOOL) >= 1
+
+
+async def test_a_worker_run_joins_the_trace_that_queued_it_and_is_measured(
+    telemetry: Telemetry, tmp_path: Path
+) -> None:
+    """Issue 34: one trace from the client's call through the queue to the worker's run; the
+    queue's wait, depth and the worker's runs measured."""
+    path = tmp_path / "tasks.db"
+    server = TaskEngine(store=SqliteTaskStore(path), max_queued=10)
+    await server.open()
+    with trace.get_tracer("test").start_as_current_span("client call") as creating:
+        record = await server.create(
+            dialect=DIALECT_2026_07_28,
+            owner=None,
+            tool_name="build",
+            ttl_ms=None,
+            arguments={},
+            run_on="workers",
+        )
+    assert telemetry.value("mcp_tasks.queue.depth") == 0  # read before the create: none waited
+
+    def run_here(tool_name: str, arguments: Mapping[str, Any]) -> Work | None:
+        async def work() -> Mapping[str, Any]:
+            return {"content": [], "isError": False}
+
+        return work
+
+    worker = TaskEngine(store=SqliteTaskStore(path))
+    worker.rerun_work = run_here
+    runs = WorkerRuns(
+        worker.reader, worker.writer, worker.replicas, start=worker.start, work_for=run_here, concurrency=1
+    )
+    await worker.open()
+    stop = anyio.Event()
+    with anyio.fail_after(BOUND_S):
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: runs.serve(worker.background, stop, grace_s=1))
+            (run,) = await telemetry.ended("mcp_tasks.run build")
+            stop.set()
+    assert run.context.trace_id == creating.get_span_context().trace_id
+    assert telemetry.value("mcp_tasks.worker.runs", **TOOL) == 1
+    assert telemetry.value("mcp_tasks.queue.wait", **TOOL) >= 1  # one wait recorded
+    stored = await server.store.get(record.task.task_id)
+    assert stored is not None
+    assert stored.task.status is TaskStatus.COMPLETED
+    await server.store.close()
+    await worker.store.close()
 
 
 async def test_the_task_metrics_move_through_create_input_cancel_and_failure(telemetry: Telemetry) -> None:
