@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.doc_blocks import run_doc_block
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
@@ -156,3 +157,15 @@ def test_workers_need_a_shared_store() -> None:
     app = TaskServer("here")
     with pytest.raises(ValueError, match=r"run_on of 'x'='workers' needs a task store"):
         app.tool(task="optional", run_on="workers", name="x")(lambda: "x")
+
+
+def test_the_server_pages_workers_example_queues_what_it_says() -> None:
+    app = run_doc_block("docs/server.md", "workers")["app"]
+    assert app.tasks.run_on == "workers"
+    assert {name: app.tasks.runs_on(name) for name in ("render", "approve", "preview")} == {
+        "render": "workers",
+        "approve": "workers",
+        "preview": "here",
+    }
+    assert app.tasks.reruns == {"render": 2}
+    assert app.tasks.engine.queueing.max_queued == 1000
