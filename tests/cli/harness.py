@@ -148,3 +148,18 @@ def http_example_server(*options: str) -> HttpServerProcess:
         [*CLI, "example-server", "--transport", "http", "--port", "0", *options],
         start_timeout=PROCESS_TIMEOUT_S,
     )
+
+
+def cli(
+    *args: str, cwd: str | os.PathLike[str] | None = None, bound_s: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """One command run to its end (no stdin), its output as text: for refusals and one-shot commands."""
+    return subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        timeout=bound_s,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )

@@ -17,18 +17,9 @@ from urllib.parse import urlsplit
 import pytest
 from tests.redis_server import redis_server
 
+from .harness import cli
+
 BOUND_S = 60
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_tasks_compat", *args],
-        capture_output=True,
-        text=True,
-        timeout=BOUND_S,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def closed_port() -> int:

@@ -7,7 +7,6 @@ behaviour of running workers is tests/deploy/test_workers.py's (real processes).
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -17,20 +16,14 @@ from mcp_tasks_compat._engine import TaskEngine
 from mcp_tasks_compat._engine.stores import SqliteTaskStore
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 
-BOUND_S = 60.0
+from .harness import cli as run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
 NOT_A_SERVER = "a string"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_tasks_compat", *args],
-        capture_output=True,
-        text=True,
-        timeout=BOUND_S,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    return run_cli(*args, cwd=ROOT)  # the project folder: MODULE:ATTR targets import from it
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,10 +20,11 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 import pytest
+from tests.engine.shared_stores import SHARED_KINDS, StoreMaker, shared_store_maker
 from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine import TaskEngine, Work
-from mcp_tasks_compat._engine.stores import SqliteTaskStore, TaskStore
+from mcp_tasks_compat._engine.stores import TaskStore
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
@@ -35,22 +35,15 @@ LEASE_S = 0.6
 BOUND_S = 20.0
 """A bound, not a wait: every wait below ends on an event."""
 
-StoreMaker = Callable[[], TaskStore]
-
 
 def _result(text: str) -> Mapping[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=SHARED_KINDS)
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreMaker:
     """A new store object on one shared store per call: one per replica."""
-    if request.param == "sqlite":
-        path = tmp_path / "tasks.db"
-        return lambda: SqliteTaskStore(path, busy_timeout=0.05)
-    redis_url: str = request.getfixturevalue("redis_url")
-    prefix = f"fencing-{uuid.uuid4().hex[:12]}:"
-    return lambda: RedisTaskStore(redis_url, prefix=prefix)
+    return shared_store_maker(request, tmp_path, prefix="fencing", busy_timeout=0.05)
 
 
 class Reruns:

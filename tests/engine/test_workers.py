@@ -7,7 +7,6 @@ processes. Every wait ends on an event; ``BOUND_S`` is a safety net, not a wait.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,12 +14,11 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.redis_server import redis_server  # noqa: F401 - the redis_url fixture's server
+from tests.engine.shared_stores import SHARED_KINDS, StoreMaker, shared_store_maker
 
 from mcp_tasks_compat._engine import TaskEngine, TaskPolicy, Work
 from mcp_tasks_compat._engine.queueing import QUEUED
-from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore, TaskState, TaskStore
-from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
+from mcp_tasks_compat._engine.stores import InMemoryTaskStore, TaskState
 from mcp_tasks_compat._engine.workers import WorkerRuns
 from mcp_tasks_compat.core.model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
@@ -32,22 +30,15 @@ LEASE_S = 0.6
 BOUND_S = 20.0
 """A bound, not a wait: every wait below ends on an event."""
 
-StoreMaker = Callable[[], TaskStore]
-
 
 def _result(text: str) -> Mapping[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=SHARED_KINDS)
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreMaker:
     """A new store object on one shared store per call: one per process (server, workers)."""
-    if request.param == "sqlite":
-        path = tmp_path / "tasks.db"
-        return lambda: SqliteTaskStore(path)
-    redis_url: str = request.getfixturevalue("redis_url")
-    prefix = f"workers-{uuid.uuid4().hex[:12]}:"
-    return lambda: RedisTaskStore(redis_url, prefix=prefix)
+    return shared_store_maker(request, tmp_path, prefix="workers")
 
 
 class Tools:

@@ -27,12 +27,20 @@ from ..errors import (
     TaskTimeoutError,
     UnsupportedSdkError,
 )
-from .common import CONNECTION_CLOSED, EXIT_CANCELLED, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, one_line
+from .common import (
+    CONNECTION_CLOSED,
+    EXIT_CANCELLED,
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    CliError,
+    one_line,
+)
 
 if TYPE_CHECKING:
     from .connect import ServerLog
 
-__all__ = ["Interrupt", "current_interrupt", "describe_failure", "leaves", "run_reporting"]
+__all__ = ["Interrupt", "current_interrupt", "describe_failure", "leaves", "run_reporting", "run_service"]
 
 ResultT = TypeVar("ResultT")
 
@@ -200,3 +208,29 @@ def run_reporting(
     finally:
         if log is not None:
             log.close()
+
+
+def run_service(
+    main: Callable[[], Awaitable[None]], *, refusal: Callable[[BaseException], str | None], prefix: str = ""
+) -> int:
+    """Run a command that serves until stopped (a server, a worker): exit 0 when it ends or on
+    SIGINT; a failure whose first leaf ``refusal`` words is that one line on stderr, exit 2; any
+    other failure one line as :func:`describe_failure` says it, with its exit code."""
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except BaseException as error:
+        if isinstance(error, (SystemExit, GeneratorExit)):
+            raise
+        inner = leaves(error)
+        if inner and all(isinstance(leaf, KeyboardInterrupt) for leaf in inner):
+            return EXIT_OK
+        said = refusal(inner[0]) if inner else None
+        if said is not None:
+            print(f"mcp-tasks-compat: {prefix}{said}", file=sys.stderr)
+            return EXIT_USAGE
+        code, message = describe_failure(error)
+        print(f"mcp-tasks-compat: {prefix}{message}", file=sys.stderr)
+        return code
+    return EXIT_OK

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import anyio
-
 from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
@@ -19,8 +17,8 @@ from .._version import __version__
 from ..errors import CompatError
 from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..server import TaskServer
-from .common import EXIT_OK, EXIT_USAGE
-from .failures import describe_failure, leaves
+from .common import EXIT_USAGE
+from .failures import run_service
 
 __all__ = ["EXAMPLE_SERVER_NAME", "ServeOptions", "build_example_server", "example_app", "run_example_server"]
 
@@ -164,26 +162,11 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
                 server, host=options.host, port=options.port, on_listening=listening
             )
 
-    try:
-        anyio.run(serve)
-    except KeyboardInterrupt:
-        return EXIT_OK
-    except BaseException as error:
-        if isinstance(error, (SystemExit, GeneratorExit)):
-            raise
-        inner = leaves(error)
-        if inner and isinstance(inner[0], StoreRefused):
-            print(f"mcp-tasks-compat: {inner[0]}", file=sys.stderr)
-            return EXIT_USAGE
-        if inner and all(isinstance(leaf, KeyboardInterrupt) for leaf in inner):
-            return EXIT_OK
-        if inner and isinstance(inner[0], OSError) and not isinstance(inner[0], FileNotFoundError):
-            print(
-                f"mcp-tasks-compat: cannot listen on {options.host}:{options.port}: {inner[0]}",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
-        code, message = describe_failure(error)
-        print(f"mcp-tasks-compat: {message}", file=sys.stderr)
-        return code
-    return EXIT_OK
+    def refusal(leaf: BaseException) -> str | None:
+        if isinstance(leaf, StoreRefused):
+            return str(leaf)
+        if isinstance(leaf, OSError) and not isinstance(leaf, FileNotFoundError):
+            return f"cannot listen on {options.host}:{options.port}: {leaf}"
+        return None
+
+    return run_service(serve, refusal=refusal)

@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
 
-import anyio
-
 from .._engine import DEFAULT_LEASE_S
 from .._engine.stores.echo import printable, shown_url
 from .._engine.workers import WorkerRuns
 from .._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
 from ..errors import CompatError, TaskStoreError
 from ..server import TaskServer
-from .common import EXIT_OK, EXIT_USAGE
-from .failures import describe_failure, leaves
+from .common import EXIT_USAGE
+from .failures import run_service
 from .serve import example_app
 
 __all__ = ["WorkerOptions", "load_app", "run_worker"]
@@ -105,18 +103,8 @@ def run_worker(options: WorkerOptions) -> int:
         grace_s=options.grace_s,
         on_ready=ready,
     )
-    try:
-        anyio.run(serve)
-    except KeyboardInterrupt:
-        return EXIT_OK
-    except BaseException as error:
-        if isinstance(error, (SystemExit, GeneratorExit)):
-            raise
-        inner = leaves(error)
-        if inner and isinstance(inner[0], (TaskStoreError, ValueError)):
-            print(f"mcp-tasks-compat: worker: {str(inner[0]).splitlines()[0]}", file=sys.stderr)
-            return EXIT_USAGE
-        code, message = describe_failure(error)
-        print(f"mcp-tasks-compat: worker: {message}", file=sys.stderr)
-        return code
-    return EXIT_OK
+
+    def refusal(leaf: BaseException) -> str | None:
+        return str(leaf).splitlines()[0] if isinstance(leaf, (TaskStoreError, ValueError)) else None
+
+    return run_service(serve, refusal=refusal, prefix="worker: ")
