@@ -38,6 +38,9 @@ def _instant(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, timezone.utc)
 
 
+_ANY_TO_TAKE: Final = f"SELECT 1 FROM task_queue WHERE consumer IS NULL OR taken_at <= {NOW_S} - ? LIMIT 1"
+
+
 class SqliteTaskQueue:
     """The ``task_queue`` table of a :class:`~.sqlite.SqliteTaskStore`'s file."""
 
@@ -45,6 +48,12 @@ class SqliteTaskQueue:
         self._call = worker.call
 
     async def _take_once(self, consumer: str, count: int, redeliver_after_s: float) -> list[QueueEntry]:
+        def any_to_take(connection: sqlite3.Connection) -> bool:
+            return connection.execute(_ANY_TO_TAKE, (redeliver_after_s,)).fetchone() is not None
+
+        if not await self._call(any_to_take):  # a read: an idle worker's looks take no write lock
+            return []
+
         def take(connection: sqlite3.Connection) -> list[QueueEntry]:
             rows = connection.execute(_TAKE, (consumer, redeliver_after_s, count)).fetchall()
             return [
