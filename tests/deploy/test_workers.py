@@ -41,7 +41,7 @@ from tests.redis_server import free_port
 from mcp_tasks_compat import TaskFailedError
 from mcp_tasks_compat.client import session_kwargs, start_tool
 from mcp_tasks_compat.core.model import TaskStatus, parse_timestamp
-from mcp_tasks_compat.dialects import DIALECT_2025_11_25
+from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.testing import HttpServerProcess, child_environment, connect_http, dialects
 
 from ._procs import LOST_RUN, NEWEST_DIALECT, START_BOUND_S, Watch, following, fresh_redis_db, is_
@@ -53,6 +53,7 @@ CLI: Final = [sys.executable, "-m", "mcp_tasks_compat"]
 BOUND_S: Final = 60.0
 """A bound on every wait, not its expected length (the waits end on events)."""
 STORE_ENV, MARKS_ENV, LEASE_ENV = "WORKER_APP_STORE", "WORKER_APP_MARKS", "WORKER_APP_LEASE_S"
+METRICS_ENV = "WORKER_APP_METRICS_PORT"
 """What tests/deploy/worker_app.py reads (not imported here: importing it builds its app)."""
 QUEUED: Final = "queued: waiting for a worker"
 """The status message of a task no worker has claimed yet (docs/deploy.md)."""
@@ -167,9 +168,11 @@ class Cluster:
         self.started.append(server)
         return server
 
-    def worker(self, *options: str) -> WorkerProcess:
-        """``worker tests.deploy.worker_app:app --store STORE OPTIONS...`` (not started yet)."""
-        worker = WorkerProcess(["tests.deploy.worker_app:app", "--store", self.store, *options], env=self.env)
+    def worker(self, *options: str, metrics_port: int | None = None) -> WorkerProcess:
+        """``worker tests.deploy.worker_app:app --store STORE OPTIONS...`` (not started yet);
+        with ``metrics_port``, its metrics served there."""
+        env = self.env if metrics_port is None else {**self.env, METRICS_ENV: str(metrics_port)}
+        worker = WorkerProcess(["tests.deploy.worker_app:app", "--store", self.store, *options], env=env)
         self.started.append(worker)
         return worker
 
@@ -256,6 +259,18 @@ async def results_of(runs: Sequence[Any]) -> list[Any]:
     return results
 
 
+async def scrape(port: int) -> str:
+    async with httpx.AsyncClient() as http:
+        answer = await http.get(f"http://127.0.0.1:{port}/metrics")
+    assert answer.status_code == 200
+    return answer.text
+
+
+def series(scraped: str, name: str) -> float:
+    """The sum of a Prometheus series' values over its labels (0 when absent)."""
+    return sum(float(line.rsplit(" ", 1)[1]) for line in scraped.splitlines() if line.startswith(name + "{"))
+
+
 def a_start_of(task_id: str | None) -> Callable[[list[dict[str, Any]]], bool]:
     return lambda marks: any(mark["k"] == "start" and mark["task"] == task_id for mark in marks)
 
@@ -279,11 +294,13 @@ async def test_queued_tasks_wait_for_a_worker_then_two_workers_drain_them_ten_at
                 assert len([t for t in waiting if t]) == 20
                 assert deployed.marks.read() == []
 
-                first, second = deployed.worker("--concurrency", "5"), deployed.worker("--concurrency", "5")
+                ports = [free_port(), free_port()]
+                first, second = (deployed.worker("--concurrency", "5", metrics_port=port) for port in ports)
                 await start(first, second)
                 up = time.time()
                 results = await results_of(runs)
                 drained_wall_s = time.time() - up
+                scraped = [await scrape(port) for port in ports]
     by_task = deployed.marks.runs()
     every_run = [run for task_runs in by_task.values() for run in task_runs]
     ids = [run.task_id for run in runs]
@@ -298,11 +315,17 @@ async def test_queued_tasks_wait_for_a_worker_then_two_workers_drain_them_ten_at
     assert peak <= 10
     assert all(peak_at_once(own) <= 5 for own in per_worker.values())
     assert_no_task_ran_twice_at_once(by_task)
+    # What docs/deploy.md says to watch, from each worker's own metrics: its runs, and their waits.
+    ran = [len(own) for own in per_worker.values()]
+    assert [series(text, "mcp_tasks_worker_runs_total") for text in scraped] == ran
+    assert [series(text, "mcp_tasks_queue_wait_seconds_count") for text in scraped] == ran
+    mean_wait_s = sum(series(text, "mcp_tasks_queue_wait_seconds_sum") for text in scraped) / 20
     drain_s = max(run.last for run in every_run) - min(run.started for run in every_run)
     print(
         f"\n20 one-second tasks drained by 2 workers x 5 in {drain_s:.2f} s (first start to last end; "
         f"{drained_wall_s:.2f} s from both workers up to the last result seen); at most {peak} at once; "
-        f"{' + '.join(str(len(own)) for own in per_worker.values())} runs per worker"
+        f"{' + '.join(map(str, ran))} runs per worker; mean queue wait {mean_wait_s:.2f} s "
+        "(mcp_tasks.queue.wait, from queued to claimed, tasks queued before any worker ran)"
     )
     assert drain_s < BOUND_S
 
@@ -450,9 +473,11 @@ async def test_a_stopped_worker_finishes_what_it_can_within_the_grace_and_gives_
 # --- 5. SQLite: the same flow on one file --------------------------------------------------------
 
 
-async def test_on_one_sqlite_file_tasks_wait_for_the_worker_then_it_drains_them(tmp_path: Path) -> None:
+async def test_on_one_sqlite_file_tasks_wait_for_the_worker_it_drains_them_and_a_cancel_reaches_it(
+    tmp_path: Path,
+) -> None:
     store = f"sqlite:///{tmp_path / 'tasks.db'}"
-    with cluster(store, tmp_path) as deployed:
+    with cluster(store, tmp_path, lease_s=LONG_LEASE_S) as deployed:
         server = deployed.server()
         await start(server)
         assert server.url is not None
@@ -469,7 +494,24 @@ async def test_on_one_sqlite_file_tasks_wait_for_the_worker_then_it_drains_them(
                 worker = deployed.worker("--concurrency", "3")
                 await start(worker)
                 results = await results_of(runs)
+
+                # SQLite has no notifier: the worker re-reads the tasks it runs (docs/deploy.md).
+                long = await start_tool(session, "work", work_args("long", 60.0))
+                await deployed.marks.until(a_start_of(long.task_id), within=BOUND_S, what="the long run")
+                asked = time.time()
+                cancelled = await long.cancel()
+                marks = await deployed.marks.until(
+                    lambda marks: any(m["k"] == "stop" and m["task"] == long.task_id for m in marks),
+                    within=BOUND_S,
+                    what="the worker's run stopped",
+                )
+    assert cancelled is not None
+    assert cancelled.status is TaskStatus.CANCELLED
+    reached_s = next(m["t"] for m in marks if m["k"] == "stop" and m["task"] == long.task_id) - asked
+    print(f"\nSQLite: tasks/cancel through the server reached the run in the worker in {reached_s:.3f} s")
+    assert reached_s < BOUND_S < LONG_LEASE_S / 3  # the worker's poll of what it holds, not a renewal
     by_task = deployed.marks.runs()
+    del by_task[str(long.task_id)]
     every_run = [run for task_runs in by_task.values() for run in task_runs]
     assert [len(by_task[str(run.task_id)]) for run in runs] == [1] * 6
     assert {(run.pid, run.ending) for run in every_run} == {(worker.pid, "end")}
@@ -483,17 +525,28 @@ async def test_on_one_sqlite_file_tasks_wait_for_the_worker_then_it_drains_them(
     )
 
 
-# --- 6. the recipe of docs/deploy.md, as written: input_required from a worker, both dialects ---
+# --- 6. the recipes of docs/deploy.md, as written: a worker's question answered, both dialects ---
 
 
 def doc_commands(name: str) -> list[list[str]]:
     """The commands of docs/deploy.md's block marked ``<!-- test: NAME -->``, split as a shell would."""
-    lines = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8").splitlines()
+    lines = [line.strip() for line in (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8").splitlines()]
     opening = lines.index(f"<!-- test: {name} -->") + 1
-    assert lines[opening].startswith("```"), f"docs/deploy.md: no code block after <!-- test: {name} -->"
+    assert lines[opening] == "```", f"docs/deploy.md: no code block after <!-- test: {name} -->"
     closing = lines.index("```", opening + 1)
     commands = [shlex.split(line, comments=True) for line in lines[opening + 1 : closing]]
     return [command for command in commands if command]
+
+
+def as_here(command: list[str], swaps: dict[str, str]) -> list[str]:
+    """A command of the page as this test runs it: this interpreter's ``mcp-tasks-compat``, and
+    this test's store and free ports for the page's (``swaps``: text of the page to its own)."""
+    assert command[0] == "mcp-tasks-compat", command
+    words = command[1:]
+    for page, here in swaps.items():
+        words = [word.replace(page, here) if page.startswith(("redis:", "127.")) else word for word in words]
+        words = [here if word == page else word for word in words]
+    return [*CLI, *words]
 
 
 class Answering:
@@ -509,63 +562,89 @@ class Answering:
         return types.ElicitResult(action="accept", content={"answer": "Ada"})
 
 
-async def test_the_docs_recipe_runs_and_a_workers_question_is_answered_in_each_dialect(
+async def _answered_in_each_dialect(url: str) -> list[str]:
+    """``ask`` called as a task in each dialect the installed mcp speaks (mcp 1.x: 2025-11-25; 2.x:
+    both, each forced), its question answered by the client's callback; the task ids."""
+    task_ids: list[str] = []
+    for dialect in dialects():
+        answering, watch = Answering(), Watch()
+        options = {**session_kwargs(dialect=dialect), "elicitation_callback": answering}
+        with anyio.fail_after(BOUND_S):
+            async with connect_http(url, dialect=dialect, session_options=options) as session:
+                run = await start_tool(session, "ask", {"question": "Your name?"}, on_status=watch)
+                result = await run.result()
+        assert text_of(result) == "Ada", dialect
+        assert answering.asked == ["Your name?"], dialect
+        if dialect == DIALECT_2026_07_28:  # the client reads the question off the input_required status
+            assert any(t.status is TaskStatus.INPUT_REQUIRED for t in watch.seen), watch.messages
+        assert run.task_id is not None
+        task_ids.append(run.task_id)
+    return task_ids
+
+
+async def test_the_redis_recipe_runs_and_a_workers_question_is_answered_in_each_dialect(
     redis_url: str, tmp_path: Path
 ) -> None:
-    recipe = doc_commands("workers-recipe")
-    watching = doc_commands("workers-watch")
-    store, metrics_port = fresh_redis_db(redis_url), free_port()
-
-    def as_here(command: list[str]) -> list[str]:
-        """The command with this test's Redis database and free ports for the page's."""
-        assert command[0] == "mcp-tasks-compat", command
-        swapped = [
-            store
-            if word == "redis://127.0.0.1:6379/0"
-            else {"8000": "0", "9464": str(metrics_port)}.get(word, word)
-            for word in command[1:]
-        ]
-        return [*CLI, *swapped]
-
+    recipe, watching = doc_commands("workers-recipe"), doc_commands("workers-watch")
+    metrics_port = free_port()
+    swaps = {
+        "redis://127.0.0.1:6379/0": fresh_redis_db(redis_url),
+        "127.0.0.1:9464": f"127.0.0.1:{metrics_port}",
+        "9464": str(metrics_port),
+        "8000": "0",
+    }
     assert [command[1] for command in recipe] == ["example-server", "worker", "worker"]
-    server = HttpServerProcess(as_here(recipe[0]), start_timeout=START_BOUND_S)
-    workers = [
-        WorkerProcess(as_here(command)[len(CLI) + 1 :], env=None, cwd=tmp_path) for command in recipe[1:]
-    ]
+    server = HttpServerProcess(as_here(recipe[0], swaps), start_timeout=START_BOUND_S)
+    workers = [WorkerProcess(as_here(command, swaps)[len(CLI) + 1 :], env=None) for command in recipe[1:]]
     try:
         await start(server, *workers)
         assert server.url is not None
-        task_ids: list[str] = []
-        for dialect in dialects():  # mcp 1.x speaks 2025-11-25 only; 2.x both, each forced here
-            answering, watch = Answering(), Watch()
-            options = {**session_kwargs(dialect=dialect), "elicitation_callback": answering}
-            with anyio.fail_after(BOUND_S):
-                async with connect_http(server.url, dialect=dialect, session_options=options) as session:
-                    run = await start_tool(session, "ask", {"question": "Your name?"}, on_status=watch)
-                    result = await run.result()
-            assert text_of(result) == "Ada", dialect
-            assert answering.asked == ["Your name?"], dialect
-            assert any(t.status is TaskStatus.INPUT_REQUIRED for t in watch.seen), (dialect, watch.messages)
-            assert run.task_id is not None
-            task_ids.append(run.task_id)
+        assert [worker.lines[-1].endswith(", 5 at a time") for worker in workers] == [True, True]
+        task_ids = await _answered_in_each_dialect(server.url)
         assert DIALECT_2025_11_25 in dialects()
 
-        # What to watch: the operator's list, and the server's queue depth on its metrics port.
-        [listing] = watching
+        # What to watch, as the page shows it: the operator's list, and the server's queue depth.
+        listing, curl = watching
         with anyio.fail_after(START_BOUND_S):
-            listed = await anyio.run_process(as_here(listing), check=False)
+            listed = await anyio.run_process(as_here(listing, swaps), check=False)
         assert listed.returncode == 0, listed.stderr.decode()
-        rows = {
-            line.split()[0]: line.split()[1:3] for line in listed.stdout.decode().splitlines() if line.strip()
-        }
-        assert all(rows.get(task_id) == ["completed", "ask"] for task_id in task_ids), listed.stdout.decode()
-        async with httpx.AsyncClient() as http:
-            scrape = await http.get(f"http://127.0.0.1:{metrics_port}/metrics")
-        assert any(line.startswith("mcp_tasks_queue_depth{") for line in scrape.text.splitlines()), (
-            scrape.text[:2000]
-        )
+        out = listed.stdout.decode()
+        rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines() if line.strip()}
+        assert [rows.get(task_id) for task_id in task_ids] == [["completed", "ask"]] * len(task_ids), out
+        assert curl[:2] == ["curl", "-s"]
+        assert curl[3:5] == ["|", "grep"], curl
+        url = curl[2].replace("127.0.0.1:9464", f"127.0.0.1:{metrics_port}")
+        assert url == f"http://127.0.0.1:{metrics_port}/metrics"
+        grepped = [line for line in (await scrape(metrics_port)).splitlines() if curl[5] in line]
+        assert any(line.startswith("mcp_tasks_queue_depth{") for line in grepped), grepped
     finally:
         for worker in workers:
             worker.stop()
         server.kill()
         server.stop()
+
+
+async def test_the_sqlite_recipe_runs_as_written(tmp_path: Path) -> None:
+    recipe = doc_commands("workers-sqlite")
+    assert [command[1] for command in recipe] == ["example-server", "worker"]
+    swaps = {"8000": "0"}
+    # The page's relative sqlite:///tasks.db: both processes in one folder, as on one host.
+    server = HttpServerProcess(as_here(recipe[0], swaps), cwd=tmp_path, start_timeout=START_BOUND_S)
+    worker = WorkerProcess(as_here(recipe[1], swaps)[len(CLI) + 1 :], env=None, cwd=tmp_path)
+    try:
+        await start(server, worker)
+        assert server.url is not None
+        with anyio.fail_after(BOUND_S):
+            async with connect_http(server.url, dialect=NEWEST_DIALECT) as session:
+                watch = Watch()
+                run = await start_tool(
+                    session, "slow_echo", {"text": "on a worker", "seconds": 0.4, "steps": 2}, on_status=watch
+                )
+                result = await run.result()
+    finally:
+        worker.stop()
+        server.kill()
+        server.stop()
+    assert text_of(result) == "on a worker"
+    assert watch.seen[-1].status_message == "step 2/2"
+    assert (tmp_path / "tasks.db").exists()

@@ -8,8 +8,10 @@ The same module is both sides of a deployment, as an application's would be:
   runs its queued task runs.
 
 Both read their settings from the environment (a worker's command line belongs to the worker):
-``WORKER_APP_STORE`` (the store URL, required), ``WORKER_APP_MARKS`` (the marks file, required)
-and ``WORKER_APP_LEASE_S`` (the lease of a run's claim; default 30).
+``WORKER_APP_STORE`` (the store URL, required), ``WORKER_APP_MARKS`` (the marks file, required),
+``WORKER_APP_LEASE_S`` (the lease of a run's claim; default 30) and ``WORKER_APP_METRICS_PORT``
+(if set: the process serves its metrics in Prometheus text form on ``127.0.0.1:PORT``, through a
+meter provider set before the app is built, as docs/deploy.md tells a worker's module to do).
 
 ``work`` (never run again) and ``redo`` (declared safe to run again, ``reruns=2``) both take
 ``(label, seconds, rerun_seconds, step_s)``: they run ``seconds`` (``rerun_seconds`` when an
@@ -38,11 +40,12 @@ import anyio
 from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat.server import TaskServer, current_task, report_progress
 
-__all__ = ["LEASE_ENV", "MARKS_ENV", "RESULT_FORMAT", "STORE_ENV", "app"]
+__all__ = ["LEASE_ENV", "MARKS_ENV", "METRICS_ENV", "RESULT_FORMAT", "STORE_ENV", "app"]
 
 STORE_ENV: Final = "WORKER_APP_STORE"
 MARKS_ENV: Final = "WORKER_APP_MARKS"
 LEASE_ENV: Final = "WORKER_APP_LEASE_S"
+METRICS_ENV: Final = "WORKER_APP_METRICS_PORT"
 RESULT_FORMAT: Final = "{label} done by run {run} (pid {pid}, attempt {attempt})"
 """As ``tests.chaos.server.RESULT_FORMAT``: ``tests.chaos.marks.result_run`` reads the run back."""
 
@@ -69,6 +72,19 @@ class Marks:
             if line and (mark := json.loads(line))["k"] == "start" and mark["task"] == task_id
         )
 
+
+def _serve_metrics(port: int) -> None:
+    from opentelemetry import metrics
+    from opentelemetry.exporter.prometheus import PrometheusMetricReader
+    from opentelemetry.sdk.metrics import MeterProvider
+    from prometheus_client import start_http_server
+
+    metrics.set_meter_provider(MeterProvider(metric_readers=[PrometheusMetricReader()]))
+    start_http_server(port, addr="127.0.0.1")
+
+
+if os.environ.get(METRICS_ENV):
+    _serve_metrics(int(os.environ[METRICS_ENV]))
 
 MARKS = Marks(os.environ[MARKS_ENV])
 
