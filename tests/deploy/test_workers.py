@@ -64,7 +64,8 @@ SWEEP_S: Final = 2.0
 one sweep, at most a second; plus slack)."""
 LONG_LEASE_S: Final = 600.0
 """A lease whose renewal (a third of it) re-reads the tasks a worker holds far later than
-:data:`BOUND_S`: a cancel that reaches the run within the bound came through Redis pub/sub."""
+:data:`BOUND_S`: a cancel that reaches the run within the bound came another way (Redis pub/sub;
+on SQLite, the worker's poll of the tasks it holds)."""
 
 
 # --- processes ------------------------------------------------------------------------------------
