@@ -118,6 +118,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         grace_s=args.grace_s,
         lease_s=args.lease_s,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
     )
     return run_worker(options)
 
@@ -321,6 +323,17 @@ def _add_worker(add_parser: AddParser) -> None:
         default=DEFAULT_LEASE_S,
         metavar="SECONDS",
         help=f"--example: the lease of a run's claim (as example-server's; default: {DEFAULT_LEASE_S:g})",
+    )
+    worker.add_argument(
+        "--metrics-port",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="serve this worker's metrics in Prometheus text form on http://<metrics-host>:N/metrics "
+        "(needs opentelemetry-sdk and opentelemetry-exporter-prometheus; see docs/observability.md)",
+    )
+    worker.add_argument(
+        "--metrics-host", default="127.0.0.1", help="where --metrics-port listens (default: 127.0.0.1)"
     )
     worker.add_argument("-v", "--verbose", action="store_true", help="log each claim and stop")
     worker.set_defaults(handler=_cmd_worker)

@@ -20,7 +20,7 @@ from tests.doc_blocks import run_doc_block
 from mcp_tasks_compat import testing
 from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task, TaskStatus
-from mcp_tasks_compat.server import Context, TaskServer, current_task, elicit, report_progress
+from mcp_tasks_compat.server import Context, PollPolicy, TaskServer, current_task, elicit, report_progress
 
 pytestmark = pytest.mark.anyio
 
@@ -28,8 +28,8 @@ BOUND_S = 30.0
 """A bound, not a wait."""
 
 
-def build_app(store: str) -> TaskServer:
-    app = TaskServer("workers-test", store=store, run_on="workers", inline_grace_s=0)
+def build_app(store: str, **options: Any) -> TaskServer:
+    app = TaskServer("workers-test", store=store, run_on="workers", inline_grace_s=0, **options)
 
     @app.tool(task="optional")
     async def render(frames: int) -> str:
@@ -169,3 +169,18 @@ def test_the_server_pages_workers_example_queues_what_it_says() -> None:
     }
     assert app.tasks.reruns == {"render": 2}
     assert app.tasks.engine.queueing.max_queued == 1000
+
+
+async def test_the_last_status_heard_is_the_stored_one(dialect: str, store_url: str) -> None:
+    """A task that runs on a worker: its statuses reach this server through the store and, on
+    2025-11-25, go out as notifications like a local run's, so the last one a client hears is the
+    task's own end, never a status it had before with an ended status put on it. (Polls are
+    made rare here: what the client hears is what the server tells it.)"""
+    app = build_app(store_url, poll_policy=PollPolicy(minimum_ms=5_000, maximum_ms=5_000))
+    seen: list[Task] = []
+    with anyio.fail_after(BOUND_S):
+        async with testing.connect_in_memory(app, dialect=dialect) as session, worker(app, store_url):
+            for _ in range(3):
+                seen.clear()
+                await call_tool(session, "render", {"frames": 1}, mode="task", on_status=seen.append)
+                assert (seen[-1].status, seen[-1].status_message) == (TaskStatus.COMPLETED, "frame 1/1")

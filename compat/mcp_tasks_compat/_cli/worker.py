@@ -9,10 +9,12 @@ import sys
 from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
+from typing import Any
 
 from .._engine import DEFAULT_LEASE_S
 from .._engine.stores.echo import printable, shown_url
 from .._engine.workers import WorkerRuns
+from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
 from ..errors import CompatError, TaskStoreError
 from ..server import TaskServer
@@ -33,6 +35,9 @@ class WorkerOptions:
     grace_s: float = DEFAULT_GRACE_S
     lease_s: float = DEFAULT_LEASE_S
     """The example app's lease (``--example`` only: an app of yours says its own)."""
+    metrics_port: int | None = None
+    """Serve the metrics in Prometheus text form on ``metrics_host:metrics_port``."""
+    metrics_host: str = "127.0.0.1"
 
 
 class AppNotFound(Exception):
@@ -73,6 +78,23 @@ def load_app(target: str) -> TaskServer:
 
 def run_worker(options: WorkerOptions) -> int:
     """``worker``: until SIGTERM/SIGINT; then the runs get ``grace_s`` and the rest go back to the queue."""
+    metrics_server: Any = None
+    if options.metrics_port is not None:  # before the app is built: its engine is measured from birth
+        try:
+            metrics_server = serve_prometheus(options.metrics_port, host=options.metrics_host)
+        except (MissingExporterError, OSError) as error:
+            print(f"mcp-tasks-compat: worker: --metrics-port: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        where = f"http://{options.metrics_host}:{options.metrics_port}/metrics"
+        print(f"metrics on {where}", file=sys.stderr, flush=True)
+    try:
+        return _work(options)
+    finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
+
+
+def _work(options: WorkerOptions) -> int:
     try:
         if options.example:
             app = example_app(store=options.store or "memory:", lease_s=options.lease_s, run_on="here")

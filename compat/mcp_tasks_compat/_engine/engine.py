@@ -200,6 +200,8 @@ class TaskEngine:
             state = self.replicas.claim(state)
         record = await self.writer.create(state)
         self.expiry.wake_for(state.expires_at)  # only a deadline before its next round
+        if run_on == "workers":  # nothing of it runs here: held only by whoever watches it
+            self.reader.records.release_if_idle(record)
         return record
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:

@@ -121,14 +121,15 @@ class TaskReader:
             raise UnknownTask(task_id)
         return self.records.record_of(state)
 
-    async def refresh(self, record: TaskRecord) -> None:
-        """Re-read the record's state from the store (another process may have changed it)."""
+    async def refresh(self, record: TaskRecord) -> bool:
+        """Re-read the record's state from the store (another process may have changed it);
+        whether it had changed."""
         state = await self.store.get(record.task.task_id)
         if state is None:
             self.records.drop(record.task.task_id)
             record.wake_waiters()
-            return
-        adopt(record, state)
+            return False
+        return adopt(record, state)
 
     async def record_for(self, task_id: str) -> TaskRecord | None:
         """The record held here for ``task_id``, else one for its stored state (no owner asked:

@@ -122,6 +122,17 @@ class TaskRecord:
             self._listeners = []
         return self._listeners
 
+    async def tell_listeners(self) -> None:
+        """Give every status listener the task as it is now; a dead peer must not break the task."""
+        if not self._listeners:
+            return
+        snapshot = self.task
+        for listener in list(self._listeners):
+            try:
+                await listener(snapshot)
+            except Exception:
+                logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
+
     @property
     def input_claims(self) -> set[str]:
         """Keys a stream of this process is relaying to the client right now (2025-11-25)."""
@@ -161,18 +172,21 @@ class TaskRecord:
             event.set()
 
 
-def adopt(record: TaskRecord, state: TaskState) -> None:
+def adopt(record: TaskRecord, state: TaskState) -> bool:
     """Take a newer state read from the store, and wake whoever waits on the old one; a run held
-    here whose task ended elsewhere, or whose claim a newer one replaced, is stopped."""
+    here whose task ended elsewhere, or whose claim a newer one replaced, is stopped. Whether
+    ``state`` was newer."""
     if state.version > record.state.version:
         record.state = state
         record.wake_waiters()
         if record.scope is None:
-            return
+            return True
         if state.is_terminal:
             record.scope.cancel()  # ended elsewhere (cancelled on another replica): stop here
         elif record.run_claim is not None and state.claim != record.run_claim:
             stop_lost_run(record, state)
+        return True
+    return False
 
 
 def stop_lost_run(record: TaskRecord, state: TaskState) -> None:

@@ -23,6 +23,7 @@ import anyio
 from .._observe import metrics
 from ..errors import TaskStoreError
 from .reader import TaskReader
+from .records import TaskRecord
 from .stores import SilentNotifier, TaskState
 from .writer import TaskWriter
 
@@ -134,21 +135,27 @@ class ReplicaLink:
             try:
                 async with self._reader.store.notifier.subscribe() as events:
                     for record in self._reader.records.all():
-                        await self._reader.refresh(record)  # what was missed while not subscribed
+                        await self._followed(record)  # what was missed while not subscribed
                     async for event in events:
                         record = self._reader.records.get(event.task_id)
                         if record is not None and event.origin != self._writer.replica_id:
-                            await self._reader.refresh(record)
+                            await self._followed(record)
             except TaskStoreError as exc:
                 self._writer.health.failed(exc, "following other replicas (the notifier)", writing=False)
                 await anyio.sleep(1.0)  # a back-off before reconnecting, not a synchronisation
+
+    async def _followed(self, record: TaskRecord) -> None:
+        """``record`` re-read; a change made elsewhere (a worker's status, another replica's
+        cancel) is told to its status listeners here, as this process's own changes are."""
+        if await self._reader.refresh(record):
+            await record.tell_listeners()
 
     async def _poll_held(self) -> None:
         while True:
             await anyio.sleep(HELD_POLL_S)  # a poll period: the store cannot tell this process
             for record in self._reader.records.all():
                 try:
-                    await self._reader.refresh(record)
+                    await self._followed(record)
                 except TaskStoreError as exc:
                     self._writer.health.failed(exc, "re-reading the tasks held here", writing=False)
                     break

@@ -17,12 +17,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Coroutine, Mapping
+from contextlib import suppress
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
 from .._observe import metrics
+from .._observe.otel import metering
 from ..core.lifecycle import TaskEvent
 from ..core.model import JsonRpcError
 from ..errors import INTERNAL_ERROR, TaskStoreError
@@ -135,6 +137,9 @@ class WorkerRuns:
                 continue
             for entry in entries:
                 await self._claim_and_start(entry, group)
+            if metering():  # the queue's depth as this worker sees it (a read only when measured)
+                with suppress(TaskStoreError):
+                    metrics.queue_depth(await self.queue.depth())
 
     async def _claim_and_start(self, entry: QueueEntry, group: anyio.abc.TaskGroup) -> None:
         try:

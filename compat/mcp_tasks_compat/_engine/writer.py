@@ -58,16 +58,6 @@ def _ending_changes(
     return changes
 
 
-async def _tell_listeners(record: TaskRecord) -> None:
-    """Give every status listener the task as it is now; a dead peer must not break the task."""
-    snapshot = record.task
-    for listener in list(record.listeners):
-        try:
-            await listener(snapshot)
-        except Exception:
-            logger.debug("task %s status listener failed", snapshot.task_id, exc_info=True)
-
-
 def _observe_transition(record: TaskRecord, old: TaskState, new: TaskState) -> None:
     """A saved status change, told to OpenTelemetry (flag checks only, when nothing listens).
 
@@ -294,4 +284,4 @@ class TaskWriter:
         mono = self.reader.clock()
         if force_notify or mono - record.last_notified >= self.status_interval_s:
             record.last_notified = mono
-            await _tell_listeners(record)
+            await record.tell_listeners()

@@ -197,13 +197,33 @@ class Tasks2025Service:
             ttl_ms=plan.ttl_ms,
             arguments=cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None,
         )
-        if self.tasks.runs_on(plan.tool_name) == "workers":  # queued: a worker runs it (polled)
-            return answer(self.created((await create(run_on="workers")).task))
+        if self.tasks.runs_on(plan.tool_name) == "workers":  # queued: a worker runs it
+            with caller.launch(plan.tool_name) as launch:
+                record = await create(run_on="workers")
+                self.follow_elsewhere(record, launch.notify)
+                return answer(self.created(record.task))
         with caller.launch(plan.tool_name) as launch:
             record = await create()
             record.listeners.append(self.status_listener(launch.notify))
             launch.context.run(self.engine.start, record, work, launch.group)
             return answer(self.created(record.task))
+
+    def follow_elsewhere(
+        self, record: TaskRecord, send: Callable[[Mapping[str, Any]], Awaitable[None]]
+    ) -> None:
+        """Statuses of a task that runs in another process (a worker) as notifications on the
+        caller's session: the record is held here until it ends, so the store's changes reach
+        it (the notifier; SQLite: a re-read every 0.25 s) and its listener."""
+        held = self.engine.watch(record)
+        notify = self.status_listener(send)
+
+        async def listener(task: Task) -> None:
+            await notify(task)
+            if task.is_terminal and listener in held.listeners:  # once: the last status is sent
+                held.listeners.remove(listener)
+                self.engine.unwatch(held)
+
+        held.listeners.append(listener)
 
     @staticmethod
     def require_session(caller: Caller) -> None:
