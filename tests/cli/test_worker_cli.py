@@ -7,6 +7,7 @@ behaviour of running workers is tests/deploy/test_workers.py's (real processes).
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -76,3 +77,30 @@ def test_tasks_list_says_where_each_task_runs(tmp_path: Path) -> None:
     assert where["on_workers"] == "queued"
     assert where["on_here"] != "queued"  # claimed by the process that made it (gone now)
     assert count == "2 task(s)"
+
+
+def test_a_worker_serves_its_metrics(tmp_path: Path) -> None:
+    """``worker --metrics-port``: the worker's own series, with the queue's depth it read."""
+    import httpx
+    from tests.redis_server import free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "mcp_tasks_compat", "worker", "--example"]
+    command += ["--store", f"sqlite:///{tmp_path / 'tasks.db'}", "--metrics-port", str(port)]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as worker:
+        assert worker.stderr is not None
+        try:
+            lines: list[str] = []
+            while not any("taking tasks from" in line for line in lines):  # each readline waits
+                line = worker.stderr.readline()
+                assert line, f"the worker ended before taking tasks: {lines}"
+                lines.append(line)
+            assert f"metrics on http://127.0.0.1:{port}/metrics\n" in lines
+            text = ""
+            while "mcp_tasks_queue_depth" not in text:  # the gauge is read after each take (1 s)
+                text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        finally:
+            worker.terminate()
+        assert worker.wait(timeout=60) == 0
+    (depth,) = [line for line in text.splitlines() if line.startswith("mcp_tasks_queue_depth{")]
+    assert depth.endswith("} 0.0")
