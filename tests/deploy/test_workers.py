@@ -39,12 +39,13 @@ from tests.chaos.marks import MarksFile, Run, overlap_s, result_run
 from tests.redis_server import free_port
 
 from mcp_tasks_compat import TaskFailedError
+from mcp_tasks_compat._engine.expiry import WORKER_STOPPED
 from mcp_tasks_compat.client import session_kwargs, start_tool
 from mcp_tasks_compat.core.model import TaskStatus, parse_timestamp
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.testing import HttpServerProcess, child_environment, connect_http, dialects
 
-from ._procs import LOST_RUN, NEWEST_DIALECT, START_BOUND_S, Watch, following, fresh_redis_db, is_
+from ._procs import NEWEST_DIALECT, START_BOUND_S, Watch, following, fresh_redis_db, is_
 
 pytestmark = pytest.mark.anyio
 
@@ -409,7 +410,7 @@ async def test_a_killed_workers_runs_end_within_the_lease_rerun_elsewhere_or_fai
     assert (only.pid, only.ending) == (doomed.pid, None)
     assert_no_task_ran_twice_at_once(by_task)
     # The run that may not run again failed with the reason, within the lease (on the store's clock).
-    assert LOST_RUN in str(failed.value), failed.value
+    assert WORKER_STOPPED in str(failed.value), failed.value
     assert failed_task is not None
     assert failed_task.status is TaskStatus.FAILED
     ran_out = re.search(r"its lease ran out at (\S+)\)", failed_task.status_message or "")

@@ -23,13 +23,17 @@ from .reader import TaskReader
 from .stores import TaskState, TaskStore
 from .writer import TaskWriter
 
-__all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "SWEEP_BATCH", "Sweeper"]
+__all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "SWEEP_BATCH", "WORKER_STOPPED", "Sweeper"]
 
 SERVER_STOPPED = "the server stopped while this task ran"
 """Why a task still working when its server (or replica) went away ended failed."""
 
 SERVER_STOPPED_SHORT = "its server stopped"
 """The same, in the status message of a run started again."""
+
+WORKER_STOPPED = "the worker running this task stopped"
+WORKER_STOPPED_SHORT = "its worker stopped"
+"""The same two for a task of the workers' (``run_on="workers"``)."""
 
 EXPIRED_GRACE_MS = 60_000
 """How long a task that expired while running stays readable (as failed) before it is dropped."""
@@ -122,14 +126,13 @@ class Sweeper:
             since = ""
             if runner_is_dead is None and state.lease_until is not None:
                 since = f" (its lease ran out at {format_timestamp(state.lease_until)})"
-            if (
-                state.rerun
-                and self._rerun is not None
-                and await self._rerun(state, SERVER_STOPPED_SHORT + since)
-            ):
+            on_worker = state.run_on == "workers"  # the process that stopped was a worker
+            short = WORKER_STOPPED_SHORT if on_worker else SERVER_STOPPED_SHORT
+            if state.rerun and self._rerun is not None and await self._rerun(state, short + since):
                 continue
             attempts = f"failed after {state.attempt} attempts: " if state.attempt > 1 else ""
-            error = JsonRpcError(INTERNAL_ERROR, f"{attempts}{SERVER_STOPPED}{since}")
+            why = WORKER_STOPPED if on_worker else SERVER_STOPPED
+            error = JsonRpcError(INTERNAL_ERROR, f"{attempts}{why}{since}")
             await self._fail(state, error, keep_until=None)
         return len(lost)
 
