@@ -175,23 +175,11 @@ class TaskEngine:
             await self.queueing.check_room()
             status_message = status_message or QUEUED
         now = self.reader.now()  # the store's clock, as every deadline and lease
-        task = Task(
-            task_id=new_task_id(),
-            status=TaskStatus.WORKING,
-            created_at=now,
-            last_updated_at=now,
-            ttl_ms=ttl_ms,
-            poll_interval_ms=self.poll_policy.hint_ms(0),
-            status_message=status_message,
-        )
-        state = TaskState(
-            task,
-            dialect,
-            owner,
-            tool_name,
-            expires_at=self.reader.deadline(ttl_ms),
-            trace_context=traces.current_carrier(),  # the trace its run and a cancel anywhere join
-        )
+        hint = self.poll_policy.hint_ms(0)
+        task = Task(new_task_id(), TaskStatus.WORKING, now, now, ttl_ms, hint, status_message)
+        deadline = self.reader.deadline(ttl_ms)
+        carrier = traces.current_carrier()  # the trace its run and a cancel anywhere join
+        state = TaskState(task, dialect, owner, tool_name, expires_at=deadline, trace_context=carrier)
         if self.reruns.get(tool_name, 0) > 0 and arguments is not None:
             state = state.evolve(rerun=True, arguments=dict(arguments))
         if run_on == "workers":  # queued: claimed by the worker that takes it
