@@ -17,8 +17,11 @@ run's start and end on the system-wide monotonic clock, and the pid that ran it)
 Every result is checked: its text is the one sent, and the pid that ran it is one of the workers'
 (not the server's). Rows:
 
-* ``drain``, per (kind, workers): ``tasks`` tasks of ``seconds`` created at once through
-  ``sessions`` sessions of our client (``start_tool``, each followed to its result). Drain time
+* ``drain``, per (kind, workers): ``tasks`` tasks of ``seconds`` created by ``sessions``
+  creators, one session of our client each, each creating its share one after the other
+  (``start_tool``), every task followed to its result. (Not all at once: FastMCP 4's server
+  answers ``Internal server error`` to creates beyond 100 at once, its Docket's Redis pool being
+  redis-py's default of 100 connections: ``MaxConnectionsError: Too many connections``.) Drain time
   from the first create sent to the last result read (the client's view, which includes how the
   client learns of the end: our server pushes on 2026-07-28, FastMCP 4 is polled at its 5 s
   ``pollIntervalMs``), and to the last run's end (the queue and the workers alone); the runs
@@ -43,13 +46,14 @@ import math
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 from tools.redis_server import RedisServer
 
 from .. import clients
@@ -222,32 +226,59 @@ class Run:
     pid: int = 0
 
 
-async def run_one(
-    conn: clients.Conn,
-    tag: str,
-    seconds: float,
-    runs: list[Run],
-    on_created: Callable[[], None] | None = None,
+async def start_one(
+    conn: clients.Conn, tag: str, seconds: float, runs: list[Run], group: anyio.abc.TaskGroup
 ) -> None:
-    """Start a task of the tool, follow it to its result, check the result is the tool's; its
-    :class:`Run` is added to ``runs``."""
+    """Start a task of the tool; once created, it is followed to its result in ``group``, and its
+    result checked to be the tool's (:class:`Run` added to ``runs``)."""
     run = Run(tag)
     run.sent = time.monotonic()
     handle = await conn.start(TOOL, {"text": tag, "seconds": seconds})
     run.created = time.monotonic()
-    if on_created is not None:
-        on_created()
+    group.start_soon(follow, handle, run, runs)
+
+
+async def follow(handle: Any, run: Run, runs: list[Run]) -> None:
     result = await handle.result()
     run.read = time.monotonic()
     text = clients.text_of(result)
     try:
         said = json.loads(text)
     except ValueError:
-        raise RuntimeError(f"task {tag}: the result is not the tool's: {text[:200]!r}") from None
-    if said.get("text") != tag:
-        raise RuntimeError(f"task {tag}: the result says {said.get('text')!r}")
+        raise RuntimeError(f"task {run.tag}: the result is not the tool's: {text[:200]!r}") from None
+    if said.get("text") != run.tag:
+        raise RuntimeError(f"task {run.tag}: the result says {said.get('text')!r}")
     run.started, run.ended, run.pid = float(said["started"]), float(said["ended"]), int(said["pid"])
     runs.append(run)
+
+
+async def create_all(
+    conns: Sequence[clients.Conn],
+    count: int,
+    prefix: str,
+    seconds: float,
+    runs: list[Run],
+    *,
+    all_created: anyio.Event | None = None,
+) -> None:
+    """``count`` tasks created by one creator per session, each creating its share one after the
+    other (as a batch submitter does), every task followed to its result; returns once all came back.
+
+    Not all at once: FastMCP 4's server fails creates (``Internal server error``) beyond its Redis
+    pool's 100 connections (redis-py's default; see the module docstring). ``all_created`` is set
+    once every create was answered."""
+    created = [0]
+
+    async def creator(conn: clients.Conn, indexes: range, group: anyio.abc.TaskGroup) -> None:
+        for index in indexes:
+            await start_one(conn, f"{prefix}{index}", seconds, runs, group)
+            created[0] += 1
+            if created[0] == count and all_created is not None:
+                all_created.set()
+
+    async with anyio.create_task_group() as group:
+        for number, conn in enumerate(conns):
+            group.start_soon(creator, conn, range(number, count, len(conns)), group)
 
 
 def check_ran_on_workers(runs: Sequence[Run], expected: int, place: Deployment) -> None:
@@ -296,11 +327,8 @@ async def drain_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind
         conns = [await stack.enter_async_context(place.connect()) for _ in range(profile.sessions)]
         row["dialect"], row["protocol_version"] = conns[0].dialect, conns[0].protocol_version
         row["worker_rss_idle_kib"] = sum(place.worker_rss_kib())
-        # Warm every session (our client learns the tool's task support on its first call).
-        warm: list[Run] = []
-        async with anyio.create_task_group() as group:
-            for index, conn in enumerate(conns):
-                group.start_soon(run_one, conn, f"warm-{index}", 0.0, warm)
+        warm: list[Run] = []  # every session (our client learns the tool's task support on its first call)
+        await create_all(conns, len(conns), "warm-", 0.0, warm)
         check_ran_on_workers(warm, len(conns), place)
 
         runs: list[Run] = []
@@ -317,11 +345,7 @@ async def drain_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind
                             await anyio.sleep(0.2)
 
                 group.start_soon(sample_rss)
-                async with anyio.create_task_group() as tasks:
-                    for index in range(profile.tasks):
-                        tasks.start_soon(
-                            run_one, conns[index % len(conns)], f"t{index}", profile.seconds, runs
-                        )
+                await create_all(conns, profile.tasks, "t", profile.seconds, runs)
                 sampling.cancel()
         check_ran_on_workers(runs, profile.tasks, place)
         first = min(run.sent for run in runs)
@@ -340,9 +364,8 @@ async def drain_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind
         with anyio.fail_after(profile.pickup * profile.pickup_gap_s + profile.seconds * 3 + 60):
             async with anyio.create_task_group() as group:
                 for index in range(profile.pickup):
-                    group.start_soon(
-                        run_one, conns[index % len(conns)], f"p{index}", profile.seconds, pickups
-                    )
+                    conn = conns[index % len(conns)]
+                    group.start_soon(start_one, conn, f"p{index}", profile.seconds, pickups, group)
                     await anyio.sleep(profile.pickup_gap_s)
         check_ran_on_workers(pickups, profile.pickup, place)
         row["pickup_most_at_once"] = most_at_once(pickups)
@@ -372,10 +395,8 @@ async def rss_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind: 
     ):
         conns = [await stack.enter_async_context(place.connect()) for _ in range(profile.sessions)]
         row["dialect"], row["protocol_version"] = conns[0].dialect, conns[0].protocol_version
-        warm: list[Run] = []
-        async with anyio.create_task_group() as group:
-            for index, conn in enumerate(conns):
-                group.start_soon(run_one, conn, f"warm-{index}", 0.0, warm)
+        warm: list[Run] = []  # every session (our client learns the tool's task support on its first call)
+        await create_all(conns, len(conns), "warm-", 0.0, warm)
         check_ran_on_workers(warm, len(conns), place)
         server_pid = place.process.process.pid if place.process.process is not None else None
         row["worker_rss_idle_kib"] = place.worker_rss_kib()[0]
@@ -383,13 +404,7 @@ async def rss_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind: 
 
         runs: list[Run] = []
         sample: dict[str, Any] = {}
-        created = [0]
         all_created = anyio.Event()
-
-        def one_created() -> None:
-            created[0] += 1
-            if created[0] == size:
-                all_created.set()
 
         async def sample_when_running() -> None:
             await all_created.wait()
@@ -401,9 +416,7 @@ async def rss_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind: 
         with anyio.fail_after(profile.rss_seconds * 3 + 60):
             async with anyio.create_task_group() as group:
                 group.start_soon(sample_when_running)
-                for index in range(size):
-                    conn = conns[index % len(conns)]
-                    group.start_soon(run_one, conn, f"r{index}", profile.rss_seconds, runs, one_created)
+                await create_all(conns, size, "r", profile.rss_seconds, runs, all_created=all_created)
         check_ran_on_workers(runs, size, place)
         at = sample["at"]
         row["running_at_sample"] = sum(1 for run in runs if run.started <= at <= run.ended)
