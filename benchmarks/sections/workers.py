@@ -25,13 +25,14 @@ Every result is checked: its text is the one sent, and the pid that ran it is on
   from the first create sent to the last result read (the client's view, which includes how the
   client learns of the end: our server pushes on 2026-07-28, FastMCP 4 is polled at its 5 s
   ``pollIntervalMs``), and to the last run's end (the queue and the workers alone); the runs
-  at once (from the runs' own clocks), tasks per worker, the workers' peak RSS.
+  at once (from the runs' own clocks), tasks per worker, the workers' peak RSS, each create's
+  latency and the requests the sessions wrote per task (by method).
 * then ``pickup`` tasks created one every ``pickup_gap_s`` while the workers have free slots: the
   extra latency a queued task pays, **pickup** = the run's start (the tool's clock, in the
   worker) minus the create sent (the client's clock); and the result read minus the create sent
   minus ``seconds`` (the caller's whole extra, following included).
 * ``rss``, per kind: one worker at concurrency ``rss_running``, that many tasks of
-  ``rss_seconds`` created at once; VmRSS of the worker process (/proc/PID/status) idle and while
+  ``rss_seconds`` created by the same creators; VmRSS of the worker process (/proc/PID/status) idle and while
   they all run (checked from the runs' clocks: the sample falls inside every run).
 
 Targets: drain to the last run's end at most FastMCP 4's with the same workers (mcp 2.x); the
@@ -58,6 +59,7 @@ from tools.redis_server import RedisServer
 
 from .. import clients
 from ..harness import Bench
+from ..mechanisms import RequestCounter
 from ..section import Row, Section, find, server_name, table, target
 from ..stats import summary
 
@@ -108,9 +110,9 @@ PROFILES = {
         concurrency=10,
         sessions=10,
         pickup=20,
-        pickup_gap_s=0.2,
+        pickup_gap_s=0.15,
         rss_running=100,
-        rss_seconds=6.0,
+        rss_seconds=5.0,
         rss_settle_s=1.0,
         start_bound_s=60.0,
     ),
@@ -162,8 +164,8 @@ class Deployment:
     workers: list[Any]  # subprocess.Popen
     worker_pids: set[int] = field(default_factory=set)
 
-    def connect(self) -> Any:
-        return clients.connect("http", kind=self.kind, process=self.process)
+    def connect(self, counter: RequestCounter | None = None) -> Any:
+        return clients.connect("http", kind=self.kind, process=self.process, counter=counter)
 
     def worker_rss_kib(self) -> list[int]:
         return [read_rss_kib(worker.pid) for worker in self.workers]
@@ -320,11 +322,12 @@ async def drain_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind
         "seconds": profile.seconds,
         "sessions": profile.sessions,
     }
+    counter = RequestCounter()  # the requests the sessions write, by method
     async with (
         deployment(kind, site.url(), workers, profile.concurrency, profile.start_bound_s) as place,
         AsyncExitStack() as stack,
     ):
-        conns = [await stack.enter_async_context(place.connect()) for _ in range(profile.sessions)]
+        conns = [await stack.enter_async_context(place.connect(counter)) for _ in range(profile.sessions)]
         row["dialect"], row["protocol_version"] = conns[0].dialect, conns[0].protocol_version
         row["worker_rss_idle_kib"] = sum(place.worker_rss_kib())
         warm: list[Run] = []  # every session (our client learns the tool's task support on its first call)
@@ -333,6 +336,7 @@ async def drain_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind
 
         runs: list[Run] = []
         peak_rss = [0]
+        counter.by_method.clear()
         ideal_s = math.ceil(profile.tasks / (workers * profile.concurrency)) * profile.seconds
         with anyio.fail_after(ideal_s * 3 + 60):
             async with anyio.create_task_group() as group:
@@ -353,7 +357,11 @@ async def drain_row(bench: Bench, profile: WorkersProfile, site: RedisSite, kind
         row["drain_runs_s"] = round(max(run.ended for run in runs) - first, 3)
         row["ideal_s"] = ideal_s
         row["create_per_s"] = round(profile.tasks / (max(run.created for run in runs) - first), 1)
+        row["create_ms"] = ms([run.created - run.sent for run in runs])
         row["queue_wait_ms"] = ms([run.started - run.sent for run in runs])
+        row["requests_per_task"] = {
+            method: round(count / profile.tasks, 2) for method, count in sorted(counter.by_method.items())
+        }
         row["most_at_once"] = most_at_once(runs)
         row["tasks_per_worker"] = sorted(
             (sum(1 for run in runs if run.pid == pid) for pid in place.worker_pids), reverse=True
@@ -517,6 +525,8 @@ def tables(rows: Sequence[Row]) -> list[str]:
                 "runs at once (most)",
                 "tasks per worker",
                 "created/s",
+                "create ms p50 / p90",
+                "requests per task",
                 "pickup ms p50 / p90",
                 "create → result read - run, ms p50 / p90",
                 "workers' RSS idle → peak MiB",
@@ -534,6 +544,8 @@ def tables(rows: Sequence[Row]) -> list[str]:
                     r["most_at_once"],
                     " / ".join(str(count) for count in r["tasks_per_worker"]),
                     r["create_per_s"],
+                    _stats(r.get("create_ms")),
+                    _requests(r.get("requests_per_task")),
                     _stats(r.get("pickup_ms")),
                     _stats(r.get("pickup_end_to_end_extra_ms")),
                     f"{_mib(r['worker_rss_idle_kib'])} → {_mib(r['worker_rss_peak_kib'])}",
@@ -569,6 +581,12 @@ def tables(rows: Sequence[Row]) -> list[str]:
     ]
 
 
+def _requests(per_task: Row | None) -> str | None:
+    if not per_task:
+        return None
+    return ", ".join(f"{method} {count:g}" for method, count in per_task.items())
+
+
 def _speedup(drains: Sequence[Row], row: Row) -> str | None:
     single = find(drains, kind=row["kind"], major=row["major"], workers=1)
     if not single or row["workers"] == 1:
@@ -579,24 +597,26 @@ def _speedup(drains: Sequence[Row], row: Row) -> str | None:
 DESCRIBED = """\
 9. **Task runs on workers** (table 5b, issue 34): a server queues each task in Redis (one
    `redis-server` the bench starts, a database per row) and runs none; worker processes take, run
-   and finish them; our client follows each task through the server over streamable HTTP (10
-   sessions). Both sides run the same tool body, `sleep_job(text, seconds)`, which returns the
-   text it was given, the run's start and end on CLOCK_MONOTONIC and the pid that ran it: every
-   result is checked (its text, and a worker's pid, not the server's). Ours: a
-   `TaskServer(run_on="workers")` and `mcp-tasks-compat worker MODULE:ATTR --store redis://...
-   --concurrency 10` processes. FastMCP 4 + fastmcp-tasks (mcp 2.x only): `TasksExtension()`
-   with `FASTMCP_DOCKET_URL` on the same Redis, the server's embedded Docket worker at
-   `FASTMCP_DOCKET_CONCURRENCY=0` (it then takes nothing; there is no switch to leave it out) and
-   `python -m fastmcp_tasks.worker_cli worker app.py:mcp` processes at concurrency 10, its
-   defaults otherwise (a 5 s `pollIntervalMs`, which our client honours). Per row, a fresh server
-   and 1, 2 or 4 workers: 200 tasks of 1 s created at once, drained (first create sent → last
-   result read by the client, and → the last run's end, the queue and workers alone; ideal:
-   200 / (workers x 10) s); then 20 tasks created 0.2 s apart while slots are free: **pickup**, the
-   extra latency a queued task pays, is the run's start in the worker minus the create sent,
-   and the caller's whole extra is the result read minus the create sent minus 1 s. Worker RSS
-   (VmRSS from /proc/PID/status): one worker at concurrency 100 with 100 tasks of 6 s running,
-   checked from the runs' clocks (the sample falls inside every run). Ours on mcp 2.x in the
-   2026-07-28 dialect only (the one the client negotiates)."""
+   and finish them; our client follows each task through the server over streamable HTTP. Both
+   sides run the same tool body, `sleep_job(text, seconds)`, which returns the text it was given,
+   the run's start and end on CLOCK_MONOTONIC and the pid that ran it: every result is checked
+   (its text, and a worker's pid, not the server's). Ours: a `TaskServer(run_on="workers")` and
+   `mcp-tasks-compat worker MODULE:ATTR --store redis://... --concurrency 10` processes. FastMCP 4
+   + fastmcp-tasks (mcp 2.x only): `TasksExtension()` with `FASTMCP_DOCKET_URL` on the same Redis,
+   the server's embedded Docket worker at `FASTMCP_DOCKET_CONCURRENCY=0` (it then takes nothing;
+   there is no switch to leave it out) and `python -m fastmcp_tasks.worker_cli worker app.py:mcp`
+   processes at concurrency 10, its defaults otherwise (a 5 s `pollIntervalMs`, which our client
+   honours). Per row, a fresh server and 1, 2 or 4 workers: 200 tasks of 1 s created by 10
+   creators, one session each, each creating its share one after the other (FastMCP 4's server
+   fails creates beyond 100 at once: its Redis pool's 100 connections), every task followed to
+   its result; drained from the first create sent to the last result read by the client, and to
+   the last run's end (the queue and the workers alone; ideal: 200 / (workers x 10) s). Then 20
+   tasks created 0.15 s apart while slots are free: **pickup**, the extra latency a queued task
+   pays, is the run's start in the worker minus the create sent; the caller's whole extra is the
+   result read minus the create sent minus 1 s. Worker RSS (VmRSS from /proc/PID/status): one
+   worker at concurrency 100 with 100 tasks of 5 s running, checked from the runs' clocks (the
+   sample falls inside every run). Ours on mcp 2.x in the 2026-07-28 dialect only (the one the
+   client negotiates)."""
 
 SECTION = Section(
     name="workers",
