@@ -254,10 +254,12 @@ BENCH_MAJORS = ["1", "2"]
 @nox.session
 @nox.parametrize("major", BENCH_MAJORS)
 def bench(session: nox.Session, major: str) -> None:
-    """Overhead, latency, throughput, capacity (next to the peers) and task stores; writes docs/benchmarks.md.
+    """Overhead, latency, throughput, capacity (next to the peers), task stores and task runs on
+    workers; writes docs/benchmarks.md.
 
     Arguments after ``--`` go to ``python -m benchmarks run`` (e.g. ``--only capacity``). The stores
-    section's Redis rows need redis-server (installed here as root, as for the tests; else skipped).
+    section's Redis rows and the workers section need redis-server (installed here as root, as for
+    the tests; else skipped, with a note).
     """
     session.install("-e", ".", "-r", f"benchmarks/requirements-mcp{major}.txt")
     ensure_redis_server(session)

@@ -26,7 +26,17 @@ import anyio
 
 from . import servers
 
-__all__ = ["Conn", "ServerProcess", "connect", "is_created_task", "ours_client_available", "server_process"]
+__all__ = [
+    "Conn",
+    "ServerProcess",
+    "connect",
+    "free_port",
+    "http_process",
+    "is_created_task",
+    "ours_client_available",
+    "ready_processes",
+    "server_process",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,7 +90,7 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -122,20 +132,36 @@ def server_process(
     if transport == "stdio":
         yield ServerProcess(kind, transport, _server_argv(kind, "stdio", 0, ttl_ms, concurrency, store, off))
         return
-    port = _free_port()
+    port = free_port()
     argv = _server_argv(kind, "http", port, ttl_ms, concurrency, store, off)
+    with http_process(kind, argv, port, start_timeout=start_timeout) as handle:
+        yield handle
+
+
+@contextmanager
+def http_process(
+    kind: str,
+    argv: Sequence[str],
+    port: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    start_timeout: float = 60,
+) -> Iterator[ServerProcess]:
+    """Run ``argv`` (a streamable HTTP server on 127.0.0.1:``port``, path ``/mcp``) in its own
+    process, ``env`` added to the bench's environment; yields once it accepts connections, and
+    stops it (SIGTERM, then SIGKILL after 10 s) at the end."""
     with tempfile.NamedTemporaryFile("w+b", prefix=f"bench-{kind}-", suffix=".log", delete=False) as log:
         log_path = log.name
     with open(log_path, "wb") as log_file:
         process = subprocess.Popen(
-            argv,
+            list(argv),
             cwd=REPO_ROOT,
-            env=_child_env(),
+            env={**_child_env(), **dict(env or {})},
             stdout=log_file,
             stderr=subprocess.STDOUT,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
-    handle = ServerProcess(kind, transport, argv, f"http://127.0.0.1:{port}/mcp", process, log_path)
+    handle = ServerProcess(kind, "http", list(argv), f"http://127.0.0.1:{port}/mcp", process, log_path)
     try:
         deadline = time.monotonic() + start_timeout
         while True:
@@ -159,6 +185,57 @@ def server_process(
             process.kill()
             process.wait()
         Path(log_path).unlink(missing_ok=True)
+
+
+@contextmanager
+def ready_processes(
+    name: str,
+    argv: Sequence[str],
+    count: int,
+    ready: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    start_timeout: float = 60,
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``count`` processes of ``argv`` (processes that listen on nothing: workers), started at once,
+    ``env`` added to the bench's environment; yields once the output (stdout and stderr) of each
+    holds ``ready``, and stops them (SIGTERM, then SIGKILL after 10 s) at the end."""
+    started: list[tuple[subprocess.Popen[bytes], str]] = []
+    try:
+        for index in range(count):
+            with tempfile.NamedTemporaryFile(
+                "w+b", prefix=f"bench-{name}-{index}-", suffix=".log", delete=False
+            ) as log:
+                log_path = log.name
+            with open(log_path, "wb") as log_file:
+                process = subprocess.Popen(
+                    list(argv),
+                    cwd=REPO_ROOT,
+                    env={**_child_env(), "PYTHONUNBUFFERED": "1", **dict(env or {})},
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                )
+            started.append((process, log_path))
+        deadline = time.monotonic() + start_timeout
+        for process, log_path in started:
+            while ready not in Path(log_path).read_text(errors="replace"):
+                if process.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {process.returncode}: {_tail(log_path)}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} was not ready within {start_timeout}s: {_tail(log_path)}")
+                time.sleep(0.05)  # another process's output: nothing to wait on but its file
+        yield [process for process, _ in started]
+    finally:
+        for process, _ in started:
+            process.terminate()
+        for process, log_path in started:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            Path(log_path).unlink(missing_ok=True)
 
 
 def _tail(path: str, limit: int = 2000) -> str:

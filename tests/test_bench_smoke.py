@@ -32,6 +32,7 @@ SECTIONS_IN_ORDER = (
     "creation",
     "mechanisms",
     "stores",
+    "workers",
     "telemetry",
 )
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
@@ -53,7 +54,9 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert run["environment"]["nproc"]
     assert run["environment"]["packages"]["mcp"]
     rows = run["rows"]
-    assert {row["section"] for row in rows} == set(SECTIONS_IN_ORDER)
+    # The workers section needs a redis-server (the stores section measures without one, less Redis).
+    expected_sections = set(SECTIONS_IN_ORDER) - (set() if REDIS_HERE else {"workers"})
+    assert {row["section"] for row in rows} == expected_sections
     assert all(row["major"] == run["major"] for row in rows)
 
     overhead = {(row["kind"], row["variant"]): row for row in rows if row["section"] == "overhead"}
@@ -137,6 +140,22 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
         assert all(row["tasks_get_ms"]["median"] > 0 for row in gets.values())
         assert gets[max(sizes)]["p50_ratio_to_smallest"]["median"] > 0
 
+    workers = [row for row in rows if row["section"] == "workers"]
+    if REDIS_HERE:
+        drains = {row["workers"]: row for row in workers if row["variant"] == "drain"}
+        assert sorted(drains) == sorted(run["profile_sizes"]["workers_workers"])
+        for count, row in drains.items():  # every task came back from a worker, with its own text
+            assert row["kind"] == "ours"
+            assert len(row["tasks_per_worker"]) == count
+            assert sum(row["tasks_per_worker"]) == row["tasks"]
+            assert row["drain_runs_s"] <= row["drain_s"]
+            assert row["pickup_ms"]["n"] == run["profile_sizes"]["workers_pickup"]
+        (rss,) = [row for row in workers if row["variant"] == "rss"]
+        assert rss["running_at_sample"] == run["profile_sizes"]["workers_rss_running"]
+        assert rss["worker_rss_running_kib"] > 0
+    else:
+        assert any("workers: not measured" in note for note in run["notes"]), run["notes"]
+
     document = report.merge([run], command="pytest tests/test_bench_smoke.py")
     assert {"schema", "command", "runs", "rows", "targets"} <= document.keys()
     target_names = " ".join(target["target"] for target in document["targets"])
@@ -147,6 +166,7 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert "tasks/get p50" in target_names
     assert "CPU per quick call, ours vs plain" in target_names
     assert ("task throughput Redis ÷ memory" in target_names) is REDIS_HERE
+    assert ("workers: speed-up from 1 to 2 workers" in target_names) is REDIS_HERE
 
     paths = report.write_outputs(document, tmp_path / "results", tmp_path / "benchmarks.md")
     saved = json.loads(paths["json"].read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..section import Section
-from . import capacity, creation, latency, mechanisms, overhead, stores, telemetry, throughput
+from . import capacity, creation, latency, mechanisms, overhead, stores, telemetry, throughput, workers
 
 __all__ = ["NAMES", "PROFILES", "SECTIONS", "TARGETS_ORDER", "profile_sizes"]
 
@@ -23,6 +23,7 @@ SECTIONS: tuple[Section[Any], ...] = (
     creation.SECTION,
     mechanisms.SECTION,
     stores.SECTION,
+    workers.SECTION,
     telemetry.SECTION,  # last: it sets OpenTelemetry's global providers in turns (and unsets them)
 )
 """In the order they run, their rows are merged in and their tables are printed."""
@@ -37,6 +38,7 @@ TARGETS_ORDER: tuple[Section[Any], ...] = (
     creation.SECTION,
     mechanisms.SECTION,
     stores.SECTION,
+    workers.SECTION,
     telemetry.SECTION,
 )
 """The order of the targets table."""
