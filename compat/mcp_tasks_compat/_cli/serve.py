@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from .._adapters import get_adapter
@@ -20,7 +21,14 @@ from ..server import TaskServer
 from .common import EXIT_USAGE
 from .failures import run_service
 
-__all__ = ["EXAMPLE_SERVER_NAME", "ServeOptions", "build_example_server", "example_app", "run_example_server"]
+__all__ = [
+    "EXAMPLE_SERVER_NAME",
+    "ServeOptions",
+    "build_example_server",
+    "example_app",
+    "run_example_server",
+    "with_metrics",
+]
 
 EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
 
@@ -117,19 +125,25 @@ def run_example_server(options: ServeOptions) -> int:
     def listening(url: str) -> None:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
-    metrics_server: Any = None
-    if options.metrics_port is not None:  # before the server is built: its engine is measured from birth
-        try:
-            metrics_server = serve_prometheus(options.metrics_port, host=options.host)
-        except (MissingExporterError, OSError) as error:
-            print(f"mcp-tasks-compat: --metrics-port: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        print(f"metrics on http://{options.host}:{options.metrics_port}/metrics", file=sys.stderr, flush=True)
+    return with_metrics(options.metrics_port, options.host, partial(_serve, options, listening))
+
+
+def with_metrics(port: int | None, host: str, run: Callable[[], int], *, prefix: str = "") -> int:
+    """``run()``'s exit code, with the metrics served in Prometheus text form on ``host:port``
+    meanwhile (from before ``run`` builds anything: its engine is measured from birth); none
+    when ``port`` is ``None``. A port that cannot be served is one line, exit 2."""
+    if port is None:
+        return run()
     try:
-        return _serve(options, listening)
+        metrics_server = serve_prometheus(port, host=host)
+    except (MissingExporterError, OSError) as error:
+        print(f"mcp-tasks-compat: {prefix}--metrics-port: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"metrics on http://{host}:{port}/metrics", file=sys.stderr, flush=True)
+    try:
+        return run()
     finally:
-        if metrics_server is not None:
-            metrics_server.shutdown()
+        metrics_server.shutdown()
 
 
 def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:

@@ -9,18 +9,16 @@ import sys
 from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
-from typing import Any
 
 from .._engine import DEFAULT_LEASE_S
 from .._engine.stores.echo import printable, shown_url
 from .._engine.workers import WorkerRuns
-from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
 from ..errors import CompatError, TaskStoreError
 from ..server import TaskServer
 from .common import EXIT_USAGE
 from .failures import run_service
-from .serve import example_app
+from .serve import example_app, with_metrics
 
 __all__ = ["WorkerOptions", "load_app", "run_worker"]
 
@@ -78,20 +76,9 @@ def load_app(target: str) -> TaskServer:
 
 def run_worker(options: WorkerOptions) -> int:
     """``worker``: until SIGTERM/SIGINT; then the runs get ``grace_s`` and the rest go back to the queue."""
-    metrics_server: Any = None
-    if options.metrics_port is not None:  # before the app is built: its engine is measured from birth
-        try:
-            metrics_server = serve_prometheus(options.metrics_port, host=options.metrics_host)
-        except (MissingExporterError, OSError) as error:
-            print(f"mcp-tasks-compat: worker: --metrics-port: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        where = f"http://{options.metrics_host}:{options.metrics_port}/metrics"
-        print(f"metrics on {where}", file=sys.stderr, flush=True)
-    try:
-        return _work(options)
-    finally:
-        if metrics_server is not None:
-            metrics_server.shutdown()
+    return with_metrics(
+        options.metrics_port, options.metrics_host, partial(_work, options), prefix="worker: "
+    )
 
 
 def _work(options: WorkerOptions) -> int:
