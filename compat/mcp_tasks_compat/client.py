@@ -382,8 +382,9 @@ async def resume(
     """Attach to a task created elsewhere (another session or process) by its id.
 
     Works on 2026-07-28, where task ids are handles. On 2025-11-25 it works where the server
-    allows: servers built on mcp 1.27.2 or later scope tasks to the creating session, and their
-    refusal arrives as ``TaskNotFoundError`` saying so.
+    allows: servers built on mcp 1.27.2 or later, and this library's unless they set
+    ``unauthenticated_2025_scope="task_id"``, keep an unauthenticated task to the creating
+    session, and their refusal arrives as ``TaskNotFoundError`` saying so.
     """
     grace = _positive("cancel_grace", cancel_grace)
     assert grace is not None

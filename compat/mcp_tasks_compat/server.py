@@ -241,8 +241,9 @@ class TaskServer:
         def register(tool_function: FunctionT) -> FunctionT:
             name = str(sdk_tool_kwargs.get("name") or getattr(tool_function, "__name__", "tool"))
             on_workers = task != "forbidden" and (run_on or self.tasks.run_on) == "workers"
-            if on_workers:
-                _refuse_sdk_context(name, tool_function, self._builder.Context)
+            if on_workers or reruns:
+                why = _ON_WORKERS if on_workers else _RERUN.format(reruns=reruns)
+                _refuse_sdk_context(name, tool_function, self._builder.Context, why=why)
             name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
             self.tasks.allow_reruns(name, reruns)
@@ -283,9 +284,23 @@ class TaskServer:
         anyio.run(partial(self.serve_worker, **options))
 
 
-def _refuse_sdk_context(name: str, function: Callable[..., Any], context_class: type[Any]) -> None:
-    """``ValueError`` for a tool that runs on workers but takes the SDK's ``Context``: a worker
-    has no client session for it (no request, no roots, no ``ctx.elicit``)."""
+_ON_WORKERS: Final = (
+    "runs on workers (run_on='workers'), where no client session is: no request, no roots, no "
+    "ctx.elicit; keep it here with @app.tool(..., run_on='here'), or use"
+)
+_RERUN: Final = (
+    "declares reruns={reruns}, and a re-run (after a crash or a stopped replica) starts without a "
+    "request, where the SDK refuses every use of its Context ('Context is not available outside of "
+    "a request'); drop reruns=, or use"
+)
+
+
+def _refuse_sdk_context(
+    name: str, function: Callable[..., Any], context_class: type[Any], *, why: str
+) -> None:
+    """``ValueError`` for a tool that takes the SDK's ``Context`` where no request will be there to
+    fill it (``why``: a worker's run, a re-run), said at registration rather than at its first such
+    run (where it would fail the task)."""
     try:
         hints = typing.get_type_hints(function)
     except Exception:  # an annotation that does not resolve here: judged by its text below
@@ -295,10 +310,9 @@ def _refuse_sdk_context(name: str, function: Callable[..., Any], context_class: 
         text = hint if isinstance(hint, str) else getattr(hint, "__name__", "")
         if (isinstance(hint, type) and issubclass(hint, context_class)) or text == "Context":
             raise ValueError(
-                f"tool {name!r} runs on workers (run_on='workers') but takes the SDK's Context "
-                f"({parameter.name}), which a worker cannot give it: no client session is there. Use "
+                f"tool {name!r} takes the SDK's Context ({parameter.name}) but {why} "
                 "mcp_tasks_compat.server's report_progress/report_status/elicit/create_message/"
-                f"list_roots instead of ctx, or keep this tool here: @app.tool(..., run_on='here')"
+                "list_roots instead of ctx (a lifespan value: a module-level resource the tool opens)"
             )
 
 

@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import TaskNotFoundError
+from mcp_tasks_compat._client.outcomes import SESSION_SCOPED_2025
 from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import TaskStatus
 
@@ -175,10 +176,10 @@ async def test_a_scoped_2025_server_refuses_resume_from_another_session() -> Non
             with pytest.raises(TaskNotFoundError) as caught:
                 await resume(second, str(task_id))
         assert caught.value.message == (
-            f"task {task_id} is unknown to the server (tasks/get: Task not found: {task_id}); 2025-11-25 "
-            "servers built on mcp 1.27.2 or later scope tasks to the session that created them, so a task "
-            "can only be read from that session, not from another session or after reconnecting"
+            f"task {task_id} is unknown to the server (tasks/get: Task not found: {task_id})"
+            + SESSION_SCOPED_2025
         )
+        assert "unauthenticated_2025_scope='task_id'" in caught.value.message
         harness.script.release.set()
         with anyio.fail_after(BOUND):
             assert text_of(await run.result()) == "done s"  # the creating session still can

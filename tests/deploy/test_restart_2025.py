@@ -50,8 +50,10 @@ async def test_a_new_session_after_a_restart_reads_the_task_only_when_opted_in(
         with anyio.fail_after(BOUND_S):
             async with connect_http(url, dialect=DIALECT_2025_11_25) as session:
                 if scope == "session":
-                    with pytest.raises(TaskNotFoundError):
+                    with pytest.raises(TaskNotFoundError) as unknown:
                         await resume(session, task_id)
+                    # this library's server: the message names the opt-in that would let it through
+                    assert "unauthenticated_2025_scope='task_id'" in str(unknown.value)
                     return
                 result = await (await resume(session, task_id)).result()
     assert [block.text for block in result.content] == ["kept"]

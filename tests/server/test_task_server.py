@@ -24,6 +24,7 @@ from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
 from mcp_tasks_compat.core.model import Task
 from mcp_tasks_compat.errors import UnsupportedOptInError
 from mcp_tasks_compat.server import (
+    Context,
     ServerTasks,
     TaskServer,
     current_task,
@@ -330,3 +331,19 @@ async def test_reruns_are_declared_with_the_tool_and_only_for_task_tools() -> No
         app.tool(reruns=1)
     with pytest.raises(ValueError, match="must be an int from 0 to 100"):
         app.tool(task="optional", reruns=-1)(build)
+
+
+def test_a_rerun_tool_that_takes_the_sdks_context_is_refused_at_registration() -> None:
+    """A re-run starts without a request, where the SDK refuses every use of its Context: such a
+    tool would fail every re-run (issue 35), so ``reruns=`` is refused where it is declared."""
+    app = TaskServer("reruns-with-context")
+
+    async def build(target: str, ctx: Context) -> str:
+        return f"{target} {ctx.request_id}"
+
+    with pytest.raises(
+        ValueError, match=r"tool 'build' takes the SDK's Context \(ctx\) but declares reruns=2"
+    ):
+        app.tool(task="optional", reruns=2)(build)
+    app.tool(task="optional")(build)  # without re-runs it always has its request
+    assert app.tasks.reruns == {}

@@ -90,8 +90,8 @@ async def test_a_call_waits_queued_until_a_worker_runs_it(dialect: str, store_ur
     text = result.content[0].text
     assert text.startswith(f"rendered 3 in pid {os.getpid()} as {run.task_id}")
     messages = [task.status_message for task in seen]
+    assert messages[0] == "queued: waiting for a worker"
     assert messages[-1] == "frame 3/3"
-    assert any((message or "").startswith("running on worker ") for message in messages) or len(messages) < 4
 
 
 async def test_progress_from_the_worker_rides_with_its_status(dialect: str, store_url: str) -> None:
@@ -145,7 +145,9 @@ def test_a_tool_taking_the_sdks_context_is_refused_on_workers(store_url: str) ->
     async def with_context(ctx: Context) -> str:
         return "never"
 
-    with pytest.raises(ValueError, match=r"tool 'with_context' runs on workers .* takes the SDK's Context"):
+    with pytest.raises(
+        ValueError, match=r"tool 'with_context' takes the SDK's Context \(ctx\) but runs on workers"
+    ):
         app.tool(task="optional")(with_context)
     app.tool(task="optional", run_on="here")(with_context)  # kept here: fine
     app.tool(task="forbidden", name="plain_ctx")(with_context)  # never a task: never on a worker

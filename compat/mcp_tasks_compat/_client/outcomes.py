@@ -20,6 +20,7 @@ from ..errors import (
 from .protocols import RemoteError
 
 __all__ = [
+    "SESSION_SCOPED_2025",
     "cancelled_error",
     "error_from_remote",
     "expired_error",
@@ -37,6 +38,17 @@ def expired_error(task_id: str, ttl_ms: int | None) -> TaskExpiredError:
     )
 
 
+SESSION_SCOPED_2025 = (
+    "; a 2025-11-25 server keeps an unauthenticated task to the session that created it (servers "
+    "built on mcp 1.27.2 or later; mcp-tasks-compat servers unless they set "
+    "unauthenticated_2025_scope='task_id'; an authenticated task is its principal's in any session: "
+    "https://github.com/mcp-tasks-compat/mcp-tasks-compat/blob/main/docs/deploy.md), so it can only "
+    "be read from that session, not from another session or after reconnecting"
+)
+"""Why a 2025-11-25 task resumed from another session is unknown there: the owner rule of both
+kinds of server that may have said so, and what would let it through."""
+
+
 def lookup_error(
     error: RemoteError, task_id: str, dialect: Dialect, *, method: str, resumed: bool
 ) -> CompatError:
@@ -45,11 +57,7 @@ def lookup_error(
         message = f"task {task_id} is unknown to the server ({method}: {error.message})"
         if dialect == DIALECT_2025_11_25:
             message += (
-                "; 2025-11-25 servers built on mcp 1.27.2 or later scope tasks to the session that "
-                "created them, so a task can only be read from that session, not from another session "
-                "or after reconnecting"
-                if resumed
-                else "; it may have expired or the server may have restarted"
+                SESSION_SCOPED_2025 if resumed else "; it may have expired or the server may have restarted"
             )
         return TaskNotFoundError(message, task_id=task_id)
     return PeerProtocolError(
