@@ -295,8 +295,10 @@ async def call_tool(
 
     ``on_progress`` (sync or async) receives ``(progress, total, message)`` for each
     ``notifications/progress`` of a plain call: it sets the request's progress token, as the
-    SDK's ``progress_callback`` does. A task reports through ``on_status`` instead (the server's
-    ``report_status`` / ``report_progress`` become its status message). ``read_timeout_seconds``
+    SDK's ``progress_callback`` does. A task's statuses (the server's ``report_status`` /
+    ``report_progress``) go to ``on_status``, or without one to ``on_progress`` as ``(progress,
+    total, message)`` (the tool's own numbers where the server is this library's), never repeated
+    and never going back, also when a call starts plain and becomes a task. ``read_timeout_seconds``
     bounds each request's answer, as the SDK's own keyword does.
 
     A 2026-07-28 server that answers ``input_required`` (it asks first, multi-round trip) has its

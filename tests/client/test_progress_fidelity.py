@@ -6,9 +6,10 @@ when both ends are this library the numbers ride with the status they set, in it
 message)`` a plain call's ``notifications/progress`` would carry. A status without numbers counts
 on from the last value, the last callback carries the last message the tool sent, and none is
 repeated (a task ending on its last step's message adds no callback). On each dialect the
-installed major serves, through ``TaskClientSession`` / ``with_tasks`` (``progress_callback``) and,
-on mcp 2.x, ``mcp.Client`` with ``tasks_extension(on_progress=...)``; the numbers also survive
-both codecs and the stores' JSON.
+installed major serves, through ``call_tool(on_progress=...)`` (a call that starts plain and
+becomes a task included), ``TaskClientSession`` / ``with_tasks`` (``progress_callback``) and, on
+mcp 2.x, ``mcp.Client`` with ``tasks_extension(on_progress=...)``; the numbers also survive both
+codecs and the stores' JSON.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import tasks_extension, with_tasks
+from mcp_tasks_compat.client import call_tool, tasks_extension, with_tasks
 from mcp_tasks_compat.core import codec_2025, codec_2026
 from mcp_tasks_compat.core.model import PROGRESS_META_KEY, Progress, Task, TaskStatus, utc_now
 from mcp_tasks_compat.dialects import Dialect
-from mcp_tasks_compat.server import report_progress, report_status
+from mcp_tasks_compat.server import current_call, report_progress, report_status
 from mcp_tasks_compat.testing import ToolSet, build_task_server, connect_in_memory, dialects
 
 from .harness import text_of
@@ -48,9 +49,26 @@ async def counts_then_finishes(steps: int) -> str:
     return "finished"
 
 
+async def counts_across_the_grace(steps: int) -> str:
+    """The first half of the steps inside the inline grace (plain progress), the rest in the task."""
+    for step in range(1, steps + 1):
+        if step == steps // 2 + 1:
+            await current_call().wait_for_task()
+        await report_progress(step, steps, f"item {step} of {steps}")
+    return "counted"
+
+
 TOOLS = ToolSet(
-    tools={"counts_up": counts_up, "counts_then_finishes": counts_then_finishes},
-    support={"counts_up": "optional", "counts_then_finishes": "optional"},
+    tools={
+        "counts_up": counts_up,
+        "counts_then_finishes": counts_then_finishes,
+        "counts_across_the_grace": counts_across_the_grace,
+    },
+    support={
+        "counts_up": "optional",
+        "counts_then_finishes": "optional",
+        "counts_across_the_grace": "optional",
+    },
 )
 
 
@@ -82,6 +100,38 @@ async def test_a_tasks_progress_reaches_progress_callback_with_its_own_numbers(d
             )
     assert text_of(result) == "counted"
     assert_faithful(heard, [(float(k), 4.0, f"item {k} of 4") for k in range(1, 5)])
+
+
+@pytest.mark.parametrize("dialect", dialects())
+async def test_call_tools_on_progress_hears_a_tasks_progress(dialect: Dialect) -> None:
+    """The README's ``call_tool(..., on_progress=...)``: a task's statuses reach it too (issue 35)."""
+    server = build_task_server(TOOLS, inline_grace_s=0)
+    heard: Heard = []
+    async with connect_in_memory(server, dialect=dialect) as session:
+        with anyio.fail_after(BOUND):
+            result = await call_tool(
+                session, "counts_up", {"steps": 4}, mode="task", on_progress=collector(heard)
+            )
+    assert text_of(result) == "counted"
+    assert_faithful(heard, [(float(k), 4.0, f"item {k} of 4") for k in range(1, 5)])
+
+
+async def test_call_tools_on_progress_hears_a_call_that_becomes_a_task_once_each() -> None:
+    """2026-07-28: progress inside the inline grace (``notifications/progress``), then the task's
+    statuses; the step the task starts with is not heard again."""
+    if "2026-07-28" not in dialects():
+        pytest.skip("the installed mcp serves no 2026-07-28 inline grace")
+    server = build_task_server(TOOLS, inline_grace_s=0.05)
+    heard: Heard = []
+    async with connect_in_memory(server, dialect="2026-07-28") as session:
+        with anyio.fail_after(BOUND):
+            result = await call_tool(
+                session, "counts_across_the_grace", {"steps": 4}, on_progress=collector(heard)
+            )
+    assert text_of(result) == "counted"
+    sent = [(float(k), 4.0, f"item {k} of 4") for k in range(1, 5)]
+    assert heard[:2] == sent[:2]  # the plain part, each notification as sent
+    assert_faithful(heard, sent)
 
 
 @pytest.mark.parametrize("dialect", dialects())

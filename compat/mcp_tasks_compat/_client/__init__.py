@@ -27,7 +27,7 @@ from .following import seconds
 from .openers import SessionPlumbing, held_transport, open_negotiated
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
-from .progress import progress_sink, statuses_as_progress
+from .progress import statuses_as_progress
 from .protocols import (
     CANCEL_GRACE_SECONDS,
     DEFAULT_POLL_SECONDS,
@@ -96,7 +96,6 @@ __all__ = [
     "held_transport",
     "negotiate",
     "open_negotiated",
-    "progress_sink",
     "resume",
     "seconds",
     "start_tool",

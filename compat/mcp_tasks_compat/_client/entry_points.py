@@ -20,7 +20,7 @@ from .lost import lost_connection_error, raising_lost_connection
 from .outcomes import lookup_error
 from .plan import check_ready, plan_call, refuse
 from .poller import Expiry, Reporter
-from .progress import progress_sink
+from .progress import call_progress
 from .protocols import AnyTaskWire, ClientConnection, OnProgress, OnStatus, RemoteError, ResultT, ToolCall
 from .task_run import TaskRun
 
@@ -50,8 +50,8 @@ async def call_tool(
         dialect=connection.negotiated.dialect,
         settle=connection.settle,
     )
+    on_status, progress = call_progress(on_status, on_progress)  # on_progress hears the task's too
     reporter = Reporter(on_status)
-    progress = progress_sink(on_progress)
     span = traces.client_call(name, connection.negotiated.dialect)  # a no-op unless tracing
 
     async def operation() -> ResultT:

@@ -1,7 +1,8 @@
-"""Progress callbacks: the SDK's ``progress_callback`` fed by a plain call's progress and a task's statuses.
+"""Progress callbacks: ``on_progress`` / the SDK's ``progress_callback`` fed by a plain call's
+progress and a task's statuses.
 
-For callers that only know ``progress_callback`` (agent frameworks): :class:`ProgressRelay` makes
-one callback of both, so progress handed on never goes back and never repeats itself.
+:class:`ProgressRelay` makes one callback of both, so progress handed on never goes back and never
+repeats itself; :func:`call_progress` wires it for a call (every entry point goes through it).
 """
 
 from __future__ import annotations
@@ -11,20 +12,7 @@ import inspect
 from ..core.model import Task
 from .protocols import OnProgress, OnStatus, ProgressSink
 
-__all__ = ["ProgressRelay", "progress_sink", "statuses_as_progress"]
-
-
-def progress_sink(on_progress: OnProgress | None) -> ProgressSink | None:
-    """``on_progress`` (sync or async) as the async ``progress_callback`` the SDK calls."""
-    if on_progress is None:
-        return None
-
-    async def sink(progress: float, total: float | None, message: str | None) -> None:
-        outcome = on_progress(progress, total, message)
-        if inspect.isawaitable(outcome):
-            await outcome
-
-    return sink
+__all__ = ["ProgressRelay", "call_progress", "statuses_as_progress"]
 
 
 _Reported = tuple[float, "float | None", "str | None"]
@@ -73,14 +61,27 @@ class ProgressRelay:
             await outcome
 
 
-def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
-    """The ``on_status`` a session's call uses: ``on_status`` when there is one, else the task's
-    statuses handed to ``on_progress`` as ``(progress, total, message)`` (:class:`ProgressRelay`).
+def call_progress(
+    on_status: OnStatus | None, on_progress: OnProgress | None
+) -> tuple[OnStatus | None, ProgressSink | None]:
+    """A call's ``on_status`` and the SDK ``progress_callback`` its request carries.
 
-    For callers that only know the SDK's ``progress_callback`` (agent frameworks). With an
-    ``on_status`` (the call's or the session's), statuses go there only, so none arrives twice
-    (docs/client.md).
+    ``on_progress`` hears the call's ``notifications/progress`` and, where no ``on_status`` is
+    given, the statuses of the task it becomes, as ``(progress, total, message)``: one
+    :class:`ProgressRelay` per call, so a call that starts plain and becomes a task (2026-07-28
+    inline grace) hears both parts once each. With an ``on_status``, statuses go there only, so
+    none arrives twice (docs/client.md).
     """
-    if on_status is not None:
-        return on_status
-    return ProgressRelay(on_progress).on_status
+    if on_progress is None:
+        return on_status, None
+    relay = ProgressRelay(on_progress)
+    return (on_status if on_status is not None else relay.on_status), relay.report
+
+
+def statuses_as_progress(on_status: OnStatus | None, on_progress: OnProgress) -> OnStatus:
+    """The ``on_status`` of a session whose calls carry no callback of their own (``mcp.Client``
+    with ``tasks_extension(on_progress=...)``): ``on_status`` when there is one, else the task's
+    statuses handed to ``on_progress`` (:func:`call_progress`)."""
+    status, _progress = call_progress(on_status, on_progress)
+    assert status is not None
+    return status

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple, Protocol
 
-from .progress import ProgressRelay
 from .protocols import OnProgress, OnStatus
 
 __all__ = ["CallDefaults", "SessionCall", "call_with_defaults"]
@@ -41,23 +40,19 @@ async def call_with_defaults(
     call_tool: Callable[..., Awaitable[Any]], session: object, defaults: CallDefaults, call: SessionCall
 ) -> Any:
     """A session's SDK-shaped ``call_tool(...)`` as the public ``call_tool`` (passed in: this layer
-    cannot import it): the session's defaults applied, and ``progress_callback`` hearing a task's
-    status messages where no ``on_status`` is given (:class:`~.progress.ProgressRelay`), and the
-    SDK's own ``call_tool`` keywords (``sdk_options``) passed on for the adapter to honour.
+    cannot import it): the session's defaults applied, ``progress_callback`` passed as its
+    ``on_progress`` (which hears a task's statuses where no ``on_status`` is given:
+    :func:`~.progress.call_progress`), and the SDK's own ``call_tool`` keywords (``sdk_options``)
+    passed on for the adapter to honour.
     """
     status = call.on_status if call.on_status is not None else defaults.task_on_status
-    on_progress = call.progress_callback
-    if on_progress is not None:
-        relay = ProgressRelay(on_progress)  # one per call: its plain progress, then its task's
-        on_progress = relay.report
-        status = status if status is not None else relay.on_status
     return await call_tool(
         session,
         call.name,
         call.arguments,
         mode=call.mode or defaults.task_mode,
         on_status=status,
-        on_progress=on_progress,
+        on_progress=call.progress_callback,
         read_timeout_seconds=call.read_timeout_seconds,
         timeout=call.timeout,
         ttl=call.ttl,
