@@ -330,7 +330,12 @@ async def _transport_streams(
         return
     assert process is not None
     if transport == "http":
-        from mcp.client.streamable_http import streamable_http_client
+        try:
+            from mcp.client.streamable_http import streamable_http_client
+        except ImportError:  # mcp < 1.24 names it streamablehttp_client (the same streams first)
+            from mcp.client.streamable_http import (  # type: ignore[attr-defined, no-redef]
+                streamablehttp_client as streamable_http_client,  # pyright: ignore[reportAttributeAccessIssue]
+            )
 
         assert process.url is not None
         pid = process.process.pid if process.process is not None else None
