@@ -194,7 +194,8 @@ async def test_resume_from_a_second_session(kind: str) -> None:
         assert run.task_id is not None
         async with harness.session() as second:
             if harness.scopes_tasks_to_sessions:
-                with pytest.raises(TaskNotFoundError, match="scope tasks to the session that created them"):
+                scoped = "keeps an unauthenticated task to the session that created it"
+                with pytest.raises(TaskNotFoundError, match=scoped):
                     await resume(second, run.task_id)
                 return
             other = await resume(second, run.task_id)

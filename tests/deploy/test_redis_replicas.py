@@ -130,7 +130,7 @@ async def test_a_2025_11_25_task_stays_with_the_session_that_created_it(replicas
             assert own is not None
             assert own.status is TaskStatus.WORKING
             # Served from the same Redis, yet refused: the task belongs to session A.
-            with pytest.raises(TaskNotFoundError, match="scope tasks to the session"):
+            with pytest.raises(TaskNotFoundError, match="keeps an unauthenticated task to the session"):
                 await (await resume(session_b, run_a.task_id)).status()
 
 
