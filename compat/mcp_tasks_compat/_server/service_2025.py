@@ -183,7 +183,8 @@ class Tasks2025Service:
         The task is readable before the answer leaves; its statuses go out as notifications on
         the caller's session (:meth:`status_listener`); its run lives where ``caller.launch``
         says, which is the server's, not the session's. A tool that runs on the workers is queued
-        instead (nothing runs here; the client polls its statuses, which the store has).
+        instead: nothing runs here, and its statuses, made by the worker, are followed in the
+        store and sent the same way (:meth:`follow_elsewhere`).
         """
         plan = self.plan_call(params, caller)
         if plan is None:
