@@ -156,6 +156,7 @@ class WorkerRuns:
         if work is None:
             failure = JsonRpcError(INTERNAL_ERROR, f"worker {self.worker_id} has no tool {state.tool_name!r}")
             await self._writer.finish(record, TaskEvent.FAIL, error=failure, fence=state.claim)
+            self._reader.records.release_if_idle(record)  # ended: the store has it
             return
         metrics.worker_run(state.tool_name)
         logger.info("task %s (%s): claimed by worker %s", state.task_id, state.tool_name, self.worker_id)
@@ -199,9 +200,13 @@ class WorkerRuns:
     async def drain(self, grace_s: float) -> None:
         """Wait up to ``grace_s`` for the runs here to end (after :meth:`stop_taking`)."""
         with anyio.move_on_after(grace_s if math.isfinite(grace_s) else None):
-            while self._running:
-                self._slot_freed = freed = anyio.Event()
-                await freed.wait()
+            await self._until_no_runs()
+
+    async def _until_no_runs(self) -> None:
+        """Return once no run is held here (each run's end frees its slot and sets the event)."""
+        while self._running:
+            self._slot_freed = freed = anyio.Event()
+            await freed.wait()
 
     async def give_back(self) -> int:
         """Stop the runs still here and queue each again for another worker (not failed: the same
@@ -211,9 +216,7 @@ class WorkerRuns:
             if record.scope is not None:
                 record.scope.cancel()
         with anyio.move_on_after(self._replicas.lease_s):  # the runs end at their next checkpoint
-            while self._running:
-                self._slot_freed = freed = anyio.Event()
-                await freed.wait()
+            await self._until_no_runs()
         given = 0
         for record, claim in held:
             try:
