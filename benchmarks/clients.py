@@ -388,7 +388,8 @@ async def connect(
 
             write = CountingSendStream(write, counter)
         if use_ours:
-            from mcp_tasks_compat.client import negotiate, session_kwargs
+            from mcp_tasks_compat._client_api import session_kwargs
+            from mcp_tasks_compat.client import negotiate
 
             from .mechanisms import client_kwargs
 

@@ -20,7 +20,8 @@ from mcp.client._memory import InMemoryTransport
 from mcp.client.session import ClientSession
 from mcp.server.mcpserver import MCPServer
 
-from mcp_tasks_compat.client import call_tool, session_kwargs
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool
 from mcp_tasks_compat.server import ServerTasks
 
 __all__ = ["main"]

@@ -141,7 +141,7 @@ def server_kwargs(off: Iterable[str]) -> dict[str, Any]:
 
 def client_kwargs(off: Iterable[str]) -> dict[str, Any]:
     """The ``session_kwargs`` keywords that turn the ``off`` mechanisms off (checked to exist)."""
-    from mcp_tasks_compat.client import session_kwargs
+    from mcp_tasks_compat._client_api import session_kwargs
 
     kwargs: dict[str, Any] = {}
     for mechanism in _mechanisms(off):

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 
-from mcp_tasks_compat.server import TaskServer, current_task, report_progress
+from mcp_tasks_compat.server import TaskServer, current_call, report_progress
 
 app = TaskServer("render-server")
 RECORDS_ENV = "RENDER_SERVER_RECORDS"  # the records folder, set by wire_relay.py
@@ -37,7 +37,7 @@ def record(event: str, **fields: Any) -> None:
 
 
 def task_id() -> str | None:
-    task = current_task()
+    task = current_call().task
     return task.task_id if task else None
 
 

@@ -47,8 +47,10 @@ from tests.doc_blocks import (
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.client import call_tool, session_kwargs
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit import sessions as kit_sessions
+from mcp_tasks_compat.client import call_tool
+from mcp_tasks_compat.core._model import Task
 
 BLOCKS = python_blocks()
 DIALECTS = testing.dialects()
@@ -162,7 +164,7 @@ async def test_the_readme_server_builds_as_a_task_and_plainly(
     readme_app: Any, dialect: str, tmp_path: Path
 ) -> None:
     statuses: list[Task] = []
-    async with testing.connect_in_memory(readme_app, dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(readme_app, dialect=dialect) as session:
         as_task = await call_tool(session, "build", {"target": "all"}, mode="task", on_status=statuses.append)
         plain = await call_tool(session, "build", {"target": "docs"}, mode="plain")
     assert (text(as_task), is_error(as_task)) == ("built all", False)
@@ -217,7 +219,7 @@ async def test_the_client_answers_elicitation_through_its_callback() -> None:
 
 async def _build_as_a_task(server: Any, arguments: dict[str, Any]) -> tuple[str, Task]:
     statuses: list[Task] = []
-    async with testing.connect_in_memory(server) as session:
+    async with kit_sessions.connect_in_memory(server) as session:
         result = await call_tool(session, "build", arguments, mode="task", on_status=statuses.append)
     assert not is_error(result), result
     return text(result), statuses[-1]
@@ -238,7 +240,7 @@ async def test_the_server_page_v1_fastmcp() -> None:
     server = run_doc_block("docs/server.md", "v1-fastmcp")["mcp"]
     built, last = await _build_as_a_task(server, {"target": "docs"})
     assert (built, last.status_message) == ("built docs (as a task: True)", "building docs")
-    async with testing.connect_in_memory(server) as session:
+    async with kit_sessions.connect_in_memory(server) as session:
         plain = await call_tool(session, "build", {"target": "docs"}, mode="plain")
     assert text(plain) == "built docs (as a task: False)"
 
@@ -261,7 +263,7 @@ async def test_the_server_page_v2_mcpserver(caplog: pytest.LogCaptureFixture) ->
 async def test_the_server_page_v2_lowlevel_server(dialect: str) -> None:
     block = run_doc_block("docs/server.md", "v2-lowlevel-server")
     statuses: list[Task] = []
-    async with testing.connect_in_memory(block["server"], dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(block["server"], dialect=dialect) as session:
         result = await call_tool(session, "build", {}, on_status=statuses.append)
     assert (text(result), is_error(result)) == ("built", False)
     if dialect == "2025-11-25":  # a task whenever asked; on 2026-07-28 a tool this quick is answered plainly
@@ -283,7 +285,7 @@ async def test_the_server_page_asks_first_then_runs_long(dialect: str) -> None:
         return types.ElicitResult(action="accept", content={"name": "Ada"})
 
     options = {**session_kwargs(dialect=dialect), "elicitation_callback": elicitation_callback}
-    async with testing.connect_in_memory(server, dialect=dialect, session_options=options) as session:
+    async with kit_sessions.connect_in_memory(server, dialect=dialect, session_options=options) as session:
         result = await call_tool(session, "greet_first")
     assert text(result) == "Hello, Ada!"
     assert asked == ["Your name?"]

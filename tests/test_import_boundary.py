@@ -24,10 +24,10 @@ SDK_PACKAGES = ("mcp", "mcp_types")
 SDK_FREE = [
     "mcp_tasks_compat",
     "mcp_tasks_compat.core",
-    "mcp_tasks_compat.core.model",
-    "mcp_tasks_compat.core.lifecycle",
-    "mcp_tasks_compat.core.codec_2025",
-    "mcp_tasks_compat.core.codec_2026",
+    "mcp_tasks_compat.core._model",
+    "mcp_tasks_compat.core._lifecycle",
+    "mcp_tasks_compat.core._codec_2025",
+    "mcp_tasks_compat.core._codec_2026",
     "mcp_tasks_compat.errors",
     "mcp_tasks_compat.dialects",
     "mcp_tasks_compat._detect",
@@ -48,7 +48,7 @@ SDK_FREE = [
     "mcp_tasks_compat._client",
     "mcp_tasks_compat._server",
     "mcp_tasks_compat._server.service_2025",
-    "mcp_tasks_compat.examples",
+    "mcp_tasks_compat._examples",
     "mcp_tasks_compat._cli",
     "mcp_tasks_compat._adapters",
     "mcp_tasks_compat.server",
@@ -108,9 +108,9 @@ from datetime import datetime, timezone
 
 import mcp_tasks_compat
 from mcp_tasks_compat import errors, dialects
-from mcp_tasks_compat.core import codec_2025, codec_2026
-from mcp_tasks_compat.core.lifecycle import TaskEvent, next_status
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core import _codec_2025 as codec_2025, _codec_2026 as codec_2026
+from mcp_tasks_compat.core._lifecycle import TaskEvent, next_status
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat._engine import TaskEngine
 
 now = datetime(2026, 7, 28, tzinfo=timezone.utc)

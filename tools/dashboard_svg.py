@@ -848,7 +848,7 @@ async def _session_holder(
     """Keep one session open for the load's workers (``task_status`` hands it over)."""
     import anyio
 
-    from mcp_tasks_compat.testing import connect_http
+    from mcp_tasks_compat._testkit.sessions import connect_http
 
     async with connect_http(url, dialect=dialect, session_options=options) as session:
         task_status.started(session)

@@ -226,7 +226,7 @@ async def open_store_target(store: str, url: str, transport: str) -> AsyncIterat
 async def fill(store: Any, count: int) -> float:
     """``count`` completed tasks of :data:`FILLER_OWNER` written through ``store.create``; seconds taken."""
     from mcp_tasks_compat._engine import TaskState, new_task_id
-    from mcp_tasks_compat.core.model import Task, TaskStatus
+    from mcp_tasks_compat.core._model import Task, TaskStatus
 
     result = {"content": [{"type": "text", "text": "filler"}], "isError": False}
     started = time.perf_counter()

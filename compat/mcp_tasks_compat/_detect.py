@@ -131,7 +131,7 @@ OPT_INS: Final[tuple[OptIn, ...]] = (
     ),
     OptIn("MCPServer", "server", ("v2.mcpserver",), "mcp>=2,<3", FIX_V2),
     OptIn(
-        "tasks_extension()",
+        "TaskClientSession.extension()",
         "client",
         ("v2.client_extension",),
         "mcp>=2,<3 (mcp.Client and its ClientExtension seam)",

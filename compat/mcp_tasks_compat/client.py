@@ -1,69 +1,51 @@
 """Run a long MCP tool call as a task, the same way on mcp 1.x and 2.x, against either dialect.
 
-Three touch points::
+Open a session and call::
 
-    from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs
+    from mcp_tasks_compat.client import call_tool, connect_http, read_result
 
-    async with ClientSession(read, write, **session_kwargs()) as session:
-        await negotiate(session)            # instead of session.initialize()
+    async with connect_http("http://127.0.0.1:8000/mcp") as session:
         result = await call_tool(session, "build", {"target": "all"}, on_status=print)
+        print(read_result(result).text)
 
-``result`` is the installed SDK's own ``CallToolResult`` (``isError`` on 1.x, ``is_error`` on 2.x):
-:func:`read_result` reads it the same way on both (``read_result(result).text``). For code that calls
-``session.call_tool(name, arguments, ...)`` itself (agent frameworks): :data:`TaskClientSession`
-is a ``ClientSession`` with these keywords applied whose ``call_tool`` runs tasks,
-:func:`with_tasks` wraps a session you did not build, and on mcp 2.x
-``mcp.Client(server, extensions=[tasks_extension()])`` adds the Tasks extension to the session
-``mcp.Client`` builds. The task dialect is chosen per
-connection from what was negotiated: the Tasks extension (2026-07-28) where ``server/discover``
-declares it, 2025-11-25 experimental tasks on a handshake-era connection that offers them, and a
-plain call otherwise (``mode="auto"``). :func:`start_tool` and :func:`resume` give a
-:class:`TaskRun` handle instead of waiting.
+``result`` is the installed SDK's own ``CallToolResult``; :func:`read_result` reads it the same
+way on both majors. :func:`connect_http`, :func:`connect_stdio` and :func:`connect_in_memory` open
+a negotiated session with the library's settings. On a transport of your own, or for a framework
+that builds its sessions and calls ``session.call_tool(...)`` itself, the session is a
+:data:`TaskClientSession` (``TaskClientSession(read, write)``, then :func:`negotiate`; or hand a
+framework the class), whose ``call_tool`` runs tasks. ``mcp.Client`` on mcp 2.x builds its own
+session: give it ``extensions=[TaskClientSession.extension()]``.
 
-:func:`connect_http` and :func:`connect_stdio` open that session (transport, ``ClientSession``,
-``negotiate``) in one ``async with``; a server that dies under it then ends the call in flight with
-:class:`~mcp_tasks_compat.errors.ServerConnectionLostError` naming the task, and one that cannot
-be reached with :class:`~mcp_tasks_compat.errors.ServerUnreachableError` (nothing was sent).
+The dialect is chosen per connection from what was negotiated: the Tasks extension (2026-07-28)
+where ``server/discover`` declares it, 2025-11-25 experimental tasks on a handshake-era
+connection that offers them, and a plain call otherwise (``mode="auto"``). :func:`start_tool` and
+:func:`resume` give a :class:`TaskRun` handle instead of waiting; :class:`ReconnectingClient`
+follows a task across lost connections.
 
 This module imports no ``mcp``: the adapter for the installed major is imported on first use.
 """
 
 from __future__ import annotations
 
-import shlex
-import sys
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Final
 
-from ._adapters import get_adapter
-from ._client import (
-    CANCEL_GRACE_SECONDS,
-    MAX_INPUT_ROUNDS,
-    Mode,
-    Negotiated,
-    OnProgress,
-    OnStatus,
-    SessionCall,
-    TaskRun,
-    call_with_defaults,
-    open_negotiated,
-    seconds,
-    statuses_as_progress,
+from . import _client_api
+from ._client import Mode, Negotiated, OnProgress, OnStatus, TaskRun
+from ._client_api import (
+    ResultView,
+    call_tool,
+    connect_http,
+    connect_in_memory,
+    connect_stdio,
+    negotiate,
+    read_result,
+    resume,
+    start_tool,
 )
-from ._client import call_tool as _call_tool
-from ._client import resume as _resume
-from ._client import start_tool as _start_tool
-from ._detect import refuse_unsupported
+from ._deprecated import Alias, answer
 from ._reconnect import Reconnect, ReconnectingClient
-from .core.model import DEFAULT_TTL_MS
-from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect
 
 __all__ = [
-    "CONNECT_TIMEOUT_SECONDS",
-    "MAX_INPUT_ROUNDS",
     "Mode",
     "Negotiated",
     "OnProgress",
@@ -73,463 +55,83 @@ __all__ = [
     "ResultView",
     "TaskClientSession",
     "TaskRun",
-    "TaskSessionWrapper",
     "call_tool",
     "connect_http",
+    "connect_in_memory",
     "connect_stdio",
     "negotiate",
     "read_result",
     "resume",
-    "session_kwargs",
     "start_tool",
-    "tasks_extension",
-    "with_tasks",
 ]
 
-DISCOVER_TIMEOUT_SECONDS = 5.0
-"""How long :func:`negotiate` waits for ``server/discover`` before falling back to ``initialize``."""
-
-
-def session_kwargs(
-    *,
-    dialect: Dialect | None = None,
-    extensions: Mapping[str, Mapping[str, Any]] | None = None,
-    result_claims: Mapping[str, Sequence[Any]] | None = None,
-    notification_bindings: Sequence[Any] | None = None,
-    message_handler: Any = None,
-    push: bool = True,
-) -> dict[str, Any]:
-    """Keyword arguments for ``ClientSession(read, write, **session_kwargs())``.
-
-    On mcp 2.x: the Tasks extension entry and its result claim on ``resultType: "task"`` (active
-    on 2026-07-28 only), plus a binding for 2025-11-25 status notifications, composed with your
-    own ``extensions``, ``result_claims`` and ``notification_bindings``. On mcp 1.x: a
-    ``message_handler`` that hears task status notifications and then calls yours; building a
-    1.x session without it still works (statuses are then polled).
-
-    ``dialect`` keeps tasks to one dialect (default: whichever the connection negotiates). Pass
-    ``message_handler`` here rather than to ``ClientSession`` directly. Anything the installed
-    major cannot honour is refused here with :class:`~mcp_tasks_compat.errors.UnsupportedOptInError`
-    (on mcp 1.x: ``extensions``, ``result_claims``, ``notification_bindings`` and
-    ``dialect="2026-07-28"``, all listed at once).
-
-    ``push`` (mcp 2.x, 2026-07-28): follow tasks through one ``subscriptions/listen`` stream per
-    session and stop polling while it is healthy; ``False`` polls only. A server that does not
-    push is polled as before.
-    """
-    asked: list[str] = []
-    if dialect is not None:
-        if dialect not in ALL_DIALECTS:
-            raise ValueError(f"dialect must be one of {ALL_DIALECTS} or None, not {dialect!r}")
-        asked.append(f"dialect={dialect!r}")
-    for name, value in (
-        ("extensions=", extensions),
-        ("result_claims=", result_claims),
-        ("notification_bindings=", notification_bindings),
-    ):
-        if value is not None:
-            asked.append(name)
-    refuse_unsupported(asked, side="client")
-    return get_adapter().client.session_kwargs(
-        dialect=dialect,
-        extensions=extensions,
-        result_claims=result_claims,
-        notification_bindings=notification_bindings,
-        message_handler=message_handler,
-        push=push,
-    )
-
-
-async def _connection(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
-    if isinstance(session, TaskSessionWrapper):
-        session = session.wrapped_session
-    return await get_adapter().client.connection(session, discover_timeout=discover_timeout)
-
-
-async def negotiate(
-    session: Any, *, discover_timeout: float | timedelta = DISCOVER_TIMEOUT_SECONDS
-) -> Negotiated:
-    """Open the connection and report what it offers; use it instead of ``session.initialize()``.
-
-    mcp 2.x sends ``server/discover`` first and falls back to ``initialize`` when the server
-    refuses it or does not answer within ``discover_timeout``; mcp 1.x sends ``initialize``. A
-    session the caller already opened is not re-negotiated. The answer is cached per session;
-    when tasks are inactive, ``Negotiated.reason`` says why (it is also logged at INFO).
-    """
-    timeout = seconds(discover_timeout)
-    assert timeout is not None
-    connection = await _connection(session, discover_timeout=timeout)
-    negotiated: Negotiated = connection.negotiated
-    return negotiated
-
-
-CONNECT_TIMEOUT_SECONDS = 60.0
-"""How long :func:`connect_http` and :func:`connect_stdio` wait for the session to open (the
-handshake and :func:`negotiate`); generous, since a stdio server first imports its SDK."""
-
-
-def connect_http(
-    url: str,
-    *,
-    dialect: Dialect | None = None,
-    client_session_kwargs: Mapping[str, Any] | None = None,
-    connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
-) -> AbstractAsyncContextManager[Any]:
-    """``async with connect_http(url) as session``: a negotiated ``ClientSession`` over streamable HTTP.
-
-    When the server dies (or the network drops) under a call that follows a task, that call and
-    then the block end with :class:`~mcp_tasks_compat.errors.ServerConnectionLostError` naming
-    the task (resume it on a new session, or use :class:`ReconnectingClient`), where the SDK's own
-    transport would cancel the block (a bare ``CancelledError``, then an exception group). A
-    session that cannot be opened (nothing listens at ``url``, no answer within
-    ``connect_timeout`` seconds) is :class:`~mcp_tasks_compat.errors.ServerUnreachableError`:
-    nothing was sent.
-
-    ``client_session_kwargs`` are the ``ClientSession`` keywords (default:
-    ``session_kwargs(dialect=dialect)``; to add your own callbacks, add them to that). ``dialect``
-    keeps tasks to one dialect; on mcp 2.x ``"2025-11-25"`` opens the connection with
-    ``initialize`` so that a server speaking both dialects runs that one.
-    """
-    app = get_adapter().app
-    return _opened(app.http_streams(url), url, dialect, client_session_kwargs, connect_timeout)
-
-
-def connect_stdio(
-    command: str,
-    args: Sequence[str] = (),
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    errlog: TextIO | None = None,
-    dialect: Dialect | None = None,
-    client_session_kwargs: Mapping[str, Any] | None = None,
-    connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
-) -> AbstractAsyncContextManager[Any]:
-    """``async with connect_stdio(command, args) as session``: the same over stdio, to a server
-    process this spawns (and ends with the block), with :func:`connect_http`'s errors.
-
-    ``env`` is added to the SDK's minimal default environment; the server's stderr goes to
-    ``errlog`` (default: this process's ``sys.stderr``).
-    """
-    app = get_adapter().app
-    transport = app.stdio_streams(
-        command, list(args), errlog=sys.stderr if errlog is None else errlog, env=env, cwd=cwd
-    )
-    return _opened(transport, shlex.join([command, *args]), dialect, client_session_kwargs, connect_timeout)
-
-
-def _opened(
-    transport: AbstractAsyncContextManager[Any],
-    server: str,
-    dialect: Dialect | None,
-    client_session_kwargs: Mapping[str, Any] | None,
-    connect_timeout: float | timedelta | None,
-) -> AbstractAsyncContextManager[Any]:
-    kwargs = session_kwargs(dialect=dialect) if client_session_kwargs is None else client_session_kwargs
-    return open_negotiated(
-        get_adapter().app,
-        transport,
-        server=server,
-        session_kwargs=kwargs,
-        negotiate=negotiate,
-        dialect_2025=dialect == DIALECT_2025_11_25,
-        connect_timeout=_positive("connect_timeout", connect_timeout),
-    )
-
-
-DEFAULT_TTL_SECONDS = DEFAULT_TTL_MS / 1000  # an hour: the server's default TTL too
-"""The TTL asked of a 2025-11-25 server when the caller names none (and no longer ``timeout`` needs more).
-
-Finite on purpose: an unlimited (null) TTL does not round-trip through mcp 1.x, whose server
-drops it and whose client then rejects every status notification of the task.
-"""
-
-
-def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
-    value = seconds(ttl)
-    if value is None:
-        value = DEFAULT_TTL_SECONDS if timeout is None else max(DEFAULT_TTL_SECONDS, timeout + 60.0)
-    if value <= 0:
-        raise ValueError(f"ttl must be positive, not {ttl!r}")
-    return round(value * 1000)
-
-
-def _positive(name: str, value: float | timedelta | None) -> float | None:
-    converted = seconds(value)
-    if converted is not None and converted <= 0:
-        raise ValueError(f"{name} must be positive, not {value!r}")
-    return converted
-
-
-async def call_tool(
-    session: Any,
-    name: str,
-    arguments: dict[str, Any] | None = None,
-    *,
-    mode: Mode = "auto",
-    on_status: OnStatus | None = None,
-    timeout: float | timedelta | None = None,
-    ttl: float | timedelta | None = None,
-    meta: dict[str, Any] | None = None,
-    cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
-    on_progress: OnProgress | None = None,
-    read_timeout_seconds: float | timedelta | None = None,
-    **sdk_options: Any,
-) -> Any:
-    """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
-
-    ``mode``: ``"auto"`` runs a task when the server offers one for this tool (2025-11-25: the
-    tool's ``execution.taskSupport`` is optional or required; 2026-07-28: the server decides),
-    else a plain call; ``"task"`` refuses before sending anything when the SDK, the connection or
-    the server cannot run it as a task (on 2026-07-28 the server still decides: this library's
-    server answers with a task, another may answer a quick tool plainly, which is returned as
-    is); ``"plain"`` never asks for a task (a 2026-07-28 server may still answer with
-    one, which is then followed like any other).
-
-    ``on_status`` (sync or async) receives each distinct (status, statusMessage) as a
-    :class:`~mcp_tasks_compat.core.model.Task`. ``timeout`` bounds the whole call: the task is
-    cancelled and ``TaskTimeoutError`` raised. ``ttl`` asks a 2025-11-25 server to keep the task
-    that long (default: an hour, or ``timeout`` plus a minute if longer; the Tasks extension
-    leaves TTL to the server). Cancelling the caller sends a
-    shielded ``tasks/cancel`` bounded by ``cancel_grace`` and re-raises.
-
-    ``on_progress`` (sync or async) receives ``(progress, total, message)`` for each
-    ``notifications/progress`` of a plain call: it sets the request's progress token, as the
-    SDK's ``progress_callback`` does. A task's statuses (the server's ``report_status`` /
-    ``report_progress``) go to ``on_status``, or without one to ``on_progress`` as ``(progress,
-    total, message)`` (the tool's own numbers where the server is this library's), never repeated
-    and never going back, also when a call starts plain and becomes a task. ``read_timeout_seconds``
-    bounds each request's answer, as the SDK's own keyword does.
-
-    A 2026-07-28 server that answers ``input_required`` (it asks first, multi-round trip) has its
-    ``inputRequests`` answered by the session's own callbacks and the call sent again with the
-    answers and its ``requestState``, up to :data:`MAX_INPUT_ROUNDS` rounds (then
-    ``PeerProtocolError``); a request the session refuses raises ``TaskCancelledError``.
-
-    A task that fails with a JSON-RPC error raises ``TaskFailedError``; one that is cancelled,
-    ``TaskCancelledError``; an unknown or expired task, ``TaskNotFoundError`` /
-    ``TaskExpiredError``. A tool that returned ``isError: true`` yields that result, as a plain
-    call would.
-
-    ``sdk_options`` are the installed SDK's own ``ClientSession.call_tool`` keywords (mcp 2.x:
-    ``input_responses``, ``request_state``, ``allow_input_required``, ``allow_claimed``), honoured
-    as that ``call_tool`` honours them, except that a task the call causes is always followed to
-    its result: ``allow_input_required=True`` returns the server's ``InputRequiredResult``
-    instead of answering it, ``input_responses`` / ``request_state`` continue such a call. A
-    keyword the installed SDK does not have is a ``TypeError``, as it would be there.
-    """
-    grace = _positive("cancel_grace", cancel_grace)
-    assert grace is not None
-    overall = _positive("timeout", timeout)
-    read_timeout = _positive("read_timeout_seconds", read_timeout_seconds)
-    ttl_ms = _ttl_ms(ttl, overall)
-    connection = await _connection(session)
-    # No task-at-once hint here (start_tool sends it): the call follows the task to its result, so
-    # the inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool
-    # in one request, where a task at once would cost a create, a listen stream and a read.
-    return await _call_tool(
-        connection,
-        name,
-        arguments,
-        mode=mode,
-        on_status=on_status,
-        overall_timeout=overall,
-        ttl_ms=ttl_ms,
-        meta=meta,
-        cancel_grace=grace,
-        on_progress=on_progress,
-        read_timeout=read_timeout,
-        sdk_options=sdk_options,
-    )
-
-
-async def start_tool(
-    session: Any,
-    name: str,
-    arguments: dict[str, Any] | None = None,
-    *,
-    on_status: OnStatus | None = None,
-    ttl: float | timedelta | None = None,
-    meta: dict[str, Any] | None = None,
-    cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
-) -> TaskRun[Any]:
-    """Start a tool as a task and return its :class:`TaskRun` without waiting for the result.
-
-    Refused (before anything is sent) where ``call_tool(mode="task")`` would be. Use the handle as
-    ``async with await start_tool(...) as run:`` to cancel the task if the block exits early.
-    """
-    grace = _positive("cancel_grace", cancel_grace)
-    assert grace is not None
-    ttl_ms = _ttl_ms(ttl, None)
-    connection = await _connection(session)
-    return await _start_tool(
-        connection,
-        name,
-        arguments,
-        on_status=on_status,
-        ttl_ms=ttl_ms,
-        meta=meta,
-        cancel_grace=grace,
-        at_once=True,  # a handle is wanted: even a quick tool is a task (the hint, where sent)
-    )
-
-
-async def resume(
-    session: Any,
-    task_id: str,
-    *,
-    on_status: OnStatus | None = None,
-    cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
-) -> TaskRun[Any]:
-    """Attach to a task created elsewhere (another session or process) by its id.
-
-    Works on 2026-07-28, where task ids are handles. On 2025-11-25 it works where the server
-    allows: servers built on mcp 1.27.2 or later, and this library's unless they set
-    ``unauthenticated_2025_scope="task_id"``, keep an unauthenticated task to the creating
-    session, and their refusal arrives as ``TaskNotFoundError`` saying so.
-    """
-    grace = _positive("cancel_grace", cancel_grace)
-    assert grace is not None
-    connection = await _connection(session)
-    return await _resume(connection, task_id, on_status=on_status, cancel_grace=grace)
-
-
-# --- reading a result the same way on both majors ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ResultView:
-    """A tool's result as plain values, whichever major's ``CallToolResult`` it came from.
-
-    ``is_error``: the tool reported an error (``isError``); ``text``: its text content blocks,
-    joined by newlines; ``structured``: its ``structuredContent`` (``None`` without one);
-    ``content``: every content block as wire JSON.
-    """
-
-    is_error: bool
-    text: str
-    structured: Any
-    content: tuple[Mapping[str, Any], ...]
-
-
-def read_result(result: Any) -> ResultView:
-    """Read a ``tools/call`` result: the SDK's ``CallToolResult`` of either major, or its wire JSON.
-
-    mcp 1.x spells the fields ``isError`` / ``structuredContent``, mcp 2.x ``is_error`` /
-    ``structured_content``; this reads the wire form both share, so code written once works on both.
-    """
-    dump = getattr(result, "model_dump", None)
-    wire: object = dump(by_alias=True, mode="json", exclude_none=True) if callable(dump) else result
-    if not isinstance(wire, Mapping):
-        raise TypeError(f"read_result() takes a CallToolResult or its wire JSON, not {type(result).__name__}")
-    fields = cast("Mapping[str, Any]", wire)
-    blocks: list[Mapping[str, Any]] = [
-        cast("Mapping[str, Any]", block)
-        for block in cast("Sequence[object]", fields.get("content") or ())
-        if isinstance(block, Mapping)
-    ]
-    texts = [str(block["text"]) for block in blocks if block.get("type") == "text" and "text" in block]
-    return ResultView(
-        is_error=fields.get("isError") is True,
-        text="\n".join(texts),
-        structured=fields.get("structuredContent"),
-        content=tuple(blocks),
-    )
-
-
-# --- for code that calls session.call_tool itself ------------------------------------------------
-
-
-def tasks_extension(
-    *,
-    dialect: Dialect | None = None,
-    on_status: OnStatus | None = None,
-    on_progress: OnProgress | None = None,
-) -> Any:
-    """The Tasks extension for ``mcp.Client(server, extensions=[tasks_extension()])`` (mcp 2.x).
-
-    ``mcp.Client`` builds its own ``ClientSession``, so :func:`session_kwargs` cannot reach it;
-    this gives that session the same extension entry, result claim and status bindings. Then
-    ``client.call_tool(...)`` follows a task to its result (on the session's one
-    ``subscriptions/listen`` stream where the server pushes, else by polling), and
-    ``call_tool(client.session, ...)`` (``on_status``, ``mode``, ``timeout``...) works as on a
-    session built with ``session_kwargs()``. Refused on mcp 1.x, which has no ``mcp.Client``.
-
-    ``on_status`` hears the statuses of every task ``client.call_tool`` follows; without it,
-    ``on_progress`` hears them as ``(progress, total, message)``, as ``TaskClientSession``'s
-    ``progress_callback`` does (``mcp.Client`` gives an extension no per-call callback).
-    """
-    if dialect is not None and dialect not in ALL_DIALECTS:
-        raise ValueError(f"dialect must be one of {ALL_DIALECTS} or None, not {dialect!r}")
-    refuse_unsupported(["tasks_extension()"], side="client")
-    if on_progress is not None:
-        on_status = statuses_as_progress(on_status, on_progress)
-    return get_adapter().client.tasks_extension(dialect=dialect, on_status=on_status)
-
-
-class TaskSessionWrapper:
-    """A session you did not build, whose ``call_tool`` runs tasks; everything else is the session's.
-
-    ``call_tool`` has the SDK's signature (``name, arguments, read_timeout_seconds,
-    progress_callback, *, meta``) plus ``mode=``, ``on_status=``, ``timeout=`` and ``ttl=``; the
-    wrapper's defaults for ``mode`` and ``on_status`` apply when a call names none.
-    ``progress_callback`` hears a plain call's progress and, in a task without ``on_status``, its
-    status messages; the SDK's own keywords (``allow_input_required``...) are honoured as
-    :func:`call_tool` honours them. On mcp 2.x a
-    session built without ``session_kwargs()`` (or ``tasks_extension()``) cannot receive a task
-    answer, so ``mode="auto"`` then runs plain calls.
-    """
-
-    def __init__(self, session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> None:
-        self.wrapped_session = session
-        self.task_mode: Mode = mode
-        self.task_on_status = on_status
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.wrapped_session, name)
-
-    def __repr__(self) -> str:
-        return f"<TaskSessionWrapper of {self.wrapped_session!r}>"
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        read_timeout_seconds: float | timedelta | None = None,
-        progress_callback: OnProgress | None = None,
-        *,
-        meta: dict[str, Any] | None = None,
-        mode: Mode | None = None,
-        on_status: OnStatus | None = None,
-        timeout: float | timedelta | None = None,
-        ttl: float | timedelta | None = None,
-        **sdk_options: Any,
-    ) -> Any:
-        call = SessionCall(
-            name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl,
-            sdk_options,
-        )  # fmt: skip
-        return await call_with_defaults(call_tool, self.wrapped_session, self, call)
-
-
-def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> TaskSessionWrapper:
-    """Wrap a ``ClientSession`` built elsewhere (a framework's) so its ``call_tool`` runs tasks."""
-    if isinstance(session, TaskSessionWrapper):
-        return session
-    return TaskSessionWrapper(session, mode=mode, on_status=on_status)
+_ALIASES: Final = {
+    "session_kwargs": Alias(
+        "TaskClientSession(read, write) in place of ClientSession(read, write, **session_kwargs())",
+        lambda: _client_api.session_kwargs,
+    ),
+    "with_tasks": Alias(
+        "TaskClientSession as the session class (a framework's too: docs/integrations.md)",
+        lambda: _client_api.with_tasks,
+    ),
+    "TaskSessionWrapper": Alias("TaskClientSession", lambda: _client_api.TaskSessionWrapper),
+    "tasks_extension": Alias("TaskClientSession.extension()", lambda: _client_api.tasks_extension),
+    "CONNECT_TIMEOUT_SECONDS": Alias(
+        "the connect_timeout= default of connect_http() (60 s)", lambda: _client_api.CONNECT_TIMEOUT_SECONDS
+    ),
+    "MAX_INPUT_ROUNDS": Alias(
+        "the documented bound (docs/client.md, 10 rounds)", lambda: _client_api.MAX_INPUT_ROUNDS
+    ),
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``TaskClientSession`` is made on first use: it subclasses the installed SDK's ``ClientSession``."""
+    """``TaskClientSession`` is made on first use (it subclasses the installed SDK's
+    ``ClientSession``); the pre-1.0 names answer with a ``DeprecationWarning``."""
     if name == "TaskClientSession":
-        return get_adapter().client.task_session_class(call_tool, session_kwargs)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _client_api.__getattr__(name)
+    return answer(__name__, name, _ALIASES)
 
 
 if TYPE_CHECKING:
-    TaskClientSession: type[Any]
-    """A ``ClientSession`` subclass: ``session_kwargs()`` applied, ``call_tool`` running tasks.
 
-    ``TaskClientSession(read, write, dialect=None, mode="auto", on_status=None, **client_session_kwargs)``;
-    ``call_tool`` keeps the SDK's signature and adds ``mode=``, ``on_status=``, ``timeout=``, ``ttl=``.
-    """
+    class TaskClientSession:
+        """The one task-capable client session: a ``ClientSession`` subclass of the installed SDK's.
+
+        ``TaskClientSession(read, write, *, dialect=None, mode="auto", on_status=None,
+        **client_session_kwargs)``: every ``ClientSession`` argument is accepted (``extensions``,
+        ``result_claims``, ``notification_bindings`` and ``message_handler`` are composed with the
+        library's own). Its ``call_tool`` keeps the SDK's signature (so a framework that calls
+        ``session.call_tool(...)`` gets tasks) and adds ``mode=``, ``on_status=``, ``timeout=`` and
+        ``ttl=``; it returns the SDK's ``CallToolResult``. A ``progress_callback`` hears a task's
+        statuses as ``(progress, total, message)`` when no ``on_status`` is given.
+
+        Example::
+
+            async with TaskClientSession(read, write) as session:
+                await negotiate(session)
+                result = await session.call_tool("build", {"target": "all"})
+        """
+
+        def __init__(self, read_stream: Any, write_stream: Any, *args: Any, **kwargs: Any) -> None: ...
+
+        async def __aenter__(self) -> TaskClientSession: ...
+
+        async def __aexit__(self, *exc_info: object) -> bool | None: ...
+
+        def __getattr__(self, name: str) -> Any:
+            """Every other ``ClientSession`` attribute, as the installed SDK has it."""
+
+        async def call_tool(
+            self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any
+        ) -> Any:
+            """The SDK's ``call_tool``, following a task to its result; see :func:`call_tool`."""
+
+        @staticmethod
+        def extension(*, dialect: Any = None, on_status: Any = None, on_progress: Any = None) -> Any:
+            """The same tasks for ``mcp.Client`` (mcp 2.x), which builds its own session.
+
+            ``mcp.Client(server, extensions=[TaskClientSession.extension()])``: ``client.call_tool``
+            then follows a task to its result. ``on_status`` hears every task's statuses, or
+            ``on_progress`` as ``(progress, total, message)``. Refused on mcp 1.x (no ``mcp.Client``).
+            """

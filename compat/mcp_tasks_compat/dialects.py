@@ -9,7 +9,6 @@ __all__ = [
     "DIALECT_2025_11_25",
     "DIALECT_2026_07_28",
     "TASKS_EXTENSION_ID",
-    "TASK_AT_ONCE_META_KEY",
     "Dialect",
     "TaskSupport",
 ]

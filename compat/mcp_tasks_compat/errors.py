@@ -3,7 +3,14 @@
 Errors say whose fault it was: :class:`UnsupportedSdkError` and :class:`UnsupportedOptInError`
 are about the installation or the connection, :class:`TaskStateError` is a local programming
 error, :class:`PeerProtocolError` blames the peer and carries the JSON-RPC code to answer with,
-and the ``Task*Error`` family reports how a remote task ended.
+and the ``Task*Error`` family reports how a remote task ended. Import them from here or from the
+package: ``from mcp_tasks_compat.errors import TaskFailedError`` (or ``from mcp_tasks_compat import
+TaskFailedError``).
+
+Four are not :class:`CompatError` subclasses, since they are signals between parts rather than failures
+to report: a store tells the engine :class:`StoreConflict` and :class:`ActiveLimitReached` (a
+store of your own raises them too), and the testing kit raises :class:`SessionSetupError` and
+:class:`SessionOptionsError` for a test's own setup.
 
 This module imports no ``mcp``.
 """
@@ -15,11 +22,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
-    "DOCS_URL",
+    "ActiveLimitReached",
     "CompatError",
     "PeerProtocolError",
     "ServerConnectionLostError",
     "ServerUnreachableError",
+    "SessionOptionsError",
+    "SessionSetupError",
+    "StoreConflict",
     "TaskCancelledError",
     "TaskError",
     "TaskExpiredError",
@@ -215,3 +225,44 @@ class ServerUnreachableError(CompatError, ConnectionError):
             f"could not open a session to {server} ({reason}); none of your requests was sent, "
             f"so it is safe to try again{detail}"
         )
+
+
+class StoreConflict(Exception):
+    """A store's compare-and-set lost: ``current`` is the task's state there now (``None``: gone).
+
+    Raised by a :class:`~mcp_tasks_compat.server.TaskStore` to the engine, which re-reads and
+    decides again; a store of your own raises it the same way. Example::
+
+        if stored.version != expected_version:
+            raise StoreConflict(task_id, stored)
+    """
+
+    def __init__(self, task_id: str, current: Any) -> None:
+        self.task_id = task_id
+        self.current: Any = current
+        super().__init__(f"task {task_id} changed in the store meanwhile")
+
+
+class ActiveLimitReached(Exception):
+    """A create with ``active_limit`` refused: the owner already has ``active`` unfinished tasks.
+
+    Raised by a store to the engine, which answers the ``tools/call`` with a JSON-RPC error; a
+    store of your own raises it as ``raise ActiveLimitReached(active)``.
+    """
+
+    def __init__(self, active: int) -> None:
+        self.active = active
+        super().__init__(f"the owner already has {active} active tasks")
+
+
+class SessionSetupError(RuntimeError):
+    """A testing-kit session could not be opened as asked (e.g. the pinned dialect was not negotiated).
+
+    Example: ``connect`` fixtures pinned to ``"2026-07-28"`` against a server that offers only
+    2025-11-25 raise it, naming what was negotiated and why.
+    """
+
+
+class SessionOptionsError(ValueError):
+    """Testing-kit ``session_options`` would silently replace part of the library's own session
+    settings (e.g. a ``message_handler`` spread over the library's); the message names the fix."""

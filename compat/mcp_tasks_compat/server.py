@@ -25,7 +25,7 @@ Or let :class:`TaskServer` build the server: the same code on both majors (``Fas
 Inside a tool body, :func:`report_status` and :func:`report_progress` tell the caller how far the
 work is: in a task they set the task's status message (seen by ``on_status``); in a plain call
 they send ``notifications/progress`` when the caller asked for progress (``on_progress``), so one
-tool body serves both kinds of call. :func:`current_task` tells whether the call runs as a task;
+tool body serves both kinds of call. ``current_call().task`` tells whether the call runs as a task;
 :func:`log` sends a log message on a plain call.
 
 :func:`elicit`, :func:`create_message` and :func:`list_roots` ask the client for input from
@@ -39,7 +39,7 @@ round instead ("ask first, then run long").
 
 On 2026-07-28 a task-capable call waits ``inline_grace_s`` for its tool and is answered plainly if
 the tool is done by then (a tool whose recent calls all outlived it is a task at once);
-``current_task()`` is ``None`` until the call is a task.
+``current_call().task`` is ``None`` until the call is a task.
 :func:`current_call` is the call's handle from its first line: its ``task_id`` once it is a task,
 ``await call.wait_for_task()`` and ``call.on_task(hook)`` for the moment it becomes one.
 
@@ -65,10 +65,9 @@ import anyio
 
 from . import _engine
 from ._adapters import get_adapter
+from ._deprecated import Alias, answer
 from ._detect import refuse_unsupported
 from ._engine import (
-    DEFAULT_INLINE_GRACE_S,
-    DEFAULT_TTL_FLOOR_MS,
     InMemoryTaskStore,
     PollPolicy,
     TaskPolicy,
@@ -77,30 +76,23 @@ from ._engine import (
 )
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
-from ._engine.stores import ActiveLimitReached, StoreConflict
 from ._engine.stores.task_state import RunOn
 from ._server import ask
 from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
-from .core.model import Progress, Task
-from .dialects import TaskSupport
+from .core._model import Progress, Task
+from .dialects import TaskSupport as _TaskSupport
 
 __all__ = [
-    "DEFAULT_INLINE_GRACE_S",
-    "DEFAULT_TTL_FLOOR_MS",
-    "ActiveLimitReached",
     "CallHandle",
     "Context",
     "InMemoryTaskStore",
     "PollPolicy",
     "ServerTasks",
-    "StoreConflict",
     "TaskServer",
     "TaskStore",
-    "TaskSupport",
     "ToolError",
     "create_message",
     "current_call",
-    "current_task",
     "elicit",
     "list_roots",
     "log",
@@ -125,11 +117,36 @@ if TYPE_CHECKING:
 _SDK_CLASSES: Final = frozenset({"Context", "ToolError"})
 
 
+def _engine_name(name: str) -> Callable[[], Any]:
+    return lambda: getattr(_engine, name)
+
+
+def _store_error(name: str) -> Callable[[], Any]:
+    return lambda: getattr(_engine.stores, name)
+
+
+_ALIASES: Final = {
+    "current_task": Alias("current_call().task", lambda: _current_task),
+    "ActiveLimitReached": Alias(
+        "mcp_tasks_compat.errors.ActiveLimitReached", _store_error("ActiveLimitReached")
+    ),
+    "StoreConflict": Alias("mcp_tasks_compat.errors.StoreConflict", _store_error("StoreConflict")),
+    "TaskSupport": Alias("mcp_tasks_compat.dialects.TaskSupport", lambda: _TaskSupport),
+    "DEFAULT_INLINE_GRACE_S": Alias(
+        "the inline_grace_s= default (docs/server.md)", _engine_name("DEFAULT_INLINE_GRACE_S")
+    ),
+    "DEFAULT_TTL_FLOOR_MS": Alias(
+        "the ttl_floor_ms= default (an hour)", _engine_name("DEFAULT_TTL_FLOOR_MS")
+    ),
+}
+
+
 def __getattr__(name: str) -> Any:
-    """``Context`` and ``ToolError``: the installed SDK's own, imported on first use (not at import)."""
+    """``Context`` and ``ToolError``: the installed SDK's own, imported on first use (not at import);
+    the pre-1.0 names answer with a ``DeprecationWarning``."""
     if name in _SDK_CLASSES:
         return getattr(get_adapter().builder, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return answer(__name__, name, _ALIASES)
 
 
 class ServerTasks(TaskPolicy):
@@ -199,7 +216,7 @@ class TaskServer:
         function: None = None,
         /,
         *,
-        task: TaskSupport = "forbidden",
+        task: _TaskSupport = "forbidden",
         reruns: int = 0,
         run_on: RunOn | None = None,
         **sdk_tool_kwargs: Any,
@@ -210,7 +227,7 @@ class TaskServer:
         function: Any = None,
         /,
         *,
-        task: TaskSupport = "forbidden",
+        task: _TaskSupport = "forbidden",
         reruns: int = 0,
         run_on: RunOn | None = None,
         **sdk_tool_kwargs: Any,
@@ -393,7 +410,7 @@ _PYTHON_LEVELS: Final[Mapping[str, int]] = {
 }
 
 
-def current_task() -> Task | None:
+def _current_task() -> Task | None:
     """The task this tool call runs as (its state now), or ``None`` for a plain call.
 
     Each call reads the task's latest state, so inside the tool's cancel handler (a ``finally`` or
@@ -476,7 +493,7 @@ class CallHandle:
 def current_call() -> CallHandle:
     """The handle of the tool call running here: its task id now or later (see :class:`CallHandle`).
 
-    Unlike :func:`current_task`, it is there before a 2026-07-28 call becomes a task, so a tool can
+    Unlike a task, it is there before a 2026-07-28 call becomes a task, so a tool can
     log its task id the moment there is one::
 
         current_call().on_task(lambda task: logger.info("running as task %s", task.task_id))

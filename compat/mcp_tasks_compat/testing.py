@@ -3,7 +3,7 @@
 Installed with the library, the plugin (entry point ``pytest11``) gives every pytest run these
 fixtures (anyio fixtures: use them from ``@pytest.mark.anyio`` tests):
 
-* ``mcp_tasks_session``: a ``ClientSession`` built with ``session_kwargs()`` and negotiated, to
+* ``mcp_tasks_session``: a negotiated :data:`~mcp_tasks_compat.client.TaskClientSession`, to
   ``mcp_tasks_server`` (a task-capable server of the installed major) in memory;
 * ``mcp_tasks_stdio_session`` / ``mcp_tasks_http_session``: the same to a server subprocess;
 * what they are built from, each one overridable: ``mcp_tasks_toolset_spec`` (your
@@ -20,48 +20,68 @@ Importing this module loads no ``mcp``; without pytest (e.g. in a noxfile) the h
 from __future__ import annotations
 
 import sys
+from typing import Any, Final
 
-from ._testkit.matrix import SDK_VERSIONS, SDK_VERSIONS_DATE, dialects, nox_sdk_versions
-from ._testkit.options import COMPOSED_SESSION_OPTIONS, SessionOptionsError, merged_session_options
-from ._testkit.processes import HttpServerProcess, child_environment, http_server_process
+from . import _testkit
+from ._deprecated import Alias, answer
+from ._testkit.matrix import dialects, nox_sdk_versions
+from ._testkit.processes import HttpServerProcess, http_server_process
 from ._testkit.serve import server_command
-from ._testkit.sessions import SessionSetupError, connect_http, connect_in_memory, connect_stdio
-from ._testkit.toolsets import (
-    APPLICATION_ERROR,
-    DEFAULT_SERVER_NAME,
-    EXAMPLE_TOOLSET,
-    ToolSet,
-    build_task_server,
-    echo,
-    load_toolset,
-    rpc_error,
-)
+from ._testkit.toolsets import EXAMPLE_TOOLSET, ToolSet, build_task_server, load_toolset
 
 __all__ = [
-    "APPLICATION_ERROR",
-    "COMPOSED_SESSION_OPTIONS",
-    "DEFAULT_SERVER_NAME",
     "EXAMPLE_TOOLSET",
-    "SDK_VERSIONS",
-    "SDK_VERSIONS_DATE",
     "HttpServerProcess",
-    "SessionOptionsError",
-    "SessionSetupError",
     "ToolSet",
     "build_task_server",
-    "child_environment",
-    "connect_http",
-    "connect_in_memory",
-    "connect_stdio",
     "dialects",
-    "echo",
     "http_server_process",
     "load_toolset",
-    "merged_session_options",
     "nox_sdk_versions",
-    "rpc_error",
     "server_command",
 ]
+
+
+def _kit(module: str, name: str) -> Alias:
+    return Alias(f"mcp_tasks_compat.client.{name}", lambda: getattr(getattr(_testkit, module), name))
+
+
+def _kept(module: str, name: str, replacement: str) -> Alias:
+    return Alias(replacement, lambda: getattr(getattr(_testkit, module), name))
+
+
+_ALIASES: Final = {
+    "connect_in_memory": _kit("sessions", "connect_in_memory"),
+    "connect_stdio": _kit("sessions", "connect_stdio"),
+    "connect_http": _kit("sessions", "connect_http"),
+    "SessionSetupError": Alias(
+        "mcp_tasks_compat.errors.SessionSetupError", lambda: _errors().SessionSetupError
+    ),
+    "SessionOptionsError": Alias(
+        "mcp_tasks_compat.errors.SessionOptionsError", lambda: _errors().SessionOptionsError
+    ),
+    "SDK_VERSIONS": _kept("matrix", "SDK_VERSIONS", "nox_sdk_versions()"),
+    "SDK_VERSIONS_DATE": _kept("matrix", "SDK_VERSIONS_DATE", "docs/stability.md's supported versions"),
+    "APPLICATION_ERROR": _kept("toolsets", "APPLICATION_ERROR", "a tool of your own"),
+    "DEFAULT_SERVER_NAME": _kept("toolsets", "DEFAULT_SERVER_NAME", "ToolSet(name=...)"),
+    "COMPOSED_SESSION_OPTIONS": _kept("options", "COMPOSED_SESSION_OPTIONS", "TaskClientSession's keywords"),
+    "merged_session_options": _kept("options", "merged_session_options", "TaskClientSession's keywords"),
+    "child_environment": _kept("processes", "child_environment", "os.environ with PYTHONPATH set"),
+    "echo": _kept("toolsets", "echo", "EXAMPLE_TOOLSET.tools['echo']"),
+    "rpc_error": _kept("toolsets", "rpc_error", "EXAMPLE_TOOLSET.tools['rpc_error']"),
+}
+
+
+def _errors() -> Any:
+    from . import errors
+
+    return errors
+
+
+def __getattr__(name: str) -> Any:
+    """The pre-1.0 names answer with a ``DeprecationWarning`` naming the 1.0 one."""
+    return answer(__name__, name, _ALIASES)
+
 
 # The fixtures, where pytest is importable and this is not the `serve` subprocess (which needs no
 # pytest). pytest finds fixtures by name in a plugin module, so they are imported here.

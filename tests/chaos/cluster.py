@@ -19,8 +19,10 @@ import anyio.to_thread
 from tools.redis_server import RedisServer
 
 from mcp_tasks_compat import TaskCancelledError, TaskError, TaskFailedError, TaskNotFoundError
+from mcp_tasks_compat._testkit.processes import child_environment
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import resume, start_tool
-from mcp_tasks_compat.testing import HttpServerProcess, child_environment, connect_http, dialects
+from mcp_tasks_compat.testing import HttpServerProcess, dialects
 
 from .faults import redis_server_executable
 from .marks import MarksFile, Outcome

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.server import TaskServer, current_task, report_status
+from mcp_tasks_compat.server import TaskServer, current_call, report_status
 
 CLOCK_OFFSET_ENV = "CHAOS_CLOCK_OFFSET_S"
 """Seconds this process's wall clock is ahead of the real one (set with the faketime offset)."""
@@ -78,7 +78,7 @@ def build(args: argparse.Namespace) -> TaskServer:
     @app.tool(task="required", reruns=args.reruns)
     async def work(label: str, seconds: float, rerun_seconds: float, step_s: float) -> str:
         """Run for ``seconds`` (a re-run: ``rerun_seconds``) in steps of ``step_s``, leaving marks."""
-        task = current_task()
+        task = current_call().task
         attempt = _attempt(task.status_message if task is not None else None)
         me = {
             "task": task.task_id if task is not None else None,

@@ -18,8 +18,10 @@ import anyio
 import anyio.to_thread
 import pytest
 
+from mcp_tasks_compat._testkit.processes import child_environment
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import resume, start_tool
-from mcp_tasks_compat.testing import HttpServerProcess, child_environment, connect_http
+from mcp_tasks_compat.testing import HttpServerProcess
 
 from .cluster import NEWEST_DIALECT, SERVER, START_BOUND_S, Work
 from .marks import MarksFile

@@ -23,7 +23,7 @@ from mcp_tasks_compat._cli import (
     parse_arguments,
     render_probe,
 )
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.errors import (
     TaskFailedError,
     TaskTimeoutError,

@@ -18,9 +18,10 @@ import anyio
 import pytest
 
 from mcp_tasks_compat._adapters import get_adapter
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from mcp_tasks_compat._version import __version__
-from mcp_tasks_compat.client import negotiate, resume, session_kwargs
-from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+from mcp_tasks_compat.client import negotiate, resume
 
 from .harness import (
     CLI,

@@ -13,7 +13,7 @@ import os
 
 import anyio
 
-from mcp_tasks_compat.server import current_task, report_status
+from mcp_tasks_compat.server import current_call, report_status
 from mcp_tasks_compat.testing import ToolSet
 
 LOG_ENV = "CANCEL_LOG"
@@ -30,7 +30,7 @@ async def wait_to_be_cancelled(label: str) -> str:
     try:
         await anyio.sleep(60)
     except anyio.get_cancelled_exc_class():
-        task = current_task()
+        task = current_call().task
         write_down(label, task.status.value if task is not None else "plain")
         raise
     return label

@@ -37,8 +37,8 @@ import anyio
 from packaging.version import Version
 
 from mcp_tasks_compat._adapters import get_adapter
+from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.client import session_kwargs
 from mcp_tasks_compat.dialects import TaskSupport
 from mcp_tasks_compat.server import ServerTasks, report_status
 from mcp_tasks_compat.testing import ToolSet, build_task_server

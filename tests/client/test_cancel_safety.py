@@ -19,17 +19,11 @@ import anyio.lowlevel
 import pytest
 
 from mcp_tasks_compat import TaskCancelledError
+from mcp_tasks_compat._testkit.sessions import connect_http, connect_in_memory, connect_stdio
 from mcp_tasks_compat.client import call_tool, resume, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import Dialect
-from mcp_tasks_compat.testing import (
-    build_task_server,
-    connect_http,
-    connect_in_memory,
-    connect_stdio,
-    dialects,
-    http_server_process,
-)
+from mcp_tasks_compat.testing import build_task_server, dialects, http_server_process
 
 pytestmark = pytest.mark.anyio
 

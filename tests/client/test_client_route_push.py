@@ -19,9 +19,9 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_tasks_compat._client_api import tasks_extension
 from mcp_tasks_compat._engine import PollPolicy
-from mcp_tasks_compat.client import tasks_extension
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.server import ServerTasks, report_status
 
 from .harness import text_of

@@ -18,11 +18,13 @@ import pytest
 
 from mcp_tasks_compat import TaskCancelledError
 from mcp_tasks_compat._client import follow
-from mcp_tasks_compat.client import call_tool, resume, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus, utc_now
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
+from mcp_tasks_compat.client import call_tool, resume, start_tool
+from mcp_tasks_compat.core._model import Task, TaskStatus, utc_now
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.server import create_message, elicit, list_roots
-from mcp_tasks_compat.testing import ToolSet, build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import ToolSet, build_task_server, dialects
 
 from .harness import text_of
 

@@ -20,24 +20,12 @@ import pytest
 
 from mcp_tasks_compat import PeerProtocolError, TaskCancelledError
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.client import (
-    MAX_INPUT_ROUNDS,
-    TaskClientSession,
-    call_tool,
-    negotiate,
-    session_kwargs,
-    start_tool,
-    with_tasks,
-)
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat._client_api import MAX_INPUT_ROUNDS, session_kwargs, with_tasks
+from mcp_tasks_compat._testkit.sessions import connect_http, connect_in_memory
+from mcp_tasks_compat.client import TaskClientSession, call_tool, negotiate, start_tool
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28, Dialect
-from mcp_tasks_compat.testing import (
-    build_task_server,
-    connect_http,
-    connect_in_memory,
-    dialects,
-    http_server_process,
-)
+from mcp_tasks_compat.testing import build_task_server, dialects, http_server_process
 
 from .harness import text_of
 from .round_tools import TOOLS

@@ -19,8 +19,9 @@ from tests.redis_server import free_port
 
 from mcp_tasks_compat import ServerConnectionLostError, ServerUnreachableError
 from mcp_tasks_compat._client.lost import connection_lost
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import Reconnect, ReconnectingClient, connect_http, connect_stdio
-from mcp_tasks_compat.testing import build_task_server, connect_in_memory
+from mcp_tasks_compat.testing import build_task_server
 
 pytestmark = pytest.mark.anyio
 

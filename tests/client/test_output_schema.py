@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import call_tool, resume, start_tool
 from mcp_tasks_compat.dialects import Dialect
-from mcp_tasks_compat.testing import connect_in_memory, dialects
+from mcp_tasks_compat.testing import dialects
 
 from .harness import structured_of, structured_server
 

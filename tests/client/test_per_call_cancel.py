@@ -24,8 +24,9 @@ import anyio
 import pytest
 
 from mcp_tasks_compat._adapters import get_adapter
+from mcp_tasks_compat._client_api import session_kwargs, with_tasks
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.client import TaskClientSession, session_kwargs, with_tasks
+from mcp_tasks_compat.client import TaskClientSession
 from mcp_tasks_compat.testing import http_server_process, server_command
 
 from .cancel_tools import LOG_ENV, STARTED

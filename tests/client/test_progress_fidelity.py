@@ -19,12 +19,15 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import call_tool, tasks_extension, with_tasks
-from mcp_tasks_compat.core import codec_2025, codec_2026
-from mcp_tasks_compat.core.model import PROGRESS_META_KEY, Progress, Task, TaskStatus, utc_now
+from mcp_tasks_compat._client_api import tasks_extension, with_tasks
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
+from mcp_tasks_compat.client import call_tool
+from mcp_tasks_compat.core import _codec_2025 as codec_2025
+from mcp_tasks_compat.core import _codec_2026 as codec_2026
+from mcp_tasks_compat.core._model import PROGRESS_META_KEY, Progress, Task, TaskStatus, utc_now
 from mcp_tasks_compat.dialects import Dialect
 from mcp_tasks_compat.server import current_call, report_progress, report_status
-from mcp_tasks_compat.testing import ToolSet, build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import ToolSet, build_task_server, dialects
 
 from .harness import text_of
 

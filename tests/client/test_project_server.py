@@ -16,9 +16,10 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import TaskCancelledError, TaskTimeoutError
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
-from mcp_tasks_compat.testing import ToolSet, connect_in_memory, dialects
+from mcp_tasks_compat.core._model import Task, TaskStatus
+from mcp_tasks_compat.testing import ToolSet, dialects
 
 from .harness import Script, is_error, open_harness, project_toolset, text_of
 

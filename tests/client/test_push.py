@@ -17,9 +17,10 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._engine import PollPolicy
-from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.client import call_tool, start_tool
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.server import ServerTasks, elicit, report_status
 
 from .harness import text_of

@@ -12,7 +12,7 @@ import pytest
 
 from mcp_tasks_compat._client import PushLink, RemoteError
 from mcp_tasks_compat._client.push import MAX_REOPENS
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.core._model import Task
 
 pytestmark = pytest.mark.anyio
 

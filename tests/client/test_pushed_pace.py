@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool, negotiate
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.testing import build_task_server
 
 from .harness import CountingWrite, StreamWrapper, text_of

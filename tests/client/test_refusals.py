@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import UnsupportedOptInError
-from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
 
 from .harness import DIALECT_OF, KINDS, Knobs, open_harness, text_of
 
@@ -131,13 +132,13 @@ async def test_a_session_that_is_not_a_client_session_is_a_type_error() -> None:
 
 NO_KWARGS = (
     f"cannot honour 1 opt-in(s) with {INSTALLED}:\n"
-    "  - a task call on a ClientSession built without session_kwargs(): needs a session built as "
-    "ClientSession(read, write, **mcp_tasks_compat.client.session_kwargs()), which registers the Tasks "
+    "  - a task call on a ClientSession built without the library's session settings: needs a session "
+    "built as mcp_tasks_compat.client.TaskClientSession(read, write), which registers the Tasks "
     "extension and its result claim (without it the SDK rejects a task answer only after the server has "
-    "created the task); fix: build the session with **session_kwargs() and pass your own extensions=, "
-    "result_claims=, notification_bindings= and message_handler= through session_kwargs(...); for a "
-    "session that mcp.Client builds, pass mcp.Client(..., "
-    "extensions=[mcp_tasks_compat.client.tasks_extension()]) (see docs/integrations.md); "
+    "created the task); fix: build the session as TaskClientSession(read, write, ...) (your own "
+    "extensions=, result_claims=, notification_bindings= and message_handler= are composed with the "
+    "library's); for a session that mcp.Client builds, pass mcp.Client(..., "
+    "extensions=[TaskClientSession.extension()]) (see docs/integrations.md); "
     "mode='auto' runs such calls plainly"
 )
 
@@ -163,7 +164,7 @@ async def test_a_2x_session_without_session_kwargs_refuses_only_mode_task(
         assert any(
             message.startswith(
                 "tool 'gated' runs as a plain call: a task call on a ClientSession built "
-                "without session_kwargs()"
+                "without the library's session settings"
             )
             for message in caplog.messages
         )
@@ -180,8 +181,8 @@ async def test_a_2x_session_advertising_tasks_without_a_claim_is_refused_even_fo
             f"cannot honour 1 opt-in(s) with {INSTALLED}:\n"
             "  - tools/call on a ClientSession that declares io.modelcontextprotocol/tasks without a result "
             "claim for 'task': needs a session whose Tasks extension comes from "
-            "mcp_tasks_compat.client.session_kwargs(); fix: drop your own io.modelcontextprotocol/tasks "
-            "entry and build the session with **session_kwargs()"
+            "mcp_tasks_compat.client.TaskClientSession; fix: drop your own io.modelcontextprotocol/tasks "
+            "entry and build the session as TaskClientSession(read, write)"
         )
         assert harness.script.created == []  # the bare SDK would have left an orphan task here
 

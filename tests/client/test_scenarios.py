@@ -22,7 +22,7 @@ from mcp_tasks_compat import (
     TaskTimeoutError,
 )
 from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core._model import Task, TaskStatus
 
 from .harness import KINDS, Knobs, is_error, open_harness, text_of
 

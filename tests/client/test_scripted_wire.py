@@ -21,7 +21,7 @@ from mcp_tasks_compat._client.follow_2025 import Follower2025
 from mcp_tasks_compat._client.follow_2026 import Follower2026
 from mcp_tasks_compat._client.following import follower_for
 from mcp_tasks_compat._client.poller import Expiry, Reporter
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core._model import JsonRpcError, Task, TaskStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -22,17 +22,12 @@ import pytest
 from tests.client.round_tools import TOOLS as ROUND_TOOLS
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.client import (
-    TaskClientSession,
-    call_tool,
-    negotiate,
-    session_kwargs,
-    tasks_extension,
-    with_tasks,
-)
+from mcp_tasks_compat._client_api import session_kwargs, tasks_extension, with_tasks
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
+from mcp_tasks_compat.client import TaskClientSession, call_tool, negotiate
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.server import InMemoryTaskStore
-from mcp_tasks_compat.testing import EXAMPLE_TOOLSET, ToolSet, build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import EXAMPLE_TOOLSET, ToolSet, build_task_server, dialects
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,9 @@ import weakref
 import anyio
 import pytest
 
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import call_tool, start_tool
-from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import build_task_server, dialects
 
 pytestmark = pytest.mark.anyio
 

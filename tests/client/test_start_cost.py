@@ -18,8 +18,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool, negotiate, start_tool
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import TASK_AT_ONCE_META_KEY
 
 from .harness import KINDS, open_harness, text_of

@@ -12,9 +12,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import with_tasks
-from mcp_tasks_compat.core.model import Task
-from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat._client_api import with_tasks
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
+from mcp_tasks_compat.core._model import Task
+from mcp_tasks_compat.testing import build_task_server, dialects
 
 pytestmark = pytest.mark.anyio
 

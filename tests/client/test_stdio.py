@@ -8,9 +8,10 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import TaskFailedError
-from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
-from mcp_tasks_compat.testing import connect_stdio
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit.sessions import connect_stdio
+from mcp_tasks_compat.client import call_tool, negotiate, start_tool
+from mcp_tasks_compat.core._model import Task, TaskStatus
 
 from .harness import DIALECT_OF, STDIO_KIND, TESTS_DIR, is_error, mcp1_python, scripted_stdio_command, text_of
 

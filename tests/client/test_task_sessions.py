@@ -15,20 +15,14 @@ import anyio
 import pytest
 from tests.doc_blocks import run_doc_block
 
-from mcp_tasks_compat import testing
 from mcp_tasks_compat._adapters import get_adapter
+from mcp_tasks_compat._client_api import TaskSessionWrapper, session_kwargs, tasks_extension, with_tasks
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.client import (
-    TaskClientSession,
-    TaskSessionWrapper,
-    negotiate,
-    session_kwargs,
-    tasks_extension,
-    with_tasks,
-)
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat._testkit import sessions as kit_sessions
+from mcp_tasks_compat.client import TaskClientSession, negotiate
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.errors import UnsupportedOptInError
-from mcp_tasks_compat.server import TaskServer, current_task, report_progress, report_status
+from mcp_tasks_compat.server import TaskServer, current_call, report_progress, report_status
 
 pytestmark = pytest.mark.anyio
 
@@ -40,11 +34,11 @@ def build_app(release: anyio.Event | None = None) -> TaskServer:
     async def render(frames: int) -> str:
         for frame in range(1, frames + 1):
             await report_status(f"frame {frame}/{frames}")
-        return f"rendered {frames} as {'task' if current_task() else 'plain'}"
+        return f"rendered {frames} as {'task' if current_call().task else 'plain'}"
 
     @app.tool(task="optional")
     async def preview(frames: int) -> str:
-        return f"preview {frames} as {'task' if current_task() else 'plain'}"
+        return f"preview {frames} as {'task' if current_call().task else 'plain'}"
 
     @app.tool()
     async def measure(steps: int) -> str:
@@ -121,7 +115,7 @@ async def test_the_sessions_own_keywords_are_composed_with_the_librarys() -> Non
 
 async def test_with_tasks_wraps_a_session_built_elsewhere() -> None:
     seen: list[Task] = []
-    async with testing.connect_in_memory(build_app().sdk_server) as session:
+    async with kit_sessions.connect_in_memory(build_app().sdk_server) as session:
         wrapped = with_tasks(session, on_status=seen.append)
         assert isinstance(wrapped, TaskSessionWrapper)
         assert with_tasks(wrapped) is wrapped
@@ -137,7 +131,7 @@ async def test_with_tasks_wraps_a_session_built_elsewhere() -> None:
 async def test_with_tasks_on_a_bare_1x_session_runs_tasks() -> None:
     if sdk_info().major != 1:
         pytest.skip("on mcp 2.x a session built without session_kwargs() cannot receive a task answer")
-    async with testing.connect_in_memory(build_app().sdk_server, bare=True) as session:
+    async with kit_sessions.connect_in_memory(build_app().sdk_server, bare=True) as session:
         result = await with_tasks(session).call_tool("render", {"frames": 1})
         assert result.content[0].text == "rendered 1 as task"
 

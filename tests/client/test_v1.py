@@ -7,8 +7,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import call_tool, session_kwargs
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool
+from mcp_tasks_compat.core._model import Task
 
 from .harness import open_harness, text_of
 

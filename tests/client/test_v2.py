@@ -9,8 +9,9 @@ import pytest
 
 from mcp_tasks_compat import TaskNotFoundError
 from mcp_tasks_compat._client.outcomes import SESSION_SCOPED_2025
-from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
+from mcp_tasks_compat.core._model import TaskStatus
 
 from .harness import Knobs, Script, gaps, open_harness, text_of
 

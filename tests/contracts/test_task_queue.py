@@ -79,7 +79,7 @@ async def test_a_refused_write_queues_nothing(store: TaskStore) -> None:
 
 
 async def test_an_ended_task_is_not_queued(store: TaskStore) -> None:
-    from mcp_tasks_compat.core.model import TaskStatus
+    from mcp_tasks_compat.core._model import TaskStatus
 
     queue = the_queue(store)
     ended = replace(queued("done"), task=replace(queued("done").task, status=TaskStatus.CANCELLED))

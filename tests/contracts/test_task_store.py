@@ -26,7 +26,7 @@ from mcp_tasks_compat._engine.stores import (
     TaskState,
     TaskStore,
 )
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core._model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import ALL_DIALECTS, DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mcp_tasks_compat.core import codec_2025
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core import _codec_2025 as codec_2025
+from mcp_tasks_compat.core._model import JsonRpcError, Task, TaskStatus
 
 __all__ = [
     "detailed_tasks",

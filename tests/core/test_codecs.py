@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_tasks_compat.core import codec_2025, codec_2026
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core import _codec_2025 as codec_2025
+from mcp_tasks_compat.core import _codec_2026 as codec_2026
+from mcp_tasks_compat.core._model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 
 from .strategies import (

@@ -12,8 +12,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
-from mcp_tasks_compat.core.lifecycle import TRANSITIONS, TaskEvent, next_status
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._lifecycle import TRANSITIONS, TaskEvent, next_status
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.errors import INVALID_PARAMS, TaskStateError
 
 W, N = TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED  # N: needs input

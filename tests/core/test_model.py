@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_tasks_compat.core.model import (
+from mcp_tasks_compat.core._model import (
     TERMINAL_STATUSES,
     UNLIMITED_TTL,
     JsonRpcError,

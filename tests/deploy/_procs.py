@@ -19,7 +19,7 @@ import anyio.to_thread
 from tests.cli.harness import CLI, http_example_server
 from tests.conftest import MCP_MAJOR
 
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.testing import HttpServerProcess
 

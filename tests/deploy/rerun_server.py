@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.server import TaskServer, current_task, report_status
+from mcp_tasks_compat.server import TaskServer, current_call, report_status
 
 STORE, MARKS = sys.argv[1], Path(sys.argv[2])
 LEASE_S = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
@@ -28,7 +28,7 @@ def _mark(label: str) -> int:
 
 
 async def _started(label: str) -> tuple[int, str | None]:
-    task = current_task()
+    task = current_call().task
     status = task.status_message if task is not None else None  # before this run says anything
     starts = await anyio.to_thread.run_sync(_mark, label)
     await report_status(f"{label} started ({starts})")

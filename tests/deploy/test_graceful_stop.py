@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from mcp_tasks_compat._engine import SERVER_STOPPED
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import start_tool
-from mcp_tasks_compat.core.model import TaskStatus
-from mcp_tasks_compat.testing import connect_http
+from mcp_tasks_compat.core._model import TaskStatus
 
 from ._procs import NEWEST_DIALECT, Watch, following, is_, operator, servers
 

@@ -23,6 +23,7 @@ from tests.redis_server import free_port
 
 from mcp_tasks_compat import ServerConnectionLostError
 from mcp_tasks_compat._client.lost import connection_lost
+from mcp_tasks_compat._testkit.processes import child_environment
 from mcp_tasks_compat.client import (
     Reconnect,
     ReconnectingClient,
@@ -31,8 +32,7 @@ from mcp_tasks_compat.client import (
     connect_stdio,
     start_tool,
 )
-from mcp_tasks_compat.core.model import TaskStatus
-from mcp_tasks_compat.testing import child_environment
+from mcp_tasks_compat.core._model import TaskStatus
 
 from ._procs import NEWEST_DIALECT, START_BOUND_S, Watch, is_, kill, servers
 

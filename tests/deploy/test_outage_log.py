@@ -20,8 +20,9 @@ import anyio.to_thread
 import pytest
 from tests.redis_server import redis_server
 
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import TaskRun, call_tool, start_tool
-from mcp_tasks_compat.testing import HttpServerProcess, connect_http
+from mcp_tasks_compat.testing import HttpServerProcess
 
 from ._procs import NEWEST_DIALECT, servers
 

@@ -30,9 +30,9 @@ from tests.doc_blocks import run_doc_block_async
 from tests.redis_server import free_port
 
 from mcp_tasks_compat import ServerConnectionLostError, TaskFailedError
+from mcp_tasks_compat._testkit.sessions import connect_http, connect_stdio
 from mcp_tasks_compat.client import Reconnect, ReconnectingClient, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
-from mcp_tasks_compat.testing import connect_http, connect_stdio
+from mcp_tasks_compat.core._model import Task, TaskStatus
 
 from ._procs import LOST_RUN, NEWEST_DIALECT, Watch, fresh_redis_db, is_, kill, servers
 

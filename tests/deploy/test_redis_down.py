@@ -12,9 +12,9 @@ import pytest
 from tests.redis_server import redis_server
 
 from mcp_tasks_compat import PeerProtocolError
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import call_tool, start_tool
-from mcp_tasks_compat.core.model import TaskStatus
-from mcp_tasks_compat.testing import connect_http
+from mcp_tasks_compat.core._model import TaskStatus
 
 from ._procs import NEWEST_DIALECT, Watch, following, is_, servers
 

@@ -16,10 +16,11 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import TaskNotFoundError
-from mcp_tasks_compat.client import resume, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus, parse_timestamp
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit.sessions import connect_http
+from mcp_tasks_compat.client import resume, start_tool
+from mcp_tasks_compat.core._model import Task, TaskStatus, parse_timestamp
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
-from mcp_tasks_compat.testing import connect_http
 
 from ._procs import LOST_RUN, Watch, following, fresh_redis_db, is_, kill, servers, until_status
 from .conftest import REPLICA_LEASE_S, Replicas

@@ -14,8 +14,10 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import TaskCancelledError, TaskFailedError
+from mcp_tasks_compat._testkit.processes import child_environment
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import resume, start_tool
-from mcp_tasks_compat.testing import HttpServerProcess, child_environment, connect_http
+from mcp_tasks_compat.testing import HttpServerProcess
 
 from ._procs import LOST_RUN, NEWEST_DIALECT, START_BOUND_S, Watch, following, kill
 

@@ -12,10 +12,10 @@ import anyio
 import pytest
 
 from mcp_tasks_compat import TaskNotFoundError
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import resume, start_tool
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25
-from mcp_tasks_compat.testing import connect_http
 
 from ._procs import Watch, following, is_, kill, servers
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import resume, start_tool
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
-from mcp_tasks_compat.testing import connect_http
 
 from ._procs import LOST_RUN, NEWEST_DIALECT, Watch, following, is_, kill, operator, servers
 

@@ -21,8 +21,8 @@ import pytest
 from tests.redis_server import redis_server
 
 from mcp_tasks_compat import PeerProtocolError
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import TaskRun, call_tool, start_tool
-from mcp_tasks_compat.testing import connect_http
 
 from ._procs import NEWEST_DIALECT, servers
 

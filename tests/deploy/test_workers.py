@@ -39,11 +39,14 @@ from tests.chaos.marks import MarksFile, Run, overlap_s, result_run
 from tests.redis_server import free_port
 
 from mcp_tasks_compat import TaskFailedError
+from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._engine.expiry import WORKER_STOPPED
-from mcp_tasks_compat.client import session_kwargs, start_tool
-from mcp_tasks_compat.core.model import TaskStatus, parse_timestamp
+from mcp_tasks_compat._testkit.processes import child_environment
+from mcp_tasks_compat._testkit.sessions import connect_http
+from mcp_tasks_compat.client import start_tool
+from mcp_tasks_compat.core._model import TaskStatus, parse_timestamp
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
-from mcp_tasks_compat.testing import HttpServerProcess, child_environment, connect_http, dialects
+from mcp_tasks_compat.testing import HttpServerProcess, dialects
 
 from ._procs import NEWEST_DIALECT, START_BOUND_S, Watch, following, fresh_redis_db, is_
 

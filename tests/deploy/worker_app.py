@@ -38,7 +38,7 @@ from typing import Any, Final
 import anyio
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.server import TaskServer, current_task, report_progress
+from mcp_tasks_compat.server import TaskServer, current_call, report_progress
 
 __all__ = ["LEASE_ENV", "MARKS_ENV", "METRICS_ENV", "RESULT_FORMAT", "STORE_ENV", "app"]
 
@@ -98,7 +98,7 @@ app = TaskServer(
 
 
 async def _run(label: str, seconds: float, rerun_seconds: float, step_s: float) -> str:
-    task = current_task()
+    task = current_call().task
     task_id = task.task_id if task is not None else None
     attempt = MARKS.starts(task_id) + 1
     me = {"task": task_id, "label": label, "run": f"{PID}-{secrets.token_hex(3)}", "attempt": attempt}

@@ -34,7 +34,7 @@ from mcp_tasks_compat._engine import (
 from mcp_tasks_compat._engine.expiry import SWEEP_BATCH
 from mcp_tasks_compat._engine.grace import GraceTicket
 from mcp_tasks_compat._engine.limits import TaskLimits
-from mcp_tasks_compat.core.model import DEFAULT_TTL_MS, JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core._model import DEFAULT_TTL_MS, JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
 
@@ -381,7 +381,7 @@ def test_effective_ttl_floors_requests_and_caps_unlimited_unless_uncapped() -> N
 
 
 async def test_the_model_and_the_engine_share_one_default_ttl() -> None:
-    """One constant, an hour in ms (``core.model.DEFAULT_TTL_MS``): a task built without a TTL,
+    """One constant, an hour in ms (``core._model.DEFAULT_TTL_MS``): a task built without a TTL,
     the engine's floor, and what it grants a call that asks for none or for less."""
     now = datetime.now(timezone.utc)
     bare = Task(task_id="t", status=TaskStatus.WORKING, created_at=now, last_updated_at=now)

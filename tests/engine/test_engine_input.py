@@ -15,7 +15,7 @@ import anyio.abc
 import pytest
 
 from mcp_tasks_compat._engine import InputRefused, TaskEngine, TaskRecord, current_run
-from mcp_tasks_compat.core.model import JsonRpcError, TaskStatus
+from mcp_tasks_compat.core._model import JsonRpcError, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INVALID_REQUEST, TaskStateError
 

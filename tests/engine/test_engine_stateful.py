@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
 from mcp_tasks_compat._engine import EXPIRED_GRACE_MS, TaskEngine, TaskRecord, ToolCallFailure, UnknownTask
-from mcp_tasks_compat.core.model import JsonRpcError, TaskStatus
+from mcp_tasks_compat.core._model import JsonRpcError, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INVALID_PARAMS, PeerProtocolError
 

@@ -26,7 +26,7 @@ from tests.redis_server import redis_server
 from mcp_tasks_compat._engine import TaskEngine, Work
 from mcp_tasks_compat._engine.stores import TaskStore
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 
 pytestmark = pytest.mark.anyio

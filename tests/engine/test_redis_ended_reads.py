@@ -21,7 +21,7 @@ from tests.engine.test_redis_store import make_state
 
 from mcp_tasks_compat._engine import TaskEngine, UnknownTask, records
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 
 pytestmark = pytest.mark.anyio

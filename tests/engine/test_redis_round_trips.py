@@ -29,7 +29,7 @@ from mcp_tasks_compat._engine import TaskEngine, records
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat._engine.stores import redis_link
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 
 pytestmark = pytest.mark.anyio

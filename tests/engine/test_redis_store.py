@@ -21,7 +21,7 @@ from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine.stores import EVERY_OWNER, StoreConflict, StoreEvent, TaskState, TaskStore
 from mcp_tasks_compat._engine.stores.redis import KEY_TTL_MARGIN, RedisTaskStore
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
 

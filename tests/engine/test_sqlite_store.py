@@ -22,7 +22,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_tasks_compat._engine.stores import SqliteTaskStore, StoreConflict, TaskState, sqlite_file
 from mcp_tasks_compat._engine.stores.task_state import dumps
-from mcp_tasks_compat.core.model import JsonRpcError, Task, TaskStatus
+from mcp_tasks_compat.core._model import JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25
 from mcp_tasks_compat.errors import TaskStoreError
 

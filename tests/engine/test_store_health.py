@@ -20,7 +20,7 @@ import pytest
 from mcp_tasks_compat._engine import TaskEngine
 from mcp_tasks_compat._engine.outage import StoreHealth, WatchedStore
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
 

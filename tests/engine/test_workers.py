@@ -20,7 +20,7 @@ from mcp_tasks_compat._engine import TaskEngine, TaskPolicy, Work
 from mcp_tasks_compat._engine.queueing import QUEUED
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore, TaskState
 from mcp_tasks_compat._engine.workers import WorkerRuns
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import PeerProtocolError
 

@@ -33,8 +33,10 @@ from typing import Any, Literal
 import anyio
 from packaging.version import Version
 
+from mcp_tasks_compat._testkit.sessions import connect_http, connect_stdio
+from mcp_tasks_compat._testkit.toolsets import APPLICATION_ERROR
 from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
+from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import (
     METHOD_NOT_FOUND,
@@ -44,13 +46,7 @@ from mcp_tasks_compat.errors import (
     TaskNotFoundError,
     UnsupportedOptInError,
 )
-from mcp_tasks_compat.testing import (
-    APPLICATION_ERROR,
-    HttpServerProcess,
-    connect_http,
-    connect_stdio,
-    server_command,
-)
+from mcp_tasks_compat.testing import HttpServerProcess, server_command
 
 __all__ = [
     "SCENARIOS",

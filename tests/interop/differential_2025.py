@@ -30,7 +30,7 @@ from typing import Any, Final, cast
 
 import httpx
 
-from mcp_tasks_compat.core.model import parse_timestamp
+from mcp_tasks_compat.core._model import parse_timestamp
 from mcp_tasks_compat.server import PollPolicy
 from mcp_tasks_compat.testing import HttpServerProcess
 

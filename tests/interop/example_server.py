@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+from mcp_tasks_compat._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from mcp_tasks_compat.testing import ToolSet, build_task_server
 from server.harness import serve_asgi
 

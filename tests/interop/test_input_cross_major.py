@@ -24,9 +24,11 @@ import pytest
 from packaging.version import Version
 
 from mcp_tasks_compat import TaskCancelledError
-from mcp_tasks_compat.client import call_tool, resume, session_kwargs
-from mcp_tasks_compat.core.model import Task, TaskStatus
-from mcp_tasks_compat.testing import HttpServerProcess, connect_http, connect_stdio, server_command
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit.sessions import connect_http, connect_stdio
+from mcp_tasks_compat.client import call_tool, resume
+from mcp_tasks_compat.core._model import Task, TaskStatus
+from mcp_tasks_compat.testing import HttpServerProcess, server_command
 
 pytestmark = pytest.mark.anyio
 

@@ -20,8 +20,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool, negotiate
+from mcp_tasks_compat.core._model import Task
 
 from .example_server import SeenRequest, build_example_server, serve_http
 from .peers import TsPeers, ts_peers

@@ -22,11 +22,12 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.client import call_tool, negotiate, resume, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat._examples import EXAMPLE_TASK_SUPPORT
+from mcp_tasks_compat.client import call_tool, negotiate, resume, start_tool
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.errors import TaskCancelledError
-from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT
 
 from .example_server import CLI_STDIO_SERVER, SeenRequest, build_example_server, serve_http
 from .peers import PeerRun, TsPeers, ts_peers

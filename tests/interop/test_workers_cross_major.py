@@ -19,8 +19,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import call_tool, session_kwargs
-from mcp_tasks_compat.testing import HttpServerProcess, connect_http
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit.sessions import connect_http
+from mcp_tasks_compat.client import call_tool
+from mcp_tasks_compat.testing import HttpServerProcess
 
 from .test_input_cross_major import PEER, ROOT, Answering, needs_peer
 

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat.client import call_tool, negotiate
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.testing import ToolSet
 
 from .toolsets import NEWEST_DIALECT, SERVER_CLASS, TOOLS, text_of

@@ -15,21 +15,18 @@ import anyio
 import pytest
 from packaging.version import Version
 
+from mcp_tasks_compat._testkit.matrix import SDK_VERSIONS, SDK_VERSIONS_DATE
+from mcp_tasks_compat._testkit.processes import child_environment
+from mcp_tasks_compat._testkit.sessions import connect_in_memory, connect_stdio
+from mcp_tasks_compat._testkit.toolsets import echo
 from mcp_tasks_compat.client import call_tool, negotiate, start_tool
-from mcp_tasks_compat.errors import ServerUnreachableError, UnsupportedOptInError
-from mcp_tasks_compat.server import current_task
+from mcp_tasks_compat.errors import ServerUnreachableError, SessionSetupError, UnsupportedOptInError
+from mcp_tasks_compat.server import current_call
 from mcp_tasks_compat.testing import (
-    SDK_VERSIONS,
-    SDK_VERSIONS_DATE,
     HttpServerProcess,
-    SessionSetupError,
     ToolSet,
     build_task_server,
-    child_environment,
-    connect_in_memory,
-    connect_stdio,
     dialects,
-    echo,
     load_toolset,
     nox_sdk_versions,
     server_command,
@@ -238,7 +235,7 @@ async def test_connect_in_memory_serves_a_1x_low_level_server() -> None:
 
     @server.call_tool()
     async def call(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
-        return [types.TextContent(type="text", text=f"{name} ({'task' if current_task() else 'plain'})")]
+        return [types.TextContent(type="text", text=f"{name} ({'task' if current_call().task else 'plain'})")]
 
     ServerTasks(tools={"shout": "optional"}).install(server)
     seen: list[str] = []
@@ -259,7 +256,7 @@ async def test_current_task_is_live_inside_the_tools_cancel_handler() -> None:
         try:
             await anyio.sleep_forever()
         finally:
-            task = current_task()
+            task = current_call().task
             seen.append(task.status.value if task is not None else None)
             handled.set()
         raise AssertionError("unreachable")

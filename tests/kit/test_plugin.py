@@ -33,7 +33,7 @@ def test_the_plugin_is_loaded_without_the_sdk(request):
 
 
 def test_the_example_tool_set_is_the_default(mcp_tasks_toolset):
-    from mcp_tasks_compat.examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
+    from mcp_tasks_compat._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 
     assert set(mcp_tasks_toolset.tools) == {*EXAMPLE_TOOLS, "echo", "rpc_error"}
     expected = {**EXAMPLE_TASK_SUPPORT, "echo": "forbidden", "rpc_error": "optional"}

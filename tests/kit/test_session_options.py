@@ -14,18 +14,15 @@ from typing import Any
 import mcp.types as types
 import pytest
 
+from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._detect import sdk_info
-from mcp_tasks_compat.client import call_tool, negotiate, read_result, session_kwargs
-from mcp_tasks_compat.core.model import Task
-from mcp_tasks_compat.errors import UnsupportedOptInError
-from mcp_tasks_compat.server import TaskServer, current_task, elicit
-from mcp_tasks_compat.testing import (
-    COMPOSED_SESSION_OPTIONS,
-    SessionOptionsError,
-    connect_in_memory,
-    dialects,
-    merged_session_options,
-)
+from mcp_tasks_compat._testkit.options import COMPOSED_SESSION_OPTIONS, merged_session_options
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
+from mcp_tasks_compat.client import call_tool, negotiate, read_result
+from mcp_tasks_compat.core._model import Task
+from mcp_tasks_compat.errors import SessionOptionsError, UnsupportedOptInError
+from mcp_tasks_compat.server import TaskServer, current_call, elicit
+from mcp_tasks_compat.testing import dialects
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +38,7 @@ def asking_app() -> TaskServer:
     @app.tool(task="required")
     async def greet() -> str:
         answer = await elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
-        return f"Hello, {answer.content['name']}! (task: {current_task() is not None})"
+        return f"Hello, {answer.content['name']}! (task: {current_call().task is not None})"
 
     return app
 
@@ -114,5 +111,5 @@ async def test_bare_gives_a_session_without_the_librarys_plumbing() -> None:
     if sdk_info().major == 1:
         pytest.skip("a bare mcp 1.x session still runs tasks (statuses are polled): nothing to tell apart")
     async with connect_in_memory(asking_app(), bare=True) as session:
-        with pytest.raises(UnsupportedOptInError, match="session_kwargs"):
+        with pytest.raises(UnsupportedOptInError, match="TaskClientSession"):
             await call_tool(session, "greet", mode="task")

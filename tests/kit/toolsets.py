@@ -12,7 +12,8 @@ from typing import Any
 import anyio
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.server import DEFAULT_INLINE_GRACE_S, current_task, report_status
+from mcp_tasks_compat._engine import DEFAULT_INLINE_GRACE_S
+from mcp_tasks_compat.server import current_call, report_status
 from mcp_tasks_compat.testing import ToolSet
 
 _MAJOR = get_adapter().major
@@ -33,7 +34,7 @@ async def shout(text: str) -> str:
     await report_status("shouting")
     # Outlive the server's inline grace (2026-07-28): a call is not a task before it ends.
     await anyio.sleep(2 * DEFAULT_INLINE_GRACE_S)
-    how = "task" if current_task() is not None else "plain"
+    how = "task" if current_call().task is not None else "plain"
     return f"{text.upper()} ({how})"
 
 

@@ -13,9 +13,10 @@ from xml.etree import ElementTree
 import anyio
 import pytest
 
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import call_tool, start_tool
 from mcp_tasks_compat.dialects import TASK_AT_ONCE_META_KEY
-from mcp_tasks_compat.testing import HttpServerProcess, connect_http, dialects
+from mcp_tasks_compat.testing import HttpServerProcess, dialects
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # a repository tool (tools/), not in the wheel

@@ -21,7 +21,7 @@ from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat._engine.stores import SqliteTaskStore, TaskStore
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 from mcp_tasks_compat._engine.workers import WorkerRuns
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import PeerProtocolError
 

@@ -8,8 +8,9 @@ import sys
 import httpx
 import pytest
 
+from mcp_tasks_compat._testkit.sessions import connect_http
 from mcp_tasks_compat.client import call_tool
-from mcp_tasks_compat.testing import HttpServerProcess, connect_http
+from mcp_tasks_compat.testing import HttpServerProcess
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,9 @@ from tests.conftest import MCP_MAJOR
 
 from mcp_tasks_compat._observe import otel
 from mcp_tasks_compat._observe.otel import INSTRUMENTATION_NAME, SWITCH
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import call_tool
-from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import build_task_server, dialects
 
 from .conftest import Telemetry
 from .tools import TOOLS

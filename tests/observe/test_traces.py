@@ -10,9 +10,10 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import call_tool, start_tool
 from mcp_tasks_compat.errors import TaskFailedError
-from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import build_task_server, dialects
 
 from .conftest import Telemetry
 from .tools import TOOLS

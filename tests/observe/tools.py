@@ -6,7 +6,8 @@ from __future__ import annotations
 import anyio
 
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.server import DEFAULT_INLINE_GRACE_S, report_status
+from mcp_tasks_compat._engine import DEFAULT_INLINE_GRACE_S
+from mcp_tasks_compat.server import report_status
 from mcp_tasks_compat.testing import ToolSet
 
 GATE: dict[str, anyio.Event] = {}

@@ -12,7 +12,7 @@ import anyio.abc
 
 from mcp_tasks_compat._engine import InputRefused
 from mcp_tasks_compat._server import Launch
-from mcp_tasks_compat.core.model import JsonRpcError
+from mcp_tasks_compat.core._model import JsonRpcError
 
 
 @dataclass

@@ -24,8 +24,9 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from mcp_tasks_compat._testkit.processes import child_environment
 from mcp_tasks_compat.server import report_status
-from mcp_tasks_compat.testing import ToolSet, child_environment, server_command
+from mcp_tasks_compat.testing import ToolSet, server_command
 
 __all__ = [
     "DIALECT_2025",

@@ -18,11 +18,12 @@ from mcp_tasks_compat._engine import TaskEngine, UnknownTask
 from mcp_tasks_compat._engine.limits import MAX_SAFE_INTEGER, TaskLimits, echoed_id
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore
 from mcp_tasks_compat._server import task_not_found
+from mcp_tasks_compat._testkit.sessions import connect_in_memory
 from mcp_tasks_compat.client import start_tool
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError, TaskStoreError
-from mcp_tasks_compat.testing import build_task_server, connect_in_memory, dialects
+from mcp_tasks_compat.testing import build_task_server, dialects
 
 from .harness import StdioPeer, stdio_peer
 

@@ -18,10 +18,11 @@ from pydantic import BaseModel
 
 from mcp_tasks_compat import testing
 from mcp_tasks_compat._detect import sdk_info
+from mcp_tasks_compat._testkit import sessions as kit_sessions
 from mcp_tasks_compat.client import ResultView, call_tool, read_result, start_tool
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
-from mcp_tasks_compat.server import Context, TaskServer, ToolError, current_call, current_task
+from mcp_tasks_compat.server import Context, TaskServer, ToolError, current_call
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +79,7 @@ def test_context_and_tool_error_are_the_installed_sdks_own_resolved_on_first_use
 
 async def test_a_tool_error_reaches_the_model_with_its_text_plain_and_as_a_task(dialect: str) -> None:
     """The same text on every version and both kinds of call (mcp 2.3 withholds a crash's text only)."""
-    async with testing.connect_in_memory(errors_app(inline_grace_s=0), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(errors_app(inline_grace_s=0), dialect=dialect) as session:
         for mode in ("plain", "task"):
             seen: list[Task] = []
             result = read_result(
@@ -90,7 +91,7 @@ async def test_a_tool_error_reaches_the_model_with_its_text_plain_and_as_a_task(
 
 
 async def test_a_crash_reads_the_same_in_a_task_as_in_a_plain_call(dialect: str) -> None:
-    async with testing.connect_in_memory(errors_app(inline_grace_s=0), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(errors_app(inline_grace_s=0), dialect=dialect) as session:
         plain = read_result(await call_tool(session, "crash", mode="plain"))
         task = read_result(await call_tool(session, "crash", mode="task"))
     assert plain.is_error
@@ -100,7 +101,7 @@ async def test_a_crash_reads_the_same_in_a_task_as_in_a_plain_call(dialect: str)
 
 
 async def test_context_is_given_to_a_tool_that_asks_for_it_plain_and_as_a_task(dialect: str) -> None:
-    async with testing.connect_in_memory(errors_app(inline_grace_s=0), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(errors_app(inline_grace_s=0), dialect=dialect) as session:
         listing = (await session.list_tools()).model_dump(by_alias=True, mode="json")
         schema = next(tool["inputSchema"] for tool in listing["tools"] if tool["name"] == "with_context")
         assert set(schema["properties"]) == {"frames"}  # the SDK saw the Context parameter as its own
@@ -114,7 +115,7 @@ async def test_context_is_given_to_a_tool_that_asks_for_it_plain_and_as_a_task(d
 
 
 async def test_read_result_reads_either_majors_result_and_its_wire_json(dialect: str) -> None:
-    async with testing.connect_in_memory(errors_app(), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(errors_app(), dialect=dialect) as session:
         sdk_result = await call_tool(session, "with_context", {"frames": 2})
     view = read_result(sdk_result)
     assert view == ResultView(
@@ -146,7 +147,7 @@ def handle_app(grace_s: float) -> tuple[TaskServer, list[str]]:
     @app.tool(task="optional")
     async def watch() -> str:
         call = current_call()
-        is_task = current_task() is not None
+        is_task = current_call().task is not None
         first = f"first: task_id={call.task_id} undecided={call.may_become_task} task={is_task}"
         call.on_task(lambda task: hooked.append(task.task_id))
         task = await call.wait_for_task()
@@ -167,7 +168,7 @@ async def test_a_2026_call_knows_its_task_id_once_the_grace_makes_it_a_task() ->
         pytest.skip("the inline grace is 2026-07-28's (mcp 2.x); 2025-11-25 is covered below")
     app, _ = handle_app(grace_s=0.05)
     seen: list[Task] = []
-    async with testing.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
         result = read_result(await call_tool(session, "watch", on_status=seen.append))
     task_id = seen[-1].task_id
     later = f"later: {task_id} {task_id} ['{task_id}']"
@@ -179,7 +180,7 @@ async def test_a_call_answered_within_the_grace_never_calls_its_hook() -> None:
         pytest.skip("the inline grace is 2026-07-28's (mcp 2.x)")
     app, hooked = handle_app(grace_s=30.0)
     seen: list[Task] = []
-    async with testing.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
         result = read_result(await call_tool(session, "quick", on_status=seen.append))
     assert result.text == "undecided=True task_id=None"
     assert seen == []
@@ -190,7 +191,7 @@ async def test_a_task_from_the_start_has_its_id_at_the_first_line(dialect: str) 
     """2025-11-25 (both majors), and 2026-07-28 with ``inline_grace_s=0``: a task from the start."""
     app, hooked = handle_app(grace_s=0)
     seen: list[Task] = []
-    async with testing.connect_in_memory(app, dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
         result = read_result(await call_tool(session, "watch", mode="task", on_status=seen.append))
     task_id = seen[-1].task_id
     expected = f"first: task_id={task_id} undecided=False task=True; later: {task_id} {task_id} ['{task_id}']"
@@ -200,7 +201,7 @@ async def test_a_task_from_the_start_has_its_id_at_the_first_line(dialect: str) 
 
 async def test_a_plain_call_has_a_handle_that_never_becomes_a_task(dialect: str) -> None:
     app, hooked = handle_app(grace_s=30.0)
-    async with testing.connect_in_memory(app, dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
         result = read_result(await call_tool(session, "watch", mode="plain"))
     assert result.text == "first: task_id=None undecided=False task=False; later: None None []"
     assert hooked == []
@@ -220,7 +221,7 @@ async def test_a_raising_hook_is_logged_and_the_task_goes_on(caplog: pytest.LogC
         return "task" if task is not None else "plain"
 
     dialect = DIALECT_2026_07_28 if DIALECT_2026_07_28 in testing.dialects() else DIALECT_2025_11_25
-    async with testing.connect_in_memory(app, dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
         result = read_result(await call_tool(session, "hooked", mode="task"))
     assert result.text == "task"
     assert any("an on_task hook raised" in record.getMessage() for record in caplog.records)
@@ -238,7 +239,7 @@ async def test_an_explicit_task_request_gets_a_task_within_the_inline_grace() ->
     async def quick() -> str:
         return "done"
 
-    async with testing.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=DIALECT_2026_07_28) as session:
         asked: list[Task] = []
         result = await call_tool(session, "quick", mode="task", on_status=asked.append)
         assert read_result(result).text == "done"

@@ -23,8 +23,8 @@ from mcp_tasks_compat._server import (
     owner_2025,
     principal_id,
 )
-from mcp_tasks_compat.core.codec_2025 import RELATED_TASK_KEY, SERVER_TASKS_CAPABILITY
-from mcp_tasks_compat.core.model import JsonRpcError
+from mcp_tasks_compat.core._codec_2025 import RELATED_TASK_KEY, SERVER_TASKS_CAPABILITY
+from mcp_tasks_compat.core._model import JsonRpcError
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.errors import (
     INTERNAL_ERROR,

@@ -12,7 +12,7 @@ import pytest
 from mcp_tasks_compat._engine import EVERY_OWNER, Outcome, RoundTrips, TaskPolicy, current_run
 from mcp_tasks_compat._engine.grace import QUICK_STREAK
 from mcp_tasks_compat._server import Tasks2026Service, ToolCall2026, principal_id
-from mcp_tasks_compat.core.codec_2026 import EXTENSION_ID
+from mcp_tasks_compat.core._codec_2026 import EXTENSION_ID
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
 from mcp_tasks_compat.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, PeerProtocolError
 

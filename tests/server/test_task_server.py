@@ -20,14 +20,17 @@ from pydantic import BaseModel
 from tests.doc_blocks import run_doc_block
 
 from mcp_tasks_compat import testing
-from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit import processes as kit_processes
+from mcp_tasks_compat._testkit import sessions as kit_sessions
+from mcp_tasks_compat.client import call_tool, start_tool
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.errors import UnsupportedOptInError
 from mcp_tasks_compat.server import (
     Context,
     ServerTasks,
     TaskServer,
-    current_task,
+    current_call,
     log,
     report_progress,
     report_status,
@@ -52,11 +55,11 @@ def build_app(**options: Any) -> TaskServer:
         """Render frames."""
         for frame in range(1, frames + 1):
             await report_status(f"frame {frame}/{frames}")
-        return f"rendered {frames} as {'task' if current_task() is not None else 'plain'}"
+        return f"rendered {frames} as {'task' if current_call().task is not None else 'plain'}"
 
     @app.tool(task="required", name="encode", description="encode a clip")
     async def encode_clip(seconds: float) -> str:
-        task = current_task()
+        task = current_call().task
         assert task is not None
         await report_progress(seconds, seconds)
         return f"encoded {seconds:g}s in {task.task_id}"
@@ -99,7 +102,7 @@ async def test_sdk_server_is_the_majors_documented_server() -> None:
 
 
 async def test_tools_keep_the_sdks_schema_and_structured_output(dialect: str) -> None:
-    async with testing.connect_in_memory(build_app(), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(build_app(), dialect=dialect) as session:
         tools = tools_by_name(await session.list_tools())
         assert tools["frame"]["inputSchema"]["properties"]["index"]["type"] == "integer"
         assert tools["frame"]["inputSchema"]["required"] == ["index"]
@@ -114,7 +117,7 @@ async def test_tools_keep_the_sdks_schema_and_structured_output(dialect: str) ->
 
 async def test_task_support_per_tool(dialect: str) -> None:
     statuses: list[Task] = []
-    async with testing.connect_in_memory(build_app(), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(build_app(), dialect=dialect) as session:
         if dialect == "2025-11-25":
             tools = tools_by_name(await session.list_tools())
             assert tools["render"]["execution"]["taskSupport"] == "optional"
@@ -134,7 +137,7 @@ async def test_plain_call_progress_reaches_on_progress(dialect: str) -> None:
     def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
 
-    async with testing.connect_in_memory(build_app(), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(build_app(), dialect=dialect) as session:
         result = await call_tool(session, "measured", {"steps": 2}, on_progress=on_progress)
         assert result.content[0].text == "measured"
     assert seen == [(10.0, 20.0, "step 1"), (20.0, 20.0, "step 2"), (21.0, None, "finishing")]
@@ -146,7 +149,7 @@ async def test_async_on_progress_and_no_token_means_no_progress(dialect: str) ->
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(message)
 
-    async with testing.connect_in_memory(build_app(), dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(build_app(), dialect=dialect) as session:
         assert (await call_tool(session, "measured", {"steps": 1})).content[0].text == "measured"
         await call_tool(session, "measured", {"steps": 1}, on_progress=on_progress)
     assert seen == ["step 1", "finishing"]
@@ -155,7 +158,7 @@ async def test_async_on_progress_and_no_token_means_no_progress(dialect: str) ->
 async def test_plain_call_status_is_progress_on_a_handshake_connection() -> None:
     """A task-optional tool in a plain 2025-11-25 call: its statuses arrive as progress."""
     seen: list[tuple[float, str | None]] = []
-    async with testing.connect_in_memory(build_app(), dialect="2025-11-25") as session:
+    async with kit_sessions.connect_in_memory(build_app(), dialect="2025-11-25") as session:
         result = await call_tool(
             session, "render", {"frames": 2}, mode="plain", on_progress=lambda p, t, m: seen.append((p, m))
         )
@@ -170,7 +173,7 @@ async def test_log_reaches_the_client_in_a_plain_call() -> None:
         logged.append(params.data)
 
     options = {**session_kwargs(dialect="2025-11-25"), "logging_callback": logging_callback}
-    async with testing.connect_in_memory(
+    async with kit_sessions.connect_in_memory(
         build_app(), dialect="2025-11-25", session_options=options
     ) as session:
         await call_tool(session, "measured", {"steps": 1})
@@ -204,7 +207,7 @@ async def test_a_dialect_the_major_cannot_serve_is_refused() -> None:
 
 async def test_run_serves_stdio() -> None:
     seen: list[str | None] = []
-    async with testing.connect_stdio([sys.executable, str(APP_SCRIPT), "stdio"]) as session:
+    async with kit_sessions.connect_stdio([sys.executable, str(APP_SCRIPT), "stdio"]) as session:
         result = await call_tool(
             session, "render", {"frames": 2}, mode="plain", on_progress=lambda p, t, m: seen.append(m)
         )
@@ -224,7 +227,7 @@ def uvicorn_process(command: list[str]) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=testing.child_environment(),
+        env=kit_processes.child_environment(),
     )
     assert process.stderr is not None
     stderr = process.stderr
@@ -251,7 +254,7 @@ async def test_run_serves_streamable_http() -> None:
     with uvicorn_process([sys.executable, str(APP_SCRIPT), "http"]) as url:
         assert url.startswith("http://127.0.0.1:")
         seen: list[str | None] = []
-        async with testing.connect_http(url) as session:
+        async with kit_sessions.connect_http(url) as session:
             result = await call_tool(session, "render", {"frames": 3}, on_status=lambda task: None)
             assert result.content[0].text == "rendered 3"
             plain = await call_tool(
@@ -269,7 +272,7 @@ async def test_the_documented_task_server(dialect: str) -> None:
     app.tasks.inline_grace_s = 0
     seen: list[str | None] = []
     statuses: list[str | None] = []
-    async with testing.connect_in_memory(app, dialect=dialect) as session:
+    async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
         as_task = await call_tool(
             session,
             "render",

@@ -18,9 +18,11 @@ import pytest
 from tests.doc_blocks import run_doc_block
 
 from mcp_tasks_compat import testing
-from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import Task, TaskStatus
-from mcp_tasks_compat.server import Context, PollPolicy, TaskServer, current_task, elicit, report_progress
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit import sessions as kit_sessions
+from mcp_tasks_compat.client import call_tool, start_tool
+from mcp_tasks_compat.core._model import Task, TaskStatus
+from mcp_tasks_compat.server import Context, PollPolicy, TaskServer, current_call, elicit, report_progress
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +36,7 @@ def build_app(store: str, **options: Any) -> TaskServer:
     @app.tool(task="optional")
     async def render(frames: int) -> str:
         """Render frames on a worker."""
-        task = current_task()
+        task = current_call().task
         assert task is not None
         for frame in range(1, frames + 1):
             await report_progress(frame, frames, f"frame {frame}/{frames}")
@@ -47,7 +49,7 @@ def build_app(store: str, **options: Any) -> TaskServer:
 
     @app.tool(task="optional", run_on="here")
     async def quick(text: str) -> str:
-        task = current_task()
+        task = current_call().task
         return f"{text} here, {task.status_message if task else 'plain'}"
 
     return app
@@ -79,7 +81,7 @@ async def test_a_call_waits_queued_until_a_worker_runs_it(dialect: str, store_ur
     app = build_app(store_url)
     seen: list[Task] = []
     with anyio.fail_after(BOUND_S):
-        async with testing.connect_in_memory(app, dialect=dialect) as session:
+        async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
             run = await start_tool(session, "render", {"frames": 3}, on_status=seen.append)
             first = await run.status()
             assert first is not None
@@ -100,7 +102,7 @@ async def test_progress_from_the_worker_rides_with_its_status(dialect: str, stor
     app = build_app(store_url)
     seen: list[Task] = []
     with anyio.fail_after(BOUND_S):
-        async with testing.connect_in_memory(app, dialect=dialect) as session, worker(app, store_url):
+        async with kit_sessions.connect_in_memory(app, dialect=dialect) as session, worker(app, store_url):
             await call_tool(session, "render", {"frames": 2}, mode="task", on_status=seen.append)
     last = seen[-1]
     assert last.status_message == "frame 2/2"
@@ -121,7 +123,7 @@ async def test_a_question_from_the_worker_is_answered_by_the_client(dialect: str
     options = {**session_kwargs(dialect=dialect), "elicitation_callback": elicitation_callback}
     with anyio.fail_after(BOUND_S):
         async with (
-            testing.connect_in_memory(app, dialect=dialect, session_options=options) as session,
+            kit_sessions.connect_in_memory(app, dialect=dialect, session_options=options) as session,
             worker(app, store_url),
         ):
             result = await call_tool(session, "ask_name", mode="task")
@@ -134,7 +136,7 @@ async def test_a_tool_that_runs_here_is_not_queued(dialect: str, store_url: str)
     assert app.tasks.runs_on("quick") == "here"
     assert app.tasks.runs_on("render") == "workers"
     with anyio.fail_after(BOUND_S):
-        async with testing.connect_in_memory(app, dialect=dialect) as session:
+        async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
             result = await call_tool(session, "quick", {"text": "hi"}, mode="task")  # no worker runs
     assert result.content[0].text == "hi here, None"
 
@@ -181,7 +183,7 @@ async def test_the_last_status_heard_is_the_stored_one(dialect: str, store_url: 
     app = build_app(store_url, poll_policy=PollPolicy(minimum_ms=5_000, maximum_ms=5_000))
     seen: list[Task] = []
     with anyio.fail_after(BOUND_S):
-        async with testing.connect_in_memory(app, dialect=dialect) as session, worker(app, store_url):
+        async with kit_sessions.connect_in_memory(app, dialect=dialect) as session, worker(app, store_url):
             for _ in range(3):
                 seen.clear()
                 await call_tool(session, "render", {"frames": 1}, mode="task", on_status=seen.append)

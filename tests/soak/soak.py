@@ -24,16 +24,12 @@ import anyio
 
 from mcp_tasks_compat import TaskCancelledError, TaskExpiredError, TaskFailedError
 from mcp_tasks_compat._adapters import get_adapter
-from mcp_tasks_compat.client import call_tool, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat._testkit.sessions import connect_http
+from mcp_tasks_compat.client import call_tool, start_tool
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, Dialect
-from mcp_tasks_compat.testing import (
-    EXAMPLE_TOOLSET,
-    HttpServerProcess,
-    build_task_server,
-    connect_http,
-    dialects,
-)
+from mcp_tasks_compat.testing import EXAMPLE_TOOLSET, HttpServerProcess, build_task_server, dialects
 
 __all__ = ["main"]
 

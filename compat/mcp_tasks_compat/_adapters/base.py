@@ -60,7 +60,10 @@ class ClientFacet(Protocol):
         ...
 
     def task_session_class(
-        self, call_tool: Callable[..., Awaitable[Any]], session_kwargs: Callable[..., dict[str, Any]]
+        self,
+        call_tool: Callable[..., Awaitable[Any]],
+        session_kwargs: Callable[..., dict[str, Any]],
+        extension: Callable[..., Any],
     ) -> type[Any]:
         """The ``ClientSession`` subclass whose ``call_tool`` is ``call_tool(self, ...)``."""
         ...

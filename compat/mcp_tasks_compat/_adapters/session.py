@@ -52,8 +52,10 @@ SessionKwargs = Callable[..., dict[str, Any]]
 
 
 @cache
-def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> type[Any]:
-    """The subclass, made once per (``call_tool``, ``session_kwargs``) pair of the public layer."""
+def task_session_class(
+    call_tool: CallTool, session_kwargs: SessionKwargs, make_extension: Callable[..., Any]
+) -> type[Any]:
+    """The subclass, made once per (``call_tool``, ``session_kwargs``, ``extension``) of the public layer."""
 
     class TaskClientSession(ClientSession):
         """A ``ClientSession`` whose ``call_tool`` runs a tool as a task where the server offers one.
@@ -84,6 +86,9 @@ def task_session_class(call_tool: CallTool, session_kwargs: SessionKwargs) -> ty
             super().__init__(read_stream, write_stream, *args, **kwargs)
             self.task_mode = mode
             self.task_on_status = on_status
+
+        extension = staticmethod(make_extension)
+        """The same tasks as the extension ``mcp.Client(server, extensions=[...])`` takes (mcp 2.x)."""
 
         async def call_tool(  # pyright: ignore[reportIncompatibleMethodOverride]
             self,

@@ -17,7 +17,8 @@ import anyio
 
 from .._adapters import get_adapter
 from .._client.lost import lost_connection_error
-from ..client import Mode, call_tool, resume, session_kwargs
+from .._client_api import call_tool, resume, session_kwargs
+from ..client import Mode
 from ..dialects import Dialect
 from ..errors import (
     PeerProtocolError,

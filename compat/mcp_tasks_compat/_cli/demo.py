@@ -15,9 +15,9 @@ from typing import Any, Final, TextIO
 import anyio
 
 from .._adapters import get_adapter
+from .._client_api import call_tool, negotiate, session_kwargs, start_tool
 from .._detect import sdk_info
-from ..client import call_tool, negotiate, session_kwargs, start_tool
-from ..core.model import Task, TaskStatus
+from ..core._model import Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from ..errors import TaskError
 from .answers import DEMO_ANSWER, Answers, stdin_is_a_terminal

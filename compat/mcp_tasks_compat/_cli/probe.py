@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .._adapters import get_adapter
+from .._client_api import session_kwargs
 from .._detect import sdk_info
-from ..client import session_kwargs
 from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from .common import EXIT_OK
 from .connect import ServerLog, Target, connect

@@ -9,7 +9,7 @@ from typing import Any, Final, TextIO
 
 import anyio
 
-from ..core.model import Task
+from ..core._model import Task
 
 __all__ = ["StatusLine", "StatusRecorder"]
 

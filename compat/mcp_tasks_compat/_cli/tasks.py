@@ -20,8 +20,8 @@ import anyio
 from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
 from .._engine.stores.echo import shown_url
 from .._engine.stores.urls import sqlite_path, store_from_url
-from ..core.lifecycle import TaskEvent
-from ..core.model import format_timestamp
+from ..core._lifecycle import TaskEvent
+from ..core._model import format_timestamp
 from ..errors import CompatError
 from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
 

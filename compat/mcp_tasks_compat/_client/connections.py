@@ -19,7 +19,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 import anyio
 
 from .._detect import sdk_info
-from ..core import codec_2025, codec_2026
+from ..core import _codec_2025 as codec_2025
+from ..core import _codec_2026 as codec_2026
 from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect, TaskSupport
 from ..errors import UnsupportedOptIn
 from .plan import DeclaredSupport, declared_support

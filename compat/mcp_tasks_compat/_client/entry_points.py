@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._observe import traces
-from ..core.model import Task
+from ..core._model import Task
 from ..dialects import TASK_AT_ONCE_META_KEY
 from .following import Guard, follower_for
 from .lost import lost_connection_error, raising_lost_connection

@@ -14,7 +14,7 @@ from typing import Any, Generic
 
 import anyio
 
-from ..core.model import Task, TaskStatus, utc_now
+from ..core._model import Task, TaskStatus, utc_now
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PeerProtocolError, TaskNotFoundError
 from .outcomes import (

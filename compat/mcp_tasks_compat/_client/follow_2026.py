@@ -11,7 +11,7 @@ from typing import NoReturn
 
 import anyio
 
-from ..core.model import Task, TaskStatus
+from ..core._model import Task, TaskStatus
 from ..errors import INTERNAL_ERROR, PeerProtocolError
 from .inputs import InputAnswers
 from .outcomes import cancelled_error, failed_error

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from ..core.model import Task
+from ..core._model import Task
 from ..dialects import DIALECT_2026_07_28
 from ..errors import TaskError, TaskTimeoutError
 from .follow_2025 import Follower2025

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import anyio.abc
 
-from ..core.model import Task, TaskStatus
+from ..core._model import Task, TaskStatus
 from ..errors import TaskCancelledError
 from .protocols import RemoteError, TaskWire2026
 

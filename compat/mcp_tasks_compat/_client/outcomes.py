@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.model import Task
+from ..core._model import Task
 from ..dialects import DIALECT_2025_11_25, Dialect
 from ..errors import (
     INTERNAL_ERROR,

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
-from ..core import codec_2025
+from ..core import _codec_2025 as codec_2025
 from ..dialects import DIALECT_2026_07_28, TaskSupport
 from ..errors import UnsupportedOptIn, UnsupportedOptInError
 from .protocols import ClientConnection

@@ -25,8 +25,8 @@ from typing import Any, Final, Generic, TypeVar
 
 import anyio
 
-from ..core import codec_2025
-from ..core.model import Progress, Task, TaskStatus
+from ..core import _codec_2025 as codec_2025
+from ..core._model import Progress, Task, TaskStatus
 from ..errors import INVALID_PARAMS, PeerProtocolError
 from .outcomes import expired_error, lookup_error
 from .protocols import (

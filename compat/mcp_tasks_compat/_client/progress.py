@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..core.model import Task
+from ..core._model import Task
 from .protocols import OnProgress, OnStatus, ProgressSink
 
 __all__ = ["ProgressRelay", "call_progress", "statuses_as_progress"]

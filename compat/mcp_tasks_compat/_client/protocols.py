@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias, TypeVar
 
-from ..core.model import Task
+from ..core._model import Task
 from ..dialects import Dialect, TaskSupport
 from ..errors import UnsupportedOptIn
 

@@ -26,8 +26,8 @@ from typing import Any, Final
 
 import anyio
 
-from ..core import codec_2026
-from ..core.model import Task
+from ..core import _codec_2026 as codec_2026
+from ..core._model import Task
 from .poller import StatusListeners
 from .protocols import RemoteError, StatusListener
 

@@ -14,7 +14,7 @@ from typing import Generic, Literal
 import anyio
 
 from .._observe import traces
-from ..core.model import Task
+from ..core._model import Task
 from ..dialects import Dialect
 from ..errors import TaskError
 from .following import Guard, Settle, end_early, follower_for, seconds

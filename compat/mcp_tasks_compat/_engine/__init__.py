@@ -7,7 +7,7 @@ Rules of this layer (read before changing anything under ``_engine/``):
   type against :class:`TaskPolicy` and :class:`TaskEngine`; it knows nothing of sessions or SDK
   objects. Below it are only ``core``, ``dialects``, ``errors`` and ``_detect`` (the policy's
   dialect refusal).
-* Every status change goes through ``core.lifecycle``'s transition table (``next_status``), and
+* Every status change goes through ``core._lifecycle``'s transition table (``next_status``), and
   only the engine's writer writes a record's state (:class:`TaskWriter`, ``engine.writer``): the
   runs, the input relay, the sweeper, the replica link and the re-runs hold that one writer and ask
   it to. So a cancelled task stays cancelled whatever its work does afterwards, and no exception

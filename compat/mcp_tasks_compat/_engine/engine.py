@@ -19,7 +19,7 @@ import anyio
 import anyio.abc
 
 from .._observe import traces
-from ..core.model import DEFAULT_TTL_MS, Task, TaskStatus
+from ..core._model import DEFAULT_TTL_MS, Task, TaskStatus
 from ..dialects import Dialect
 from . import runs
 from .expiry import Sweeper

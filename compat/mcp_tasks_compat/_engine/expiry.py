@@ -16,8 +16,8 @@ import anyio
 import anyio.lowlevel
 
 from .._observe import metrics
-from ..core.lifecycle import TaskEvent
-from ..core.model import JsonRpcError, format_timestamp
+from ..core._lifecycle import TaskEvent
+from ..core._model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .reader import TaskReader
 from .stores import TaskState, TaskStore

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import JsonRpcError, Task, TaskStatus
+from ..core._lifecycle import TaskEvent, next_status
+from ..core._model import JsonRpcError, Task, TaskStatus
 from ..errors import TaskStateError
 from .reader import TaskReader
 from .records import TaskRecord

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from .._observe import metering, metrics, traces, tracing
-from ..core.model import utc_now
+from ..core._model import utc_now
 from .records import TaskRecord
 from .stores import EVERY_OWNER, ActiveLimitReached, Notifier, StoreConflict, TaskState, TaskStore
 from .stores.contract import EveryOwner

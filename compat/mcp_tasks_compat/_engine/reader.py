@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Final, cast
 
-from ..core.model import Task
+from ..core._model import Task
 from ..errors import INVALID_PARAMS, PeerProtocolError, TaskStoreError
 from .limits import LIST_PAGE_SIZE, TaskLimits, UnknownTask, echoed_id
 from .polling import PollPolicy

@@ -26,7 +26,7 @@ import anyio
 
 from .._observe import metrics
 from .._observe.traces import RunSpan
-from ..core.model import Task
+from ..core._model import Task
 from ..dialects import Dialect
 from .stores import TaskState
 

@@ -19,8 +19,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..core.lifecycle import TaskEvent
-from ..core.model import JsonRpcError, Progress, Task
+from ..core._lifecycle import TaskEvent
+from ..core._model import JsonRpcError, Progress, Task
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .grace import GraceTicket

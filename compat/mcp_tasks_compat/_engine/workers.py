@@ -25,8 +25,8 @@ import anyio.abc
 
 from .._observe import metrics
 from .._observe.otel import metering
-from ..core.lifecycle import TaskEvent
-from ..core.model import JsonRpcError
+from ..core._lifecycle import TaskEvent
+from ..core._model import JsonRpcError
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .queueing import gave_back
 from .reader import TaskReader

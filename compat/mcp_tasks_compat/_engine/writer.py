@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 
 from .._observe import metrics, traces
-from ..core.lifecycle import TaskEvent, next_status
-from ..core.model import JsonRpcError, Progress, Task, TaskStatus
+from ..core._lifecycle import TaskEvent, next_status
+from ..core._model import JsonRpcError, Progress, Task, TaskStatus
 from ..errors import PeerProtocolError, TaskStateError, TaskStoreError
 from .outage import StoreHealth
 from .reader import TaskReader

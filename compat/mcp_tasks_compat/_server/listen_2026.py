@@ -26,8 +26,8 @@ import anyio
 
 from .._engine import TaskPolicy, TaskRecord
 from .._observe import metrics
-from ..core import codec_2026 as codec
-from ..core.model import Task
+from ..core import _codec_2026 as codec
+from ..core._model import Task
 from ..dialects import DIALECT_2026_07_28
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 from .caller import Caller

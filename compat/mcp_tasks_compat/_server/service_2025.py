@@ -21,8 +21,8 @@ import anyio
 from .._engine import TaskPolicy, TaskRecord, UnknownTask, Work
 from .._engine.limits import echoed_id
 from .._engine.observed import note_read
-from ..core import codec_2025 as codec
-from ..core.model import JsonRpcError, Task, TaskStatus
+from ..core import _codec_2025 as codec
+from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
 from .caller import Caller, owner_2025, session_owned

@@ -20,8 +20,8 @@ from .._engine import Outcome, RoundTrips, TaskPolicy, TaskRecord, UnknownTask, 
 from .._engine.limits import echoed_id
 from .._engine.observed import joined, note_read, traced_inline
 from .._engine.runs import current_run
-from ..core import codec_2026 as codec
-from ..core.model import Task
+from ..core import _codec_2026 as codec
+from ..core._model import Task
 from ..dialects import DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
 from ..errors import INVALID_PARAMS, PeerProtocolError
 from .caller import Caller, owner_2026

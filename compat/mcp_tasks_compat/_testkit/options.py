@@ -6,15 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
+from .._client_api import session_kwargs
 from .._detect import sdk_info
-from ..client import session_kwargs
 from ..dialects import Dialect
+from ..errors import SessionOptionsError
 
 __all__ = ["COMPOSED_SESSION_OPTIONS", "SessionOptionsError", "merged_session_options"]
-
-
-class SessionOptionsError(ValueError):
-    """``session_options`` would silently replace part of the library's own session settings."""
 
 
 COMPOSED_SESSION_OPTIONS: Final = ("message_handler", "extensions", "result_claims", "notification_bindings")

@@ -19,9 +19,9 @@ from typing import Any, Final, TextIO
 
 from .._adapters import get_adapter
 from .._client import open_negotiated
-from ..client import CONNECT_TIMEOUT_SECONDS, negotiate
+from .._client_api import CONNECT_TIMEOUT_SECONDS, negotiate
 from ..dialects import DIALECT_2025_11_25, Dialect
-from ..errors import CompatError
+from ..errors import CompatError, SessionSetupError
 from .options import merged_session_options
 from .serve import server_command
 
@@ -29,10 +29,6 @@ __all__ = ["CONNECT_TIMEOUT_S", "SessionSetupError", "connect_http", "connect_in
 
 CONNECT_TIMEOUT_S: Final = CONNECT_TIMEOUT_SECONDS
 """Bound on opening and negotiating a session (a subprocess server first imports ``mcp``)."""
-
-
-class SessionSetupError(RuntimeError):
-    """A kit session could not be opened as asked (e.g. the pinned dialect was not negotiated)."""
 
 
 def _no_detail() -> str:

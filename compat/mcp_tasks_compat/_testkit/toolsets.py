@@ -9,8 +9,8 @@ from typing import Any, Final
 
 from .._adapters import get_adapter
 from .._engine.policy import SUPPORT_VALUES
+from .._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..dialects import TaskSupport
-from ..examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from ..server import TaskServer
 
 __all__ = [

@@ -1,10 +1,11 @@
-"""The SDK-free core: task model, lifecycle machine and one wire codec per dialect.
+"""The SDK-free core: the task model and the lifecycle machine (public), one wire codec per dialect
+(private: ``_codec_2025``, ``_codec_2026``).
 
 Rules of this layer:
 
 * Standard library only (plus ``errors`` and ``dialects``): no ``mcp``, no anyio, no I/O. A test
   imports it with ``mcp`` blocked, and Hypothesis tests it the same under every SDK version.
-* The lifecycle is data (``lifecycle.TRANSITIONS``): a move not in the table raises
+* The lifecycle is data (``_lifecycle.TRANSITIONS``): a move not in the table raises
   ``TaskStateError``; nothing else decides what a status may become.
 * A codec is total: any JSON value decodes to the model or raises ``PeerProtocolError`` with the
   JSON-RPC code to answer; one codec per dialect, and neither knows the other.
@@ -12,17 +13,12 @@ Rules of this layer:
 
 from __future__ import annotations
 
-from .lifecycle import TRANSITIONS, TaskEvent, next_status
-from .model import DEFAULT_TTL_MS, TERMINAL_STATUSES, UNLIMITED_TTL, JsonRpcError, Task, TaskStatus
+from ._model import TERMINAL_STATUSES, JsonRpcError, Progress, Task, TaskStatus
 
 __all__ = [
-    "DEFAULT_TTL_MS",
     "TERMINAL_STATUSES",
-    "TRANSITIONS",
-    "UNLIMITED_TTL",
     "JsonRpcError",
+    "Progress",
     "Task",
-    "TaskEvent",
     "TaskStatus",
-    "next_status",
 ]

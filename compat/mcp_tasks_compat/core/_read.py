@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from ..errors import INVALID_PARAMS, PeerProtocolError
-from .model import JsonRpcError, TaskStatus, parse_timestamp
+from ._model import JsonRpcError, TaskStatus, parse_timestamp
 
 _MISSING: Any = object()
 

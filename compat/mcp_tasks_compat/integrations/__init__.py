@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["require_framework"]
+__all__: list[str] = []  # the helper below is for the modules here, not a public name
 
 
 def require_framework(module: str, distribution: str, *, adapter: str) -> ModuleType:

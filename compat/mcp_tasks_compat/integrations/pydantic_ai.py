@@ -49,7 +49,7 @@ def _seconds(timeout: timedelta | float | None) -> float | None:
 @cache
 def task_client_class() -> type[Any]:
     """``TaskClient``, built once over fastmcp's own ``Client``."""
-    from ..client import with_tasks
+    from .._client_api import with_tasks
 
     fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__)
     base: type[Any] = fastmcp.Client

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_tasks_compat.client import Mode, call_tool, read_result
-from mcp_tasks_compat.core.model import Task
+from mcp_tasks_compat.core._model import Task
 
 __all__ = ["render_remote"]
 

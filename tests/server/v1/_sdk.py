@@ -33,7 +33,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
-from mcp_tasks_compat.server import ServerTasks, current_task, report_status
+from mcp_tasks_compat.server import ServerTasks, current_call, report_status
 
 from ..harness import RawPeer, Wire
 
@@ -94,11 +94,11 @@ class Controls:
     returned: anyio.Event = field(default_factory=anyio.Event)
     """Set when the stubborn tool body returns (after ignoring a cancel)."""
     seen_tasks: list[str | None] = field(default_factory=lambda: list[str | None]())
-    """``current_task()`` id per tool call (``None`` in a plain call)."""
+    """``current_call().task`` id per tool call (``None`` in a plain call)."""
 
 
 async def _wait_tool(controls: Controls) -> str:
-    task = current_task()
+    task = current_call().task
     controls.seen_tasks.append(task.task_id if task else None)
     await report_status("started")
     controls.started.set()
@@ -144,7 +144,7 @@ def lowlevel_server(
             )
         if name == "boom":
             raise RuntimeError("boom")
-        task = current_task()
+        task = current_call().task
         controls.seen_tasks.append(task.task_id if task else None)
         await report_status(f"echoing {arguments.get('text')}")  # a no-op in a plain call
         return {"echo": arguments.get("text"), "as_task": task is not None}
@@ -163,7 +163,7 @@ def fastmcp_server(tasks: ServerTasks | None, controls: Controls, **settings: An
 
     @server.tool()
     async def echo(text: str) -> dict[str, Any]:
-        task = current_task()
+        task = current_call().task
         controls.seen_tasks.append(task.task_id if task else None)
         await report_status(f"echoing {text}")
         return {"echo": text, "as_task": task is not None}

@@ -16,7 +16,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from mcp_tasks_compat.server import ServerTasks, current_task, report_status
+from mcp_tasks_compat.server import ServerTasks, current_call, report_status
 
 server: Server[Any, Any] = Server("stdio-v1")
 ServerTasks(tools={"slow": "optional"}).install(server)
@@ -33,7 +33,7 @@ async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextCont
     await report_status("step 1/2")
     await anyio.sleep(float(arguments.get("seconds", 0)))  # the server's own work, not synchronisation
     await report_status("step 2/2")
-    task = current_task()
+    task = current_call().task
     return [types.TextContent(type="text", text=f"slept as task={task is not None}")]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.server import ServerTasks, current_task, elicit
+from mcp_tasks_compat.server import ServerTasks, current_call, elicit
 
 pytestmark = [pytest.mark.mcp1, pytest.mark.anyio]
 
@@ -35,7 +35,7 @@ def build_server() -> FastMCP[Any]:
     @server.tool()
     async def greet_first() -> str:
         answer = await elicit("Your name?", NAME_SCHEMA, before_task=True)
-        return f"Hello, {(answer.content or {}).get('answer')}! (task: {current_task() is not None})"
+        return f"Hello, {(answer.content or {}).get('answer')}! (task: {current_call().task is not None})"
 
     ServerTasks(tools={"greet_first": "optional"}).install(server)
     return server

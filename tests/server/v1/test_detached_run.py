@@ -22,7 +22,7 @@ import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
 from mcp.server.fastmcp import Context, FastMCP  # noqa: E402
 from mcp.server.lowlevel.server import request_ctx  # noqa: E402
 
-from mcp_tasks_compat.server import ServerTasks, current_task  # noqa: E402
+from mcp_tasks_compat.server import ServerTasks, current_call  # noqa: E402
 
 from ._sdk import connect  # noqa: E402
 
@@ -36,7 +36,7 @@ async def test_the_run_sees_a_detached_request_context() -> None:
     async def held(ctx: Context[Any, Any, Any]) -> str:
         await ctx.info("running")  # the FastMCP Context works inside a task body
         in_run["context"] = request_ctx.get()
-        in_run["task"] = current_task()
+        in_run["task"] = current_call().task
         started.set()
         await release.wait()
         return "done"
@@ -67,7 +67,7 @@ async def test_the_run_sees_a_detached_request_context() -> None:
         )
         assert context.close_sse_stream is None
         assert context.close_standalone_sse_stream is None
-        assert in_run["task"] is not None  # current_task() inside the body
+        assert in_run["task"] is not None  # current_call().task inside the body
         assert created.task.status == "working"
         # The task's status listener (it lives as long as the task) keeps the session, not this
         # request's context: held, that context cost a held task 22 KiB instead of 13.

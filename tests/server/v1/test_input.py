@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.server import ServerTasks, create_message, current_task, elicit, list_roots
+from mcp_tasks_compat.server import ServerTasks, create_message, current_call, elicit, list_roots
 
 pytestmark = [pytest.mark.mcp1, pytest.mark.anyio]
 
@@ -57,7 +57,8 @@ def build_server(tools: Tools) -> FastMCP[Any]:
             tools.stopped.set()
             raise
         tools.answers.append(result)
-        return f"{result.action}: {(result.content or {}).get('answer')} (task: {current_task() is not None})"
+        in_task = current_call().task is not None
+        return f"{result.action}: {(result.content or {}).get('answer')} (task: {in_task})"
 
     @server.tool()
     async def sample_and_roots() -> str:

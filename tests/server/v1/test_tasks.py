@@ -14,7 +14,8 @@ pytest.importorskip("mcp.server.fastmcp", reason="needs mcp 1.x (FastMCP)")
 import mcp.types as types  # noqa: E402 - after the skip, these import mcp 1.x
 from mcp.shared.exceptions import McpError  # noqa: E402
 
-from mcp_tasks_compat.server import DEFAULT_TTL_FLOOR_MS, ServerTasks  # noqa: E402
+from mcp_tasks_compat._engine import DEFAULT_TTL_FLOOR_MS  # noqa: E402
+from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ._sdk import TASK_TOOLS, Controls, StatusWatch, connect, fastmcp_server, lowlevel_server  # noqa: E402
 
@@ -53,7 +54,7 @@ async def test_task_reports_status_and_answers_its_result(kind: str) -> None:
 
         done = await conn.tasks.get_task(task_id)
         assert done.status == "completed"
-        assert controls.seen_tasks == [task_id]  # current_task() inside the body
+        assert controls.seen_tasks == [task_id]  # current_call().task inside the body
     assert ("working", "started") in log.of(task_id)
     assert log.of(task_id)[-1][0] == "completed"
 

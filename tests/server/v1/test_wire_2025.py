@@ -10,7 +10,7 @@ pytestmark = [pytest.mark.mcp1, pytest.mark.anyio]
 
 pytest.importorskip("mcp.server.fastmcp", reason="needs mcp 1.x (FastMCP)")
 
-from mcp_tasks_compat.core.codec_2025 import SERVER_TASKS_CAPABILITY  # noqa: E402
+from mcp_tasks_compat.core._codec_2025 import SERVER_TASKS_CAPABILITY  # noqa: E402
 from mcp_tasks_compat.server import ServerTasks  # noqa: E402
 
 from ..harness import RawPeer  # noqa: E402

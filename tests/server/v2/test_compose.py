@@ -13,7 +13,7 @@ import pytest
 
 from mcp_tasks_compat import UnsupportedOptInError
 from mcp_tasks_compat._detect import SdkInfo, sdk_info
-from mcp_tasks_compat.server import ServerTasks, current_task
+from mcp_tasks_compat.server import ServerTasks, current_call
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
@@ -74,7 +74,7 @@ async def test_user_lifespan_value_reaches_tools_and_wraps_the_task_group() -> N
     @server.tool()
     async def query(ctx: Context) -> str:
         db = ctx.request_context.lifespan_context["db"]
-        seen.append((db is resource and db.open, current_task() is not None))
+        seen.append((db is resource and db.open, current_call().task is not None))
         return "ok"
 
     @server.tool()

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat.dialects import TASKS_EXTENSION_ID
-from mcp_tasks_compat.server import ServerTasks, current_task
+from mcp_tasks_compat.server import ServerTasks, current_call
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
@@ -75,7 +75,7 @@ async def test_the_request_is_released_while_its_task_runs(inline_grace_s: float
         seen["capabilities"] = ctx.session.client_capabilities
         gate.started.set()
         await gate.release.wait()
-        seen["task"] = current_task()  # read once it is a task (inside the grace it is None)
+        seen["task"] = current_call().task  # read once it is a task (inside the grace it is None)
         recorded.set()
         return x * 2
 

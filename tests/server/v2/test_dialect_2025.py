@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.server import ServerTasks, current_task, report_status
+from mcp_tasks_compat.server import ServerTasks, current_call, report_status
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
@@ -35,7 +35,7 @@ def build(**options: Any) -> tuple[ServerTasks, MCPServer, Gate, dict[str, Any]]
 
     @server.tool()
     async def work(x: int) -> int:
-        seen["current"] = current_task()
+        seen["current"] = current_call().task
         await report_status("underway")
         gate.started.set()
         await gate.release.wait()

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.server import ServerTasks, current_task, report_status
+from mcp_tasks_compat.server import ServerTasks, current_call, report_status
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
@@ -61,7 +61,7 @@ def build_app(**task_options: Any) -> App:
         except anyio.get_cancelled_exc_class():
             gate.cancelled.set()
             raise
-        seen["slow.current"] = current_task()  # a task by now (not yet while inside the grace)
+        seen["slow.current"] = current_call().task  # a task by now (not yet while inside the grace)
         return x * 2
 
     @server.tool()
@@ -71,7 +71,7 @@ def build_app(**task_options: Any) -> App:
     @server.tool()
     async def plain(x: int) -> int:
         await report_status("ignored in a plain call")
-        seen["plain.current"] = current_task()
+        seen["plain.current"] = current_call().task
         return x + 1
 
     @server.tool()

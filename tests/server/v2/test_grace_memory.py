@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from mcp_tasks_compat import testing
 from mcp_tasks_compat._engine.grace import LONG_STREAK, QUICK_STREAK
+from mcp_tasks_compat._testkit import sessions as kit_sessions
 from mcp_tasks_compat.client import call_tool, start_tool
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 from mcp_tasks_compat.server import ServerTasks
@@ -87,7 +87,7 @@ async def test_a_tool_whose_calls_outlive_the_grace_becomes_a_task_at_once_until
 
 async def test_our_client_asking_for_a_task_gets_one_at_once_once_the_tool_is_known() -> None:
     app = build_app(grace_s=0.02)
-    async with testing.connect_in_memory(app.server, dialect=DIALECT_2026_07_28) as session:
+    async with kit_sessions.connect_in_memory(app.server, dialect=DIALECT_2026_07_28) as session:
         first = await start_tool(session, "convert", {"hold": True})  # never seen: waits the grace
         app.tasks.inline_grace_s = 60.0
         with anyio.fail_after(BOUND_S):
@@ -108,7 +108,7 @@ async def test_call_tool_in_task_mode_keeps_the_grace_for_a_quick_tool() -> None
     quick tool is answered within the grace, one request, no task made (a task at once would
     cost a create, a listen stream and a read for the same answer)."""
     app = build_app(grace_s=60.0)
-    async with testing.connect_in_memory(app.server, dialect=DIALECT_2026_07_28) as session:
+    async with kit_sessions.connect_in_memory(app.server, dialect=DIALECT_2026_07_28) as session:
         with anyio.fail_after(BOUND_S):
             for _ in range(3):  # known after the first: a hint would now skip the grace
                 result = await call_tool(session, "convert", {"hold": False}, mode="task")

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.core.model import TaskStatus
-from mcp_tasks_compat.server import ServerTasks, current_task, elicit, report_status
+from mcp_tasks_compat.core._model import TaskStatus
+from mcp_tasks_compat.server import ServerTasks, current_call, elicit, report_status
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 
@@ -86,7 +86,7 @@ def build_app(**options: Any) -> App:
         await report_status("one")  # inside the grace: the task starts with it
         gate.started.set()
         await gate.release.wait()
-        task = current_task()
+        task = current_call().task
         assert task is not None  # a task by now
         await report_status("two")
         return f"ran once as {task.task_id}"

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from mcp_tasks_compat._engine import TaskRecord
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.server import ServerTasks, create_message, elicit, list_roots
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]

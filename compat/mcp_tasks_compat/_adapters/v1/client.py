@@ -4,7 +4,7 @@ Raw ``send_request`` with the 1.x request types rather than ``session.experiment
 experimental helpers raise a pydantic ``ValidationError`` when a server answers a task request
 with a plain result, cannot send ``params.task = {}`` and reject a ``Task`` whose null ``ttl``
 a 1.x server dropped; they also warn on every access from mcp 1.28. The answers are read by
-:mod:`..core.codec_2025`, so nothing here touches the deprecated API and no warning reaches users.
+:mod:`..core._codec_2025`, so nothing here touches the deprecated API and no warning reaches users.
 
 :func:`session_kwargs` is optional on 1.x: it only adds a ``message_handler`` that passes
 ``notifications/tasks/status`` to whoever follows that task (then to the caller's own handler),
@@ -45,8 +45,8 @@ from ..._client import (
     negotiate,
 )
 from ..._detect import sdk_info
-from ...core import codec_2025
-from ...core.model import Task
+from ...core import _codec_2025 as codec_2025
+from ...core._model import Task
 from ...dialects import DIALECT_2025_11_25, Dialect
 from ...errors import INTERNAL_ERROR
 from ..session import check_sdk_options
@@ -496,6 +496,6 @@ async def connection(session: object, *, discover_timeout: float = 5.0) -> Conne
 
 
 def tasks_extension(*, dialect: Dialect | None, on_status: OnStatus | None = None) -> Any:
-    """Never reached: ``client.tasks_extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
+    """Never reached: ``TaskClientSession.extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
     del dialect, on_status
-    raise NotImplementedError("mcp 1.x has no mcp.Client; build the session with session_kwargs()")
+    raise NotImplementedError("mcp 1.x has no mcp.Client; build the session as TaskClientSession(read, write)")

@@ -15,7 +15,7 @@ from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 
 from ..._engine import ToolCallFailure
-from ...core.model import JsonRpcError
+from ...core._model import JsonRpcError
 from ...errors import INTERNAL_ERROR
 from ..shared import DetachedHttpRequest, compact_headers
 

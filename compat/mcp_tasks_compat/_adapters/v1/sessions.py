@@ -26,7 +26,7 @@ from mcp.shared.exceptions import McpError
 from ..._engine import InputRefused
 from ..._observe import traces
 from ..._server import Launch, principal_id
-from ...core.model import JsonRpcError
+from ...core._model import JsonRpcError
 from ...dialects import DIALECT_2025_11_25
 from .messages import WireNotification, send_input
 from .runs import detached_request_context

@@ -59,7 +59,7 @@ from ..._client import (
     answer_rounds,
 )
 from ..._detect import sdk_info
-from ...core.model import Task
+from ...core._model import Task
 from ...dialects import (
     ALL_DIALECTS,
     DIALECT_2025_11_25,
@@ -188,7 +188,7 @@ def session_kwargs(
 
 
 class TasksClientExtension(ClientExtension):
-    """The Tasks extension as ``mcp.Client(server, extensions=[tasks_extension()])`` takes it.
+    """The Tasks extension as ``mcp.Client(server, extensions=[TaskClientSession.extension()])`` takes it.
 
     The same pieces :func:`session_kwargs` gives a ``ClientSession``: the extension entry, the
     result claim on ``resultType: "task"`` (``mcp.Client.call_tool`` then follows a task to its
@@ -241,16 +241,16 @@ def _advertises_tasks_without_claim(session: ClientSession) -> bool:
 
 
 _NO_KWARGS = UnsupportedOptIn(
-    asked="a task call on a ClientSession built without session_kwargs()",
+    asked="a task call on a ClientSession built without the library's session settings",
     supported_by=(
-        "a session built as ClientSession(read, write, **mcp_tasks_compat.client.session_kwargs()), which "
+        "a session built as mcp_tasks_compat.client.TaskClientSession(read, write), which "
         "registers the Tasks extension and its result claim (without it the SDK rejects a task answer only "
         "after the server has created the task)"
     ),
     fix=(
-        "build the session with **session_kwargs() and pass your own extensions=, result_claims=, "
-        "notification_bindings= and message_handler= through session_kwargs(...); for a session that "
-        "mcp.Client builds, pass mcp.Client(..., extensions=[mcp_tasks_compat.client.tasks_extension()]) "
+        "build the session as TaskClientSession(read, write, ...) (your own extensions=, result_claims=, "
+        "notification_bindings= and message_handler= are composed with the library's); for a session that "
+        "mcp.Client builds, pass mcp.Client(..., extensions=[TaskClientSession.extension()]) "
         "(see docs/integrations.md); "
         "mode='auto' runs such calls plainly"
     ),
@@ -260,8 +260,8 @@ _ADVERTISE_ONLY = UnsupportedOptIn(
     asked=(
         f"tools/call on a ClientSession that declares {TASKS_EXTENSION_ID} without a result claim for 'task'"
     ),
-    supported_by="a session whose Tasks extension comes from mcp_tasks_compat.client.session_kwargs()",
-    fix="drop your own io.modelcontextprotocol/tasks entry and build the session with **session_kwargs()",
+    supported_by="a session whose Tasks extension comes from mcp_tasks_compat.client.TaskClientSession",
+    fix="drop your own io.modelcontextprotocol/tasks entry and build the session as TaskClientSession(read, write)",
 )
 
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, TaskPolicy, ToolCallFailure
 from ..._server import Launch, Tasks2026Service, principal_id
-from ...core.model import JsonRpcError
+from ...core._model import JsonRpcError
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
 from .detached import DetachedRequest, detach_request

@@ -48,7 +48,7 @@ from ..._engine import (
     rounds_of_plain_call,
 )
 from ..._server import ToolCall2026, refuse_plain_call
-from ...core import codec_2026
+from ...core import _codec_2026 as codec_2026
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware

@@ -31,7 +31,7 @@ from ..._client import (
     follow,
 )
 from ..._detect import sdk_info
-from ...core import codec_2026
+from ...core import _codec_2026 as codec_2026
 from ...dialects import Dialect
 from .task_wires import RawResult, TaskHandle, TaskStatusParams, Wire2026, raw_json, remote
 

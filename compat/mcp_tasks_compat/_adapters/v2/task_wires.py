@@ -23,8 +23,9 @@ from ..._client import (
     RemoteError,
     StatusListener,
 )
-from ...core import codec_2025, codec_2026
-from ...core.model import Task
+from ...core import _codec_2025 as codec_2025
+from ...core import _codec_2026 as codec_2026
+from ...core._model import Task
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from ...errors import INTERNAL_ERROR
 
@@ -51,7 +52,7 @@ class TaskHandle(mcp_types.Result):
     """The SEP-2663 ``CreateTaskResult`` (flat, ``resultType: "task"``) as the claim model.
 
     Only the discriminator is typed: every Task field stays raw (``extra="allow"``) and is read
-    by :mod:`..core.codec_2026`, so one decoder serves every path and a deviating server is
+    by :mod:`..core._codec_2026`, so one decoder serves every path and a deviating server is
     judged once.
     """
 

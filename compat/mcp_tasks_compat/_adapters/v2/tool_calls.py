@@ -26,8 +26,9 @@ from ..._client import (
     InputRound,
 )
 from ..._detect import sdk_info
-from ...core import codec_2025, codec_2026
-from ...core.model import Task
+from ...core import _codec_2025 as codec_2025
+from ...core import _codec_2026 as codec_2026
+from ...core._model import Task
 from ...dialects import DIALECT_2025_11_25, TASKS_EXTENSION_ID
 from ...errors import UnsupportedSdkError
 from .task_wires import INPUT_RESPONSES, TaskHandle, to_result

@@ -52,8 +52,8 @@ from typing import Final, Protocol
 
 import anyio
 
-from ...core.model import format_timestamp, parse_timestamp
-from ...errors import TaskStoreError
+from ...core._model import format_timestamp, parse_timestamp
+from ...errors import ActiveLimitReached, StoreConflict, TaskStoreError
 from .task_state import TaskState
 
 __all__ = [
@@ -93,23 +93,6 @@ class StoreEvent:
 
     task_id: str
     origin: str
-
-
-class StoreConflict(Exception):
-    """A compare-and-set lost: ``current`` is what the store holds now (``None``: the task is gone)."""
-
-    def __init__(self, task_id: str, current: TaskState | None) -> None:
-        self.task_id = task_id
-        self.current = current
-        super().__init__(f"task {task_id} changed in the store meanwhile")
-
-
-class ActiveLimitReached(Exception):
-    """A create with ``active_limit`` refused: the owner already has ``active`` unfinished tasks."""
-
-    def __init__(self, active: int) -> None:
-        self.active = active
-        super().__init__(f"the owner already has {active} active tasks")
 
 
 class Notifier(Protocol):
@@ -215,7 +198,7 @@ def check_store(store: TaskStore) -> TaskStore:
             "the per-owner limit of active tasks needs after mcp-tasks-compat 0.1.0 (counted in one "
             "step with the insert); add `*, active_limit: int | None = None` to create and, when it "
             "is set and the owner already has that many unfinished tasks, raise "
-            "mcp_tasks_compat.server.ActiveLimitReached(active) instead of inserting"
+            "mcp_tasks_compat.errors.ActiveLimitReached(active) instead of inserting"
         )
     if not _takes_keyword(store.save, "fence"):
         raise TypeError(

@@ -26,7 +26,7 @@ import sqlite3
 from datetime import datetime, timezone
 from typing import Final
 
-from ...core.model import parse_timestamp
+from ...core._model import parse_timestamp
 from ...errors import TaskStoreError
 from .contract import (
     EVERY_OWNER,

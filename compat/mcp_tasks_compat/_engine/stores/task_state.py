@@ -18,7 +18,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final, Literal, cast
 
-from ...core.model import (
+from ...core._model import (
     PROGRESS_META_KEY,
     JsonRpcError,
     Progress,

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ..errors import INVALID_PARAMS, TaskStateError
-from .model import TaskStatus
+from ._model import TaskStatus
 
 __all__ = ["TRANSITIONS", "TaskEvent", "next_status"]
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..dialects import TaskSupport
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 from . import _read as read
-from .model import Progress, Task, TaskStatus, format_timestamp
+from ._model import Progress, Task, TaskStatus, format_timestamp
 
 __all__ = [
     "CLIENT_TASK_CAPABILITY_KEY",

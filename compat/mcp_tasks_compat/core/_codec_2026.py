@@ -18,7 +18,7 @@ from typing import Any, Final
 from ..dialects import TASKS_EXTENSION_ID
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, PeerProtocolError
 from . import _read as read
-from .model import JsonRpcError, Progress, Task, TaskStatus, format_timestamp
+from ._model import JsonRpcError, Progress, Task, TaskStatus, format_timestamp
 
 __all__ = [
     "ACK",
