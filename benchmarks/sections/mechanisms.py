@@ -529,7 +529,7 @@ DESCRIBED = """\
 6. **The mechanisms of issue 13, each off and on** (`benchmarks/mechanisms.py`): one entry per
    mechanism maps it to the keywords that turn it off: inline grace `ServerTasks(inline_grace_s=0)`,
    adaptive hints `ServerTasks(poll_policy=PollPolicy.proportional())`, push `ServerTasks(push=False)`
-   with `session_kwargs(push=False)`, and the run's detachment from its request (an internal switch
+   with `TaskClientSession(..., push=False)`, and the run's detachment from its request (an internal switch
    set in the server process, for the bench only). "All on" and each mechanism off alone run on the
    same server, client and transport (stdio, our server process): a quick tool (`job` returning at
    once) through `call_tool(mode="auto")` next to the raw SDK `session.call_tool` on a bare session

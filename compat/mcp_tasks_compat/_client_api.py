@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 from ._adapters import get_adapter
 from ._client import (
@@ -33,9 +33,10 @@ from ._client import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # answered by client'
 from ._client import call_tool as _call_tool
 from ._client import resume as _resume
 from ._client import start_tool as _start_tool
-from ._detect import refuse_unsupported
+from ._detect import refuse_unsupported, sdk_info
 from .core._model import DEFAULT_TTL_MS
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect
+from .errors import SessionOptionsError
 
 DISCOVER_TIMEOUT_SECONDS = 5.0
 """How long :func:`negotiate` waits for ``server/discover`` before falling back to ``initialize``."""
@@ -114,6 +115,63 @@ async def negotiate(
     return negotiated
 
 
+COMPOSED_SESSION_OPTIONS: Final = ("message_handler", "extensions", "result_claims", "notification_bindings")
+"""The ``ClientSession`` keywords ``session_kwargs()`` composes with the caller's own (its parameters)."""
+
+
+def _kind(value: object) -> object:
+    """What identifies a session setting as the library's: its type, or its members' types and keys."""
+    if isinstance(value, Mapping):
+        return frozenset(cast("Mapping[object, object]", value))
+    if isinstance(value, (list, tuple)):
+        handlers: list[object] = [getattr(item, "handler", item) for item in cast("Sequence[object]", value)]
+        return frozenset(type(handler) for handler in handlers)
+    return type(value)
+
+
+def _is_librarys(value: object, own: object) -> bool:
+    """``value`` holds the library's own setting ``own`` (it was spread from ``session_kwargs()``)."""
+    kind, own_kind = _kind(value), _kind(own)
+    if isinstance(own_kind, frozenset) and isinstance(kind, frozenset):
+        return own_kind <= kind
+    return kind == own_kind
+
+
+def merged_session_options(
+    session_options: Mapping[str, Any] | None, *, dialect: Dialect | None, bare: bool = False
+) -> dict[str, Any]:
+    """The ``ClientSession`` keywords of a session the library opens: the caller's added to its own.
+
+    The keywords ``session_kwargs()`` composes (:data:`COMPOSED_SESSION_OPTIONS`) are composed
+    through it, every other one is added; options already built on ``session_kwargs()`` are taken
+    as they are. Options that spread ``session_kwargs()`` but replace or drop part of it are refused
+    with :class:`~mcp_tasks_compat.errors.SessionOptionsError` (the session would lose task
+    support without a word). ``bare=True``: the caller's options only, without the library's task
+    plumbing (the testing kit's plain sessions).
+    """
+    given = dict(session_options or {})
+    if bare:
+        return given
+    own = session_kwargs(dialect=dialect)
+    spread = sorted(key for key in own if key in given and _is_librarys(given[key], own[key]))
+    if spread:
+        lost = sorted(key for key in own if key not in spread)
+        if lost:
+            replaced = [key for key in lost if key in given]
+            raise SessionOptionsError(
+                f"the session options hold the library's own {spread} but "
+                + (f"replaces its {replaced}" if replaced else f"leaves out its {lost}")
+                + f": the session would lose task support without a word (installed: mcp "
+                f"{sdk_info().mcp_version}, where the library sets {sorted(own)}). fix: give only "
+                "your own options (they are added to the library's, and "
+                f"{', '.join(COMPOSED_SESSION_OPTIONS)} are composed with its own); in the testing "
+                "kit, bare=True for a session without the library's plumbing"
+            )
+        return given  # built on session_kwargs() already
+    composed = {key: given.pop(key) for key in COMPOSED_SESSION_OPTIONS if key in given}
+    return {**session_kwargs(dialect=dialect, **composed), **given}
+
+
 CONNECT_TIMEOUT_SECONDS = 60.0
 """How long :func:`connect_http` and :func:`connect_stdio` wait for the session to open (the
 handshake and :func:`negotiate`); generous, since a stdio server first imports its SDK."""
@@ -136,8 +194,9 @@ def connect_http(
     ``connect_timeout`` seconds) is :class:`~mcp_tasks_compat.errors.ServerUnreachableError`:
     nothing was sent.
 
-    ``client_session_kwargs`` are the ``ClientSession`` keywords (default:
-    ``session_kwargs(dialect=dialect)``; to add your own callbacks, add them to that). ``dialect``
+    ``client_session_kwargs`` are ``ClientSession`` keywords added to the library's own (your
+    callbacks; ``message_handler`` and the 2.x extension seams are composed with the library's, as
+    :data:`~mcp_tasks_compat.client.TaskClientSession` composes them). ``dialect``
     keeps tasks to one dialect; on mcp 2.x ``"2025-11-25"`` opens the connection with
     ``initialize`` so that a server speaking both dialects runs that one.
     """
@@ -196,7 +255,7 @@ def _opened(
     client_session_kwargs: Mapping[str, Any] | None,
     connect_timeout: float | timedelta | None,
 ) -> AbstractAsyncContextManager[Any]:
-    kwargs = session_kwargs(dialect=dialect) if client_session_kwargs is None else client_session_kwargs
+    kwargs = merged_session_options(client_session_kwargs, dialect=dialect)
     return open_negotiated(
         get_adapter().app,
         transport,
@@ -499,7 +558,7 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     TaskClientSession: type[Any]
-    """A ``ClientSession`` subclass: ``session_kwargs()`` applied, ``call_tool`` running tasks.
+    """A ``ClientSession`` subclass: the library's session settings applied, ``call_tool`` running tasks.
 
     ``TaskClientSession(read, write, dialect=None, mode="auto", on_status=None, **client_session_kwargs)``;
     ``call_tool`` keeps the SDK's signature and adds ``mode=``, ``on_status=``, ``timeout=``, ``ttl=``.

@@ -10,7 +10,8 @@ Open a session and call::
 
 ``result`` is the installed SDK's own ``CallToolResult``; :func:`read_result` reads it the same
 way on both majors. :func:`connect_http`, :func:`connect_stdio` and :func:`connect_in_memory` open
-a negotiated session with the library's settings. On a transport of your own, or for a framework
+a negotiated session (the SDK's ``ClientSession`` with the library's settings: use it with
+:func:`call_tool`). On a transport of your own, or for a framework
 that builds its sessions and calls ``session.call_tool(...)`` itself, the session is a
 :data:`TaskClientSession` (``TaskClientSession(read, write)``, then :func:`negotiate`; or hand a
 framework the class), whose ``call_tool`` runs tasks. ``mcp.Client`` on mcp 2.x builds its own

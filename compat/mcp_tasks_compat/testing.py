@@ -3,7 +3,7 @@
 Installed with the library, the plugin (entry point ``pytest11``) gives every pytest run these
 fixtures (anyio fixtures: use them from ``@pytest.mark.anyio`` tests):
 
-* ``mcp_tasks_session``: a negotiated :data:`~mcp_tasks_compat.client.TaskClientSession`, to
+* ``mcp_tasks_session``: a negotiated ``ClientSession`` with the library's settings, to
   ``mcp_tasks_server`` (a task-capable server of the installed major) in memory;
 * ``mcp_tasks_stdio_session`` / ``mcp_tasks_http_session``: the same to a server subprocess;
 * what they are built from, each one overridable: ``mcp_tasks_toolset_spec`` (your

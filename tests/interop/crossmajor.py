@@ -87,7 +87,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "plain",
         "plain call",
         "`mode='plain'` returns the tool's result (2025-11-25: without a task); a session built "
-        "without `session_kwargs()` gets the same result",
+        "without the library's session settings gets the same result",
     ),
     Scenario(
         "task_statuses",
@@ -313,7 +313,7 @@ async def plain(ctx: Context) -> str:
     result = await call_tool(ctx.bare, "slow_echo", args, mode="plain", on_status=bare_seen)
     expect(text_of(result) == "plain", f"a bare session got {result_wire(result)}")
     expect(not bare_seen.seen, f"a bare session's plain call made a task: {bare_seen.describe()}")
-    detail = how + "; a session without session_kwargs(): the result, no task"
+    detail = how + "; a session without the library's settings: the result, no task"
     return Noted(detail) if seen.seen else detail
 
 

@@ -79,10 +79,11 @@ def task_session_class(
             dialect: Any = None,
             mode: str = "auto",
             on_status: Any = None,
+            push: bool = True,
             **kwargs: Any,
         ) -> None:
             composed = {key: kwargs.pop(key) for key in LIBRARY_SESSION_KEYWORDS if key in kwargs}
-            kwargs.update(session_kwargs(dialect=dialect, **composed))
+            kwargs.update(session_kwargs(dialect=dialect, push=push, **composed))
             super().__init__(read_stream, write_stream, *args, **kwargs)
             self.task_mode = mode
             self.task_on_status = on_status

@@ -498,4 +498,6 @@ async def connection(session: object, *, discover_timeout: float = 5.0) -> Conne
 def tasks_extension(*, dialect: Dialect | None, on_status: OnStatus | None = None) -> Any:
     """Never reached: ``TaskClientSession.extension`` refuses on mcp 1.x, which has no ``mcp.Client``."""
     del dialect, on_status
-    raise NotImplementedError("mcp 1.x has no mcp.Client; build the session as TaskClientSession(read, write)")
+    raise NotImplementedError(
+        "mcp 1.x has no mcp.Client; build the session as TaskClientSession(read, write)"
+    )

@@ -261,7 +261,10 @@ _ADVERTISE_ONLY = UnsupportedOptIn(
         f"tools/call on a ClientSession that declares {TASKS_EXTENSION_ID} without a result claim for 'task'"
     ),
     supported_by="a session whose Tasks extension comes from mcp_tasks_compat.client.TaskClientSession",
-    fix="drop your own io.modelcontextprotocol/tasks entry and build the session as TaskClientSession(read, write)",
+    fix=(
+        "drop your own io.modelcontextprotocol/tasks entry and build the session as "
+        "TaskClientSession(read, write)"
+    ),
 )
 
 
