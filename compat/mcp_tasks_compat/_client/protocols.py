@@ -56,7 +56,11 @@ NO_SDK_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 """A call with none of the SDK's own keywords (shared and read-only: no dict made per call)."""
 
 Mode = Literal["auto", "task", "plain"]
+"""How :func:`~mcp_tasks_compat.client.call_tool` runs a call: ``"auto"`` a task where the server
+offers one, ``"task"`` a task or a refusal before sending, ``"plain"`` never asks for a task."""
 OnStatus = Callable[[Task], "Awaitable[None] | None"]
+"""``on_status(task)``, sync or async: each distinct ``(status, statusMessage)`` of a followed task.
+Example: ``call_tool(session, "build", on_status=lambda task: print(task.status.value))``."""
 StatusListener = Callable[[Task], None]
 OnProgress = Callable[[float, "float | None", "str | None"], "Awaitable[None] | None"]
 """``on_progress(progress, total, message)``, sync or async: a plain call's ``notifications/progress``."""

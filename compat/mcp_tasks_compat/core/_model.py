@@ -44,6 +44,7 @@ class TaskStatus(str, enum.Enum):
 
 
 TERMINAL_STATUSES: Final = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+"""The statuses a task never leaves. Example: ``if task.status in TERMINAL_STATUSES: ...``."""
 
 UNLIMITED_TTL: Final = None
 """A ``ttl_ms`` of ``None`` means unlimited; both dialects write it as JSON ``null``."""
