@@ -107,7 +107,7 @@ def lookup(path: str) -> object:
     for split in range(len(parts), 0, -1):
         try:
             found: object = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
+        except Exception:  # not a module; or one that cannot be imported here (the other major's adapter)
             continue
         for attribute in parts[split:]:
             try:
