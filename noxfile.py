@@ -3,7 +3,7 @@
 mcp 1.x and 2.x both install the import package ``mcp``, so they can never share an environment:
 each SDK version gets its own virtual environment (built with uv), and the suite runs once in each.
 
-    python -m nox                            # the default list below: lint ... conformance, package
+    python -m nox                            # the default list below: lint, typecheck, docs ... package
     python -m nox -l                         # every session
     python -m nox -s "tests(mcp='2.3.0')"    # one SDK version; arguments after -- go to pytest
 """
@@ -26,7 +26,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 # What plain `nox` runs. Sessions added later (benchmarks, interop with other SDKs...) are opt-in
 # unless they are added here; `bench` must stay out of the default list.
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "package"]
+nox.options.sessions = ["lint", "typecheck", "docs", "tests", "conformance", "package"]
 
 ROOT = Path(__file__).resolve().parent
 PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
@@ -96,6 +96,22 @@ def typecheck(session: nox.Session, mcp: str) -> None:
     session.run(
         "pyright", "--project", str(config_path), "--pythonpath", str(python), *files, *session.posargs
     )
+
+
+# The reference site (part of the default run): mkdocs.yml's guide (docs/*.md) and its API pages
+# (docs/reference/, one per public module, read from the docstrings by mkdocstrings), built with
+# warnings as errors into site/ (git-ignored); then tools/check_reference.py checks that every name
+# in a public module's __all__ has its anchor in the built HTML.
+DOCS_SDK_VERSION = "2.3.0"
+SITE = ROOT / "site"
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the site (``mkdocs build --strict``) into site/ and check every public name is in it."""
+    install_with_sdk(session, DOCS_SDK_VERSION, "docs")
+    session.run("mkdocs", "build", "--strict", "--clean", "--site-dir", str(SITE), *session.posargs)
+    session.run("python", "-m", "tools.check_reference", str(SITE))
 
 
 # Cross-major pairs: every `tests` session also builds ONE peer environment (the project and the
