@@ -40,12 +40,7 @@ DOCS: Final = ROOT / "docs"
 MKDOCS_YML: Final = ROOT / "mkdocs.yml"
 PACKAGE: Final = "mcp_tasks_compat"
 
-NOT_IN_REFERENCE: Final[dict[str, str]] = {
-    "mcp_tasks_compat.core.codec_2025": "becoming private (core._codec_2025): the wire codec of 2025-11-25",
-    "mcp_tasks_compat.core.codec_2026": "becoming private (core._codec_2026): the wire codec of 2026-07-28",
-    "mcp_tasks_compat.core.lifecycle": "becoming private: its names are mcp_tasks_compat.core's",
-    "mcp_tasks_compat.core.model": "becoming private: its public names are mcp_tasks_compat.core's",
-}
+NOT_IN_REFERENCE: Final[dict[str, str]] = {}
 """Public modules left out of the reference on purpose, each with why. A module here that is no
 longer public (or gone) fails tests/test_reference_site.py, so the list cannot outlive its reason."""
 

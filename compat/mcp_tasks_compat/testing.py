@@ -43,7 +43,11 @@ __all__ = [
 
 
 def _kit(module: str, name: str) -> Alias:
-    return Alias(f"mcp_tasks_compat.client.{name}", lambda: getattr(getattr(_testkit, module), name))
+    replacement = (
+        f"mcp_tasks_compat.client.{name} (session_options= is client_session_kwargs= there; for "
+        "bare=True open the SDK's own ClientSession)"
+    )
+    return Alias(replacement, lambda: getattr(getattr(_testkit, module), name))
 
 
 def _kept(module: str, name: str, replacement: str) -> Alias:
