@@ -26,7 +26,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 # What plain `nox` runs. Sessions added later (benchmarks, interop with other SDKs...) are opt-in
 # unless they are added here; `bench` must stay out of the default list.
-nox.options.sessions = ["lint", "typecheck", "docs", "tests", "conformance", "package"]
+nox.options.sessions = ["lint", "typecheck", "api", "docs", "tests", "conformance", "package"]
 
 ROOT = Path(__file__).resolve().parent
 PACKAGE = ROOT / "compat" / "mcp_tasks_compat"
@@ -104,6 +104,14 @@ def typecheck(session: nox.Session, mcp: str) -> None:
 # in a public module's __all__ has its anchor in the built HTML.
 DOCS_SDK_VERSION = "2.3.0"
 SITE = ROOT / "site"
+
+
+@nox.session
+def api(session: nox.Session) -> None:
+    """The public API against the last release's snapshot (api/<version>.json): fails on a break
+    CHANGELOG.md does not announce. ``nox -s api -- --update`` writes this release's snapshot."""
+    session.install(*dependency_group("api"))
+    session.run("python", "-m", "tools.api_check", *session.posargs)
 
 
 @nox.session

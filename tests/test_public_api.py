@@ -14,7 +14,6 @@ import ast
 import importlib
 import importlib.util
 import pkgutil
-import re
 import warnings
 from pathlib import Path
 
@@ -90,7 +89,8 @@ def test_every_public_name_has_a_docstring_of_its_own() -> None:
 
 def _module_tree(module: str) -> ast.Module:
     spec = importlib.util.find_spec(module)
-    assert spec is not None and spec.origin is not None
+    assert spec is not None
+    assert spec.origin is not None
     return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
 
 
@@ -108,7 +108,10 @@ def docstring_of(module: str, name: str, depth: int = 0) -> str | None:
     """``name``'s docstring in ``module``, following ``from X import name`` to its home."""
     statements = _statements(_module_tree(module).body)
     for index, statement in enumerate(statements):
-        if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name:
+        if (
+            isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and statement.name == name
+        ):
             doc = ast.get_docstring(statement)
             if doc:
                 return doc
@@ -166,10 +169,12 @@ def test_an_old_name_warns_naming_its_replacement_and_still_works(module: str) -
     assert set(ALIASES[module]) <= set(table)
     for name, alias in table.items():
         assert name not in loaded.__all__
-        with pytest.warns(DeprecationWarning) as caught:
+        with pytest.warns(DeprecationWarning, match=f"{module}.{name} is deprecated") as caught:
             value = getattr(loaded, name)
         message = str(caught[0].message)
-        assert f"{module}.{name} is deprecated since 1.0 and is removed in {_deprecated.REMOVED_IN}" in message
+        assert (
+            f"{module}.{name} is deprecated since 1.0 and is removed in {_deprecated.REMOVED_IN}" in message
+        )
         assert alias.replacement in message
         assert caught[0].filename == __file__  # the warning points at the line that used the name
         assert value is alias.value()
