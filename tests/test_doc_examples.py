@@ -291,6 +291,29 @@ async def test_the_server_page_asks_first_then_runs_long(dialect: str) -> None:
     assert asked == ["Your name?"]
 
 
+# --- docs/errors.md ---------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_errors_page_tells_each_way_a_call_ends() -> None:
+    """The page's ``outcome`` against the kit's example server: a result, a tool error, a timeout
+    (the task cancelled), and on mcp 2.x a task failed with a JSON-RPC error (1.x ``FastMCP`` makes
+    that an ``isError`` result)."""
+    block = run_doc_block("docs/errors.md", "errors-outcomes")
+    outcome = block["outcome"]
+    async with kit_sessions.connect_in_memory(testing.build_task_server(inline_grace_s=0)) as session:
+        assert await outcome(session, "slow_echo", {"text": "hi", "seconds": 0, "steps": 1}) == "hi"
+        assert (await outcome(session, "fail", {"message": "no disk"})).startswith("tool error: ")
+        slow = {"text": "late", "seconds": 30, "steps": 1}
+        assert await outcome(session, "slow_echo", slow, timeout=0.5) == "timed out"
+        failed = await outcome(session, "rpc_error", {"message": "no disk"})
+        if MCP_MAJOR == 2:
+            assert failed.startswith("failed: ")
+            assert "(code " in failed
+        else:
+            assert failed.startswith("tool error: ")
+
+
 # --- docs/testing.md --------------------------------------------------------------------------------
 # Its project files (mylib_tools.py, conftest.py, test_mylib.py, test_own_server.py) run as a
 # downstream pytest suite in tests/kit/test_plugin.py; its noxfile runs here, against a stand-in for

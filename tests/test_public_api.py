@@ -14,6 +14,7 @@ import ast
 import importlib
 import importlib.util
 import pkgutil
+import re
 import warnings
 from pathlib import Path
 
@@ -203,3 +204,24 @@ def test_the_changelog_lists_every_old_name_with_its_replacement() -> None:
         for name in _alias_table(module):
             row = f"| `{module}.{name}` |"
             assert row in section, f"CHANGELOG.md 'Upgrading to 1.0' lacks a row for {module}.{name}"
+
+
+def test_stability_md_states_the_surface_and_the_sdk_matrix_as_they_are() -> None:
+    """The figures docs/stability.md quotes: the count of names, the mcp range and the tested releases."""
+    page = (ROOT / "docs" / "stability.md").read_text(encoding="utf-8")
+    assert f"**{len(surface())} public names**" in page
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    requirement = re.search(r'"mcp(>=[^"]+)"', pyproject)
+    assert requirement is not None
+    assert f"`{requirement.group(1)}`" in page
+    from mcp_tasks_compat.testing import nox_sdk_versions
+
+    assert ", ".join(nox_sdk_versions()) in page
+    from mcp_tasks_compat._testkit.matrix import SDK_VERSIONS_DATE
+
+    assert f"checked against PyPI on {SDK_VERSIONS_DATE}" in page
+    version = re.search(
+        r'__version__ = "(\d+\.\d+)', (ROOT / "compat/mcp_tasks_compat/_version.py").read_text()
+    )
+    assert version is not None
+    assert f"| {version.group(1)}.x |" in page

@@ -139,8 +139,17 @@ async def test_with_tasks_on_a_bare_1x_session_runs_tasks() -> None:
 async def test_tasks_extension_is_refused_on_1x() -> None:
     if sdk_info().major != 1:
         pytest.skip("mcp 2.x has mcp.Client")
-    with pytest.raises(UnsupportedOptInError, match="tasks_extension"):
+    with pytest.raises(UnsupportedOptInError, match=r"TaskClientSession\.extension\(\)"):
         tasks_extension()
+
+
+async def test_the_1_0_form_is_refused_on_1x_naming_the_fix() -> None:
+    if sdk_info().major != 1:
+        pytest.skip("mcp 2.x has mcp.Client")
+    from mcp_tasks_compat.client import TaskClientSession
+
+    with pytest.raises(UnsupportedOptInError, match=r"pip install 'mcp>=2,<3'"):
+        TaskClientSession.extension()
 
 
 async def test_tasks_extension_gives_mcp_client_tasks() -> None:
