@@ -88,6 +88,22 @@ def test_every_public_name_has_a_docstring_of_its_own() -> None:
     assert undocumented == []
 
 
+def test_every_public_name_has_an_example() -> None:
+    """In its docstring (an ``Example`` or a ``::`` block), or used in a doc page's Python block
+    (which tests/test_doc_examples.py runs or compiles)."""
+    from tests.doc_blocks import python_blocks
+
+    blocks = "\n".join(block.source for block in python_blocks())
+    without = [
+        f"{module}.{name}"
+        for module in public_modules()
+        for name in exported(module)
+        if not re.search(rf"\b{re.escape(name)}\b", blocks)
+        and not re.search(r"Example|::\n|>>>", docstring_of(module, name) or "")
+    ]
+    assert without == []
+
+
 def _module_tree(module: str) -> ast.Module:
     spec = importlib.util.find_spec(module)
     assert spec is not None
