@@ -20,7 +20,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import griffe
 
@@ -47,7 +47,7 @@ class Break:
 def _public_modules(package: griffe.Module) -> list[griffe.Module]:
     found: list[griffe.Module] = [package]
     for member in package.modules.values():
-        if not member.name.startswith("_") and isinstance(member, griffe.Module):
+        if not member.name.startswith("_"):
             found.extend(_public_modules(member))
     return found
 
@@ -84,11 +84,12 @@ _NOT_API = frozenset({"docstring", "filepath", "relative_filepath", "git_info"})
 """Fields of griffe's dump that are not the API (prose, files): left out of the snapshot."""
 
 
-def _api_only(value: Any) -> Any:
+def _api_only(value: object) -> object:
     if isinstance(value, dict):
-        return {key: _api_only(item) for key, item in value.items() if key not in _NOT_API}
+        fields = cast("dict[str, object]", value)
+        return {key: _api_only(item) for key, item in fields.items() if key not in _NOT_API}
     if isinstance(value, list):
-        return [_api_only(item) for item in value]
+        return [_api_only(item) for item in cast("list[object]", value)]
     return value
 
 
@@ -119,7 +120,11 @@ def announced_paths(changelog: str) -> set[str]:
     return names
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
+    """A breakage's kind (an enum: its sentence) or an old/new value (a parameter: its name)."""
+    if isinstance(value, griffe.BreakageKind):
+        sentence: object = getattr(value, "value", value)
+        return str(sentence)
     return str(getattr(value, "name", value))
 
 
@@ -131,16 +136,17 @@ def check(snapshot: str, search_path: Path, changelog: str) -> tuple[list[Break]
     unannounced: list[Break] = []
     accepted: list[Break] = []
     for breakage in griffe.find_breaking_changes(old, new):
-        found = Break(
-            breakage.obj.path, breakage.kind.value, _shown(breakage.old_value), _shown(breakage.new_value)
-        )
+        kind = _shown(getattr(breakage, "kind", None))  # an enum: its .value is the sentence
+        found = Break(breakage.obj.path, kind, _shown(breakage.old_value), _shown(breakage.new_value))
         prefixes = {".".join(found.path.split(".")[:end]) for end in range(2, found.path.count(".") + 2)}
         (accepted if prefixes & announced else unannounced).append(found)
     return unannounced, accepted
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.api_check", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.api_check", description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument("--update", action="store_true", help="write api/<this version>.json (at a release)")
     options = parser.parse_args(argv)
     source = ROOT / "compat"
@@ -158,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     names = sum(
         1
-        for module in _modules_of(json.loads(path.read_text()))
-        for member in (module.get("members") or {}).values()
+        for module in _modules_of(json.loads(path.read_text(encoding="utf-8")))
+        for member in _members(module).values()
         if member.get("kind") != "module"
     )
     breaks = len(unannounced) + len(accepted)
@@ -177,10 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _members(tree: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return cast("dict[str, dict[str, Any]]", tree.get("members") or {})
+
+
 def _modules_of(tree: dict[str, Any]) -> list[dict[str, Any]]:
     found = [tree]
-    for member in (tree.get("members") or {}).values():
-        if isinstance(member, dict) and member.get("kind") == "module":
+    for member in _members(tree).values():
+        if member.get("kind") == "module":
             found.extend(_modules_of(member))
     return found
 
