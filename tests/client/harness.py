@@ -289,11 +289,13 @@ class Harness:
         *,
         requests: Counter[str] | None = None,
         sent: list[tuple[str, Any]] | None = None,
+        messages: list[dict[str, Any]] | None = None,
     ) -> AsyncIterator[Any]:
         """A new ``ClientSession`` (not negotiated), built with ``session_kwargs()`` unless told otherwise.
 
         ``requests``: counts, by method, every request the session writes; ``sent`` (with
-        ``requests``) gets each one's (method, params).
+        ``requests``) gets each one's (method, params), ``messages`` (with ``requests``) every
+        message it writes, notifications too, as wire JSON.
         """
         from mcp.client.session import ClientSession
 
@@ -307,7 +309,7 @@ class Harness:
             streams = dual_dialect_streams(server, self.knobs.discover)
         async with streams as (read, write):
             if requests is not None:
-                write = CountingWrite(write, requests, sent)
+                write = CountingWrite(write, requests, sent, messages)
             async with ClientSession(read, write, **options) as session:
                 yield session
 
@@ -332,19 +334,27 @@ class StreamWrapper:
 
 class CountingWrite(StreamWrapper):
     """A client's write stream that counts the requests passing, by method (either major's messages),
-    and keeps each one's (method, params) in ``sent`` where given."""
+    and keeps each one's (method, params) in ``sent`` where given, and every message (requests and
+    notifications) as wire JSON in ``messages`` where given."""
 
     def __init__(
-        self, stream: Any, requests: Counter[str], sent: list[tuple[str, Any]] | None = None
+        self,
+        stream: Any,
+        requests: Counter[str],
+        sent: list[tuple[str, Any]] | None = None,
+        messages: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(stream)
         self._requests = requests
         self._sent = sent
+        self._messages = messages
 
     def _count(self, message: Any) -> None:
         inner = getattr(message, "message", message)
         root = getattr(inner, "root", inner)  # mcp 1.x wraps the request in a RootModel
         method = getattr(root, "method", None)
+        if self._messages is not None and hasattr(root, "model_dump"):
+            self._messages.append(root.model_dump(by_alias=True, mode="json", exclude_none=True))
         if isinstance(method, str) and getattr(root, "id", None) is not None:
             self._requests[method] += 1
             if self._sent is not None:

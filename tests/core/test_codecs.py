@@ -117,6 +117,17 @@ def test_2025_status_notification_carries_the_task(task: Task) -> None:
     assert codec_2025.decode_task(message["params"]) == task
 
 
+@given(tasks())
+def test_2025_task_id_bearing_answers_carry_no_related_task_meta(task: Task) -> None:
+    """tasks/get and tasks/cancel answers, a tasks/list page and the status notification name the
+    task in their body, so (SHOULD NOT) none repeats it as related-task ``_meta``."""
+    listed = codec_2025.encode_list_tasks_result([task], next_cursor=None)
+    notification = codec_2025.encode_status_notification(task)
+    for wire in (codec_2025.encode_task(task), *listed["tasks"], notification["params"]):
+        assert codec_2025.RELATED_TASK_KEY not in (wire.get("_meta") or {})
+    assert "_meta" not in listed
+
+
 @given(st.text(max_size=40))
 def test_2025_related_task_meta_round_trip(task_id: str) -> None:
     assert codec_2025.read_related_task(over_the_wire(codec_2025.related_task_meta(task_id))) == task_id

@@ -374,6 +374,26 @@ async def test_a_task_failed_with_a_jsonrpc_error_answers_result_with_that_error
     assert (error.jsonrpc_code, error.message, error.data) == (INTERNAL_ERROR, "the build broke", {"step": 3})
 
 
+async def test_the_task_id_param_names_the_task_whatever_related_task_meta_says() -> None:
+    svc = service()
+    caller = FakeCaller()
+    release = anyio.Event()
+    async with anyio.create_task_group() as group:
+        first = await start(svc, caller, group, blocked(release))
+        second = await start(svc, caller, group, blocked(release))
+        misleading = {"_meta": {RELATED_TASK_KEY: {"taskId": second}}}
+        got = await svc.get({"taskId": first, **misleading}, caller)
+        cancelled = await svc.cancel({"taskId": first, **misleading}, caller)
+        release.set()
+        payload = await svc.result({"taskId": second, "_meta": {RELATED_TASK_KEY: {"taskId": first}}}, caller)
+        still = await svc.get({"taskId": second}, caller)
+    assert got["taskId"] == first
+    assert (cancelled["taskId"], cancelled["status"]) == (first, "cancelled")
+    assert still["status"] == "completed"  # the cancel reached the task its params named, not the meta's
+    assert payload["content"] == OK["content"]
+    assert payload["_meta"] == {RELATED_TASK_KEY: {"taskId": second}}
+
+
 # --- what the handshake and tools/list say ---------------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 pytestmark = [pytest.mark.mcp1, pytest.mark.anyio]
@@ -155,3 +156,35 @@ async def test_stateless_runs_do_not_offer_tasks_and_refuse_task_calls() -> None
         assert "stateful session" in message
         plain = await client.request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
         assert plain["result"]["isError"] is False
+
+
+async def test_notifications_cancelled_of_the_answered_call_leaves_its_task_running() -> None:
+    controls = Controls()
+    async with raw_connect(build("lowlevel", controls)) as (client, _):  # initialize was request 1
+        created = await client.request("tools/call", {"name": "wait", "arguments": {}, "task": {}})  # 2
+        task_id = created["result"]["task"]["taskId"]
+        await client.notify(
+            "notifications/cancelled", {"requestId": 2, "reason": "not how a task is cancelled"}
+        )
+        with anyio.fail_after(5):
+            await controls.started.wait()
+        still = (await client.request("tasks/get", {"taskId": task_id}))["result"]
+        controls.release.set()
+        payload = (await client.request("tasks/result", {"taskId": task_id}))["result"]
+    assert still["status"] == "working"
+    assert not controls.stopped.is_set()
+    assert payload["content"][0]["text"] == "released"
+
+
+async def test_the_2026_extension_in_a_requests_meta_makes_no_task() -> None:
+    declared = {
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    }
+    controls = Controls()
+    async with raw_connect(build("lowlevel", controls)) as (client, _):
+        answer = await client.request(
+            "tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": declared}
+        )
+    assert "task" not in answer["result"]
+    assert answer["result"]["structuredContent"] == {"echo": "x", "as_task": False}
+    assert controls.seen_tasks == [None]

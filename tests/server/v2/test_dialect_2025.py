@@ -13,7 +13,7 @@ from mcp_tasks_compat.server import ServerTasks, current_call, report_status
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
 
-from ..harness import ISO_Z, Gate, RawPeer  # noqa: E402
+from ..harness import EXT, ISO_Z, Gate, RawPeer  # noqa: E402
 from ._sdk import (  # noqa: E402
     MCPError,
     MCPServer,
@@ -317,3 +317,33 @@ async def test_2025_and_2026_share_one_server_but_not_their_methods() -> None:
     assert on_2026["tasks/get"]["error"]["code"] == -32602  # a 2025 task is not a 2026 bearer handle
     assert update_on_2025["error"]["code"] == -32601
     assert from_2025_of_2026["error"]["code"] == -32602
+
+
+async def test_notifications_cancelled_of_the_answered_call_leaves_its_task_running() -> None:
+    _tasks, server, gate, _seen = build()
+    async with raw_peer(server) as peer:
+        await peer.initialize()  # request 1
+        task_id = (await create(peer, "work", {"x": 3}))["result"]["task"]["taskId"]  # request 2
+        await peer.notify(
+            "notifications/cancelled", {"requestId": 2, "reason": "not how a task is cancelled"}
+        )
+        with anyio.fail_after(5):
+            await gate.started.wait()
+        still = (await peer.request("tasks/get", {"taskId": task_id}))["result"]
+        gate.release.set()
+        payload = (await peer.request("tasks/result", {"taskId": task_id}))["result"]
+    assert still["status"] == "working"
+    assert payload["structuredContent"] == {"result": 30}
+
+
+async def test_the_extension_declared_on_a_2025_connection_makes_no_task() -> None:
+    tasks, server, gate, seen = build(inline_grace_s=0)  # on 2026-07-28 this call would be a task
+    gate.release.set()
+    async with raw_peer(server) as peer:
+        await peer.initialize(capabilities={"extensions": {EXT: {}}})
+        declared = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}}
+        answer = await peer.request("tools/call", {"name": "work", "arguments": {"x": 1}, "_meta": declared})
+    assert "task" not in answer["result"]
+    assert answer["result"]["structuredContent"] == {"result": 10}
+    assert seen["current"] is None
+    assert await tasks.engine.reader.owned_by(None) == []

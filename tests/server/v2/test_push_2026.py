@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_compat.server import ServerTasks, report_status
+from mcp_tasks_compat.server import ServerTasks, log, report_progress, report_status
 
 pytestmark = [pytest.mark.mcp2, pytest.mark.anyio]
 pytest.importorskip("mcp.server.mcpserver", reason="needs mcp 2.x (MCPServer)")
+
+from mcp.server.mcpserver import Context  # noqa: E402
 
 from ..harness import Gate, RawPeer  # noqa: E402 - needs mcp 2.x
 from ._sdk import MCPServer, meta_2026, raw_peer  # noqa: E402
@@ -126,3 +128,39 @@ async def test_push_false_leaves_task_ids_out_of_the_ack() -> None:
         ack = await peer.wait_notification(ack_of("L5"))
         gate.release.set()
     assert "taskIds" not in ack["params"]["notifications"]
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_no_progress_or_log_notification_once_a_call_is_a_task() -> None:
+    """Neither on the listen stream nor anywhere else: a task's progress is its status (and the
+    numbers in its ``_meta``), its log goes to the server's Python logging."""
+    tasks = ServerTasks(tools={"noisy": "required"})  # a task at once: every line below runs in it
+    server = MCPServer("push-2026-quiet", **tasks.mcpserver_kwargs())
+    gate = Gate()
+
+    @server.tool()
+    async def noisy(ctx: Context) -> str:
+        await gate.release.wait()
+        await report_progress(1, 2, "half")  # this library's: the task's status
+        await log("info", "from the task")
+        await ctx.report_progress(2, 2, "sdk progress")  # the SDK's own: its request was answered
+        await ctx.info("sdk log")
+        return "done"
+
+    envelope = meta_2026(progressToken="p-1", **{"io.modelcontextprotocol/logLevel": "debug"})
+    async with raw_peer(server) as peer:
+        created = await peer.request("tools/call", {"name": "noisy", "arguments": {}, "_meta": envelope})
+        task_id = created["result"]["taskId"]
+        await listen(peer, "Q1", {"taskIds": [task_id]})
+        await peer.wait_notification(ack_of("Q1"))
+        gate.release.set()
+        done = await peer.wait_notification(pushed(task_id, "completed"))
+        await peer.request("ping", {"_meta": meta_2026()})  # what the stream sent after its last status is in
+    assert created["result"]["resultType"] == "task"
+    assert done["params"]["result"]["content"] == [{"type": "text", "text": "done"}]
+    statuses = [
+        f["params"].get("statusMessage") for f in peer.frames if f.get("method") == "notifications/tasks"
+    ]
+    assert "half" in statuses
+    methods = {frame.get("method") for frame in peer.frames}
+    assert not methods & {"notifications/progress", "notifications/message"}, methods

@@ -207,3 +207,50 @@ async def test_unknown_id_is_invalid_params_with_the_id() -> None:
         "message": "Failed to retrieve task: Task not found",
         "data": {"taskId": "nope"},
     }
+
+
+async def test_discover_offers_the_extension_and_no_legacy_tasks_capability() -> None:
+    _tasks, server, _gate = build()
+    async with raw_peer(server) as peer:
+        frame = await peer.request("server/discover", {"_meta": meta_2026()})
+    capabilities = frame["result"]["capabilities"]
+    assert capabilities["extensions"] == {EXT: {}}
+    assert "tasks" not in capabilities  # the 2025-11-25 capability is never offered beside the extension
+
+
+async def test_a_legacy_tasks_capability_alone_does_not_declare_the_extension() -> None:
+    _tasks, server, gate = build()
+    legacy = meta_2026(
+        declare=False,
+        **{"io.modelcontextprotocol/clientCapabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}},
+    )
+    async with raw_peer(server) as peer:
+        task_id = (await peer.request("tools/call", call("work", {"x": 3})))["result"]["taskId"]
+        gate.release.set()
+        plain = await peer.request("tools/call", {"name": "work", "arguments": {"x": 2}, "_meta": legacy})
+        must = await peer.request("tools/call", {"name": "must", "arguments": {}, "_meta": legacy})
+        got = await peer.request("tasks/get", {"taskId": task_id, "_meta": legacy})
+    assert plain["result"]["resultType"] == "complete"
+    assert plain["result"]["structuredContent"] == {"result": 2}
+    assert must["error"]["code"] == -32021
+    assert got["error"]["code"] == -32021
+
+
+async def test_notifications_cancelled_of_the_answered_call_leaves_its_task_running() -> None:
+    tasks, server, gate = build()
+    async with raw_peer(server) as peer:
+        created = await peer.request("tools/call", call("work", {"x": 5}))  # the peer's first request: id 1
+        task_id = created["result"]["taskId"]
+        await peer.notify(
+            "notifications/cancelled", {"requestId": 1, "reason": "not how a task is cancelled"}
+        )
+        with anyio.fail_after(5):
+            await gate.started.wait()
+        still = (await peer.request("tasks/get", task_params(task_id)))["result"]
+        gate.release.set()
+        with anyio.fail_after(5):
+            await tasks.engine.reader.wait_terminal(task_id, None)
+        done = (await peer.request("tasks/get", task_params(task_id)))["result"]
+    assert still["status"] == "working"
+    assert done["status"] == "completed"
+    assert done["result"]["structuredContent"] == {"result": 5}
