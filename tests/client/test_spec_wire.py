@@ -21,8 +21,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat.client import call_tool, negotiate, session_kwargs, start_tool
-from mcp_tasks_compat.core.model import TaskStatus
+from mcp_tasks_compat._client_api import session_kwargs
+from mcp_tasks_compat.client import call_tool, negotiate, start_tool
+from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import TASKS_EXTENSION_ID
 
 from .harness import KINDS, open_harness, text_of
