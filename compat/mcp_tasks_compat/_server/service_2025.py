@@ -156,6 +156,10 @@ class Tasks2025Service:
         """
         name, task = _call_shape(params)
         support = self.tasks.support_for(name)
+        if task is not None and not self.offers_tasks():
+            # No capabilities.tasks was declared, so the spec has the call processed normally,
+            # its task metadata ignored (a "forbidden" tool of a server that offers tasks is -32601).
+            task = None
         if task is None:
             refuse_plain_call(name, support)
             return None

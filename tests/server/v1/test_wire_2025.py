@@ -188,3 +188,20 @@ async def test_the_2026_extension_in_a_requests_meta_makes_no_task() -> None:
     assert "task" not in answer["result"]
     assert answer["result"]["structuredContent"] == {"echo": "x", "as_task": False}
     assert controls.seen_tasks == [None]
+
+
+async def test_a_server_that_offers_no_tasks_runs_a_task_augmented_call_normally() -> None:
+    """2025-11-25: a receiver that does not declare the task capability MUST process the request
+    normally, ignoring its task metadata (docs/conformance.md, L6); it answered -32601 before."""
+    from mcp_tasks_compat.testing import ToolSet, build_task_server
+
+    tools = ToolSet(tools={"echo": _echo}, support={"echo": "forbidden"}, name="no-tasks")
+    async with raw_connect(build_task_server(tools)) as (client, initialized):
+        assert "tasks" not in initialized["result"]["capabilities"]
+        answer = await client.request("tools/call", {"name": "echo", "arguments": {"text": "x"}, "task": {}})
+    assert "task" not in answer["result"]
+    assert answer["result"]["content"][0]["text"] == "x"
+
+
+async def _echo(text: str) -> str:
+    return text
