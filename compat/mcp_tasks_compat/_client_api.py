@@ -476,14 +476,14 @@ def tasks_extension(
     on_status: OnStatus | None = None,
     on_progress: OnProgress | None = None,
 ) -> Any:
-    """The Tasks extension for ``mcp.Client(server, extensions=[tasks_extension()])`` (mcp 2.x).
+    """``TaskClientSession.extension()``: the Tasks extension for ``mcp.Client`` (mcp 2.x).
 
-    ``mcp.Client`` builds its own ``ClientSession``, so :func:`session_kwargs` cannot reach it;
-    this gives that session the same extension entry, result claim and status bindings. Then
-    ``client.call_tool(...)`` follows a task to its result (on the session's one
-    ``subscriptions/listen`` stream where the server pushes, else by polling), and
-    ``call_tool(client.session, ...)`` (``on_status``, ``mode``, ``timeout``...) works as on a
-    session built with ``session_kwargs()``. Refused on mcp 1.x, which has no ``mcp.Client``.
+    ``mcp.Client(server, extensions=[TaskClientSession.extension()])``: ``mcp.Client`` builds its
+    own ``ClientSession``, so this gives that session the same extension entry, result claim and
+    status bindings a ``TaskClientSession`` has. Then ``client.call_tool(...)`` follows a task to
+    its result (on the session's one ``subscriptions/listen`` stream where the server pushes, else
+    by polling), and ``call_tool(client.session, ...)`` (``on_status``, ``mode``, ``timeout``...)
+    works as on a ``TaskClientSession``. Refused on mcp 1.x, which has no ``mcp.Client``.
 
     ``on_status`` hears the statuses of every task ``client.call_tool`` follows; without it,
     ``on_progress`` hears them as ``(progress, total, message)``, as ``TaskClientSession``'s
