@@ -241,3 +241,32 @@ def test_stability_md_states_the_surface_and_the_sdk_matrix_as_they_are() -> Non
     )
     assert version is not None
     assert f"| {version.group(1)}.x |" in page
+
+
+OLD_SESSION_FORMS = ("session_kwargs", "with_tasks", "TaskSessionWrapper", "tasks_extension", "current_task")
+
+
+def _user_facing_files() -> list[Path]:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    examples = sorted((ROOT / "examples").rglob("*.py"))
+    return [*pages, *examples]
+
+
+def test_readme_docs_and_examples_use_only_the_1_0_names() -> None:
+    """No page or example imports a deprecated alias or names a pre-1.0 session form (stability.md
+    quotes the warning one of them raises: that quote is the one exception)."""
+    aliases = {(module, name) for module in ALIASES for name in _alias_table(module)}
+    found: list[str] = []
+    for path in _user_facing_files():
+        text = path.read_text(encoding="utf-8")
+        if path.name == "stability.md":
+            text = text.replace("mcp_tasks_compat.client.session_kwargs is deprecated", "")
+            text = text.replace("ClientSession(read, write, **session_kwargs())", "")
+        for name in OLD_SESSION_FORMS:
+            if re.search(rf"(?<![\w.:]){name}\b", text):
+                found.append(f"{path.relative_to(ROOT)}: {name}")
+        for module, names in re.findall(r"from (mcp_tasks_compat[\w.]*) import \(?([\w ,\n]+)\)?", text):
+            for name in re.split(r"[\s,]+", names.strip()):
+                if (module, name) in aliases:
+                    found.append(f"{path.relative_to(ROOT)}: from {module} import {name}")
+    assert found == []
