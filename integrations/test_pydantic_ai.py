@@ -63,6 +63,7 @@ async def test_a_call_runs_as_a_task(toolset: Toolset, records: Records) -> None
 async def test_the_tasks_progress_reaches_pydantic_ai(toolset: Toolset, records: Records) -> None:
     await toolset.call("encode", {"frames": 4, "seconds": 1.0})
     assert_progress(toolset.progress, 4)
+    assert toolset.progress[-1] == "frame 4/4", toolset.progress  # the last step, sent as the tool ends
 
 
 @pytest.mark.skipif(
@@ -74,6 +75,18 @@ async def test_the_tasks_extension_route_follows_a_5_s_task_with_3_reads_at_most
     answer = await toolset.call("encode", {"frames": 5, "seconds": 5.0})
     assert answer == f"encoded 5 frames in task {records.finished_task('encode')}"
     assert records.reads() <= 3, records.requests()
+
+
+@pytest.mark.skipif(MCP_MAJOR != 1, reason="the TaskClient route is mcp 1.x's; 2.x's is the test above")
+async def test_the_task_client_route_follows_a_5_s_task_with_30_reads_at_most(
+    toolset: Toolset, records: Records
+) -> None:
+    """The server pushes each status (2025-11-25 notifications): the client hears them, so it polls
+    only to watch, and the last step reaches the handler before the call returns."""
+    answer = await toolset.call("encode", {"frames": 5, "seconds": 5.0})
+    assert answer == f"encoded 5 frames in task {records.finished_task('encode')}"
+    assert toolset.progress[-1] == "frame 5/5", toolset.progress
+    assert records.reads() <= 30, records.requests()
 
 
 async def test_cancelling_the_agents_call_cancels_the_task(toolset: Toolset, records: Records) -> None:

@@ -46,10 +46,20 @@ def _seconds(timeout: timedelta | float | None) -> float | None:
     return None if timeout is None else float(timeout)
 
 
+def fastmcp_message_handler(client: Any) -> Any:
+    """The message handler fastmcp's ``Client`` makes when given none (fastmcp 3's
+    ``TaskNotificationHandler``), or ``None`` where this fastmcp has none."""
+    try:
+        from fastmcp.client.tasks import TaskNotificationHandler
+    except ImportError:
+        return None
+    return TaskNotificationHandler(client)
+
+
 @cache
 def task_client_class() -> type[Any]:
     """``TaskClient``, built once over fastmcp's own ``Client``."""
-    from ..client import with_tasks
+    from ..client import session_kwargs, with_tasks
 
     fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__)
     base: type[Any] = fastmcp.Client
@@ -57,9 +67,15 @@ def task_client_class() -> type[Any]:
     class TaskClient(base):  # type: ignore[misc, valid-type]
         """fastmcp's ``Client`` whose tool calls run as tasks where the server offers them."""
 
-        def __init__(self, *args: Any, progress_handler: Any = None, **kwargs: Any) -> None:
+        def __init__(
+            self, *args: Any, progress_handler: Any = None, message_handler: Any = None, **kwargs: Any
+        ) -> None:
+            # The session hears the server's pushed task statuses, then hands every message on to
+            # the handler fastmcp would have used: without it the library polls for each status.
+            chained = message_handler if message_handler is not None else fastmcp_message_handler(self)
+            routed = session_kwargs(message_handler=chained).get("message_handler", chained)
             framework_client: Any = super()
-            framework_client.__init__(*args, progress_handler=progress_handler, **kwargs)
+            framework_client.__init__(*args, progress_handler=progress_handler, message_handler=routed, **kwargs)
             self.task_progress_handler = progress_handler
 
         async def call_tool_mcp(
