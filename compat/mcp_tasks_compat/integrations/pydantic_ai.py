@@ -21,6 +21,7 @@ using ``TaskClient`` without fastmcp installed raises ``ImportError`` naming the
 
 from __future__ import annotations
 
+import importlib.metadata
 from datetime import timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,34 @@ def _seconds(timeout: timedelta | float | None) -> float | None:
     return None if timeout is None else float(timeout)
 
 
+FASTMCP_FOR_MCP_1 = "'fastmcp>=3.3,<4'"
+"""fastmcp's 3 line from the first release pydantic-ai's ``MCPToolset`` takes (pydantic-ai-slim
+2.68 asks ``fastmcp-slim>=3.3.0,<5``): every fastmcp 3 needs ``mcp>=1.24,<2``, fastmcp 4 ``mcp>=2.3``."""
+
+
+def installed_mcp() -> str | None:
+    """The installed mcp's version, read from its metadata (``mcp`` itself is not imported)."""
+    try:
+        return importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def fastmcp_install(mcp_version: str | None) -> tuple[str, str]:
+    """What to ``pip install`` for fastmcp next to ``mcp_version``, and why, for the refusal.
+
+    On mcp 1.x a bare ``pip install fastmcp`` takes fastmcp 4, which needs mcp 2.3 or later, so
+    pip would replace mcp 1.x with 2.x: the fastmcp 3 line keeps it.
+    """
+    if mcp_version is not None and mcp_version.split(".")[0] == "1":
+        return FASTMCP_FOR_MCP_1, (
+            f"fastmcp 3 needs mcp>=1.24,<2 and keeps the installed mcp {mcp_version} on 1.x; a bare "
+            "`pip install fastmcp` takes fastmcp 4, which needs mcp>=2.3 and would replace mcp 1.x "
+            "with 2.x"
+        )
+    return "fastmcp", ""
+
+
 def fastmcp_message_handler(client: Any) -> Any:
     """The message handler fastmcp's ``Client`` makes when given none (fastmcp 3's
     ``TaskNotificationHandler``), or ``None`` where this fastmcp has none."""
@@ -61,7 +90,8 @@ def task_client_class() -> type[Any]:
     """``TaskClient``, built once over fastmcp's own ``Client``."""
     from ..client import session_kwargs, with_tasks
 
-    fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__)
+    install, why = fastmcp_install(installed_mcp())
+    fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__, install=install, why=why)
     base: type[Any] = fastmcp.Client
 
     class TaskClient(base):  # type: ignore[misc, valid-type]
@@ -75,7 +105,9 @@ def task_client_class() -> type[Any]:
             chained = message_handler if message_handler is not None else fastmcp_message_handler(self)
             routed = session_kwargs(message_handler=chained).get("message_handler", chained)
             framework_client: Any = super()
-            framework_client.__init__(*args, progress_handler=progress_handler, message_handler=routed, **kwargs)
+            framework_client.__init__(
+                *args, progress_handler=progress_handler, message_handler=routed, **kwargs
+            )
             self.task_progress_handler = progress_handler
 
         async def call_tool_mcp(
