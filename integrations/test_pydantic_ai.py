@@ -1,9 +1,10 @@
 """pydantic-ai-slim 2.68 (``MCPToolset`` over fastmcp: fastmcp 3 on mcp 1.x, fastmcp 4 on mcp 2.x ≥ 2.3):
 the page's recipes, the toolset's own tool calls as an agent run makes them, no model is asked.
 
-On mcp 2.x the recipe gives fastmcp's ``Client`` the library's ``tasks_extension()`` (a public
-argument of fastmcp 4's ``Client``); on mcp 1.x it gives ``MCPToolset`` the library's
-``TaskClient`` (fastmcp 3's ``Client`` with its tool calls run through ``with_tasks``), because
+On mcp 2.x the recipe gives fastmcp's ``Client`` the library's Tasks extension
+(``TaskClientSession.extension()``; ``extensions=`` is a public argument of fastmcp 4's
+``Client``); on mcp 1.x it gives ``MCPToolset`` the library's ``TaskClient`` (fastmcp 3's
+``Client``, its session hearing pushed task statuses, its tool calls run as tasks), because
 pydantic-ai's own SEP-1686 path reports no progress and leaves the task running when the agent's
 call is cancelled.
 """
@@ -36,8 +37,13 @@ class Toolset:
 
 
 @pytest.fixture
-async def toolset(records: Records) -> AsyncIterator[Toolset]:
+async def toolset(records: Records, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Toolset]:
     from fastmcp.client.transports import StdioTransport
+
+    from mcp_tasks_compat.client import TaskClientSession, tasks_extension
+
+    if not hasattr(TaskClientSession, "extension"):  # the page's 1.0 name, until the classmethod lands
+        monkeypatch.setattr(TaskClientSession, "extension", staticmethod(tasks_extension), raising=False)
     from pydantic_ai import RunContext
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.usage import RunUsage
@@ -66,10 +72,8 @@ async def test_the_tasks_progress_reaches_pydantic_ai(toolset: Toolset, records:
     assert toolset.progress[-1] == "frame 4/4", toolset.progress  # the last step, sent as the tool ends
 
 
-@pytest.mark.skipif(
-    MCP_MAJOR != 2, reason="the tasks_extension() route is mcp 2.x's; 1.x has pydantic-ai's own"
-)
-async def test_the_tasks_extension_route_follows_a_5_s_task_with_3_reads_at_most(
+@pytest.mark.skipif(MCP_MAJOR != 2, reason="the Tasks extension route is mcp 2.x's; 1.x has TaskClient")
+async def test_the_extension_route_follows_a_5_s_task_with_3_reads_at_most(
     toolset: Toolset, records: Records
 ) -> None:
     answer = await toolset.call("encode", {"frames": 5, "seconds": 5.0})

@@ -7,16 +7,19 @@
 pydantic-ai 2.x's ``MCPToolset`` talks MCP through fastmcp's ``Client`` (fastmcp 3 on mcp 1.x,
 fastmcp 4 on mcp 2.x) and takes a ready-made one. On mcp 1.x its own task path (fastmcp 3's
 SEP-1686 ``call_tool(task=True)``) polls without reporting progress and leaves the task running
-when the agent's call is cancelled. ``TaskClient`` takes fastmcp's ``Client`` arguments and sends
-every tool call through :func:`~mcp_tasks_compat.client.with_tasks` instead: a task where the
-server offers one (statuses to ``progress_handler``, ``tasks/cancel`` when the caller is
-cancelled), a plain call otherwise. It overrides two public methods of fastmcp's ``Client``:
-``call_tool_mcp`` (the raw call, which ``call_tool`` uses) and ``call_tool(task=True)``, which then
-returns a finished task handle holding the result. On mcp 2.x use ``tasks_extension()`` instead
-(``Client(server, extensions=[tasks_extension()])``; docs/integrations.md).
+when the agent's call is cancelled. ``TaskClient`` takes fastmcp's ``Client`` arguments; its
+session hears the server's pushed task statuses (the library's message handler, which then hands
+every message to yours or to fastmcp's own), and every tool call goes through the library's task
+path, as ``TaskClientSession.call_tool`` does: a task where the server offers one (statuses to
+``progress_handler``, ``tasks/cancel`` when the caller is cancelled), a plain call otherwise. It
+overrides two public methods of fastmcp's ``Client``: ``call_tool_mcp`` (the raw call, which
+``call_tool`` uses) and ``call_tool(task=True)``, which then returns a finished task handle
+holding the result. On mcp 2.x use ``TaskClientSession.extension()`` instead
+(``Client(server, extensions=[TaskClientSession.extension()])``; docs/integrations.md).
 
 The class is built on first use: importing this module imports neither fastmcp nor pydantic-ai, and
-using ``TaskClient`` without fastmcp installed raises ``ImportError`` naming the package to install.
+using ``TaskClient`` without fastmcp installed raises ``ImportError`` naming what to install (on
+mcp 1.x fastmcp 3, ``'fastmcp>=3.3,<4'``: fastmcp 4 needs mcp 2.3 or later).
 """
 
 from __future__ import annotations
