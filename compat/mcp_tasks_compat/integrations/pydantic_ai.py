@@ -24,6 +24,7 @@ mcp 1.x fastmcp 3, ``'fastmcp>=3.3,<4'``: fastmcp 4 needs mcp 2.3 or later).
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 from datetime import timedelta
 from functools import cache
@@ -82,10 +83,11 @@ def fastmcp_message_handler(client: Any) -> Any:
     """The message handler fastmcp's ``Client`` makes when given none (fastmcp 3's
     ``TaskNotificationHandler``), or ``None`` where this fastmcp has none."""
     try:
-        from fastmcp.client.tasks import TaskNotificationHandler
+        tasks_module = importlib.import_module("fastmcp.client.tasks")
     except ImportError:
         return None
-    return TaskNotificationHandler(client)
+    handler_class: Any = getattr(tasks_module, "TaskNotificationHandler", None)
+    return None if handler_class is None else handler_class(client)
 
 
 @cache
