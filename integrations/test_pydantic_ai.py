@@ -1,9 +1,10 @@
 """pydantic-ai-slim 2.68 (``MCPToolset`` over fastmcp: fastmcp 3 on mcp 1.x, fastmcp 4 on mcp 2.x ≥ 2.3):
 the page's recipes, the toolset's own tool calls as an agent run makes them, no model is asked.
 
-On mcp 2.x the recipe gives fastmcp's ``Client`` the library's ``tasks_extension()`` (a public
-argument of fastmcp 4's ``Client``); on mcp 1.x it gives ``MCPToolset`` the library's
-``TaskClient`` (fastmcp 3's ``Client`` with its tool calls run through ``with_tasks``), because
+On mcp 2.x the recipe gives fastmcp's ``Client`` the library's Tasks extension
+(``TaskClientSession.extension()``; ``extensions=`` is a public argument of fastmcp 4's
+``Client``); on mcp 1.x it gives ``MCPToolset`` the library's ``TaskClient`` (fastmcp 3's
+``Client``, its session hearing pushed task statuses, its tool calls run as tasks), because
 pydantic-ai's own SEP-1686 path reports no progress and leaves the task running when the agent's
 call is cancelled.
 """
@@ -63,17 +64,28 @@ async def test_a_call_runs_as_a_task(toolset: Toolset, records: Records) -> None
 async def test_the_tasks_progress_reaches_pydantic_ai(toolset: Toolset, records: Records) -> None:
     await toolset.call("encode", {"frames": 4, "seconds": 1.0})
     assert_progress(toolset.progress, 4)
+    assert toolset.progress[-1] == "frame 4/4", toolset.progress  # the last step, sent as the tool ends
 
 
-@pytest.mark.skipif(
-    MCP_MAJOR != 2, reason="the tasks_extension() route is mcp 2.x's; 1.x has pydantic-ai's own"
-)
-async def test_the_tasks_extension_route_follows_a_5_s_task_with_3_reads_at_most(
+@pytest.mark.skipif(MCP_MAJOR != 2, reason="the Tasks extension route is mcp 2.x's; 1.x has TaskClient")
+async def test_the_extension_route_follows_a_5_s_task_with_3_reads_at_most(
     toolset: Toolset, records: Records
 ) -> None:
     answer = await toolset.call("encode", {"frames": 5, "seconds": 5.0})
     assert answer == f"encoded 5 frames in task {records.finished_task('encode')}"
     assert records.reads() <= 3, records.requests()
+
+
+@pytest.mark.skipif(MCP_MAJOR != 1, reason="the TaskClient route is mcp 1.x's; 2.x's is the test above")
+async def test_the_task_client_route_follows_a_5_s_task_with_30_reads_at_most(
+    toolset: Toolset, records: Records
+) -> None:
+    """The server pushes each status (2025-11-25 notifications): the client hears them, so it polls
+    only to watch, and the last step reaches the handler before the call returns."""
+    answer = await toolset.call("encode", {"frames": 5, "seconds": 5.0})
+    assert answer == f"encoded 5 frames in task {records.finished_task('encode')}"
+    assert toolset.progress[-1] == "frame 5/5", toolset.progress
+    assert records.reads() <= 30, records.requests()
 
 
 async def test_cancelling_the_agents_call_cancels_the_task(toolset: Toolset, records: Records) -> None:

@@ -227,22 +227,58 @@ class ScriptedWire2025:
         return lambda: None
 
 
+ENDINGS = [(False, TaskStatus.COMPLETED), (True, TaskStatus.FAILED)]
+
+
 @pytest.mark.anyio
-@pytest.mark.parametrize(("is_error", "status"), [(False, TaskStatus.COMPLETED), (True, TaskStatus.FAILED)])
-async def test_a_2025_tool_result_ends_the_call_without_another_tasks_get(
+@pytest.mark.parametrize(("is_error", "status"), ENDINGS)
+async def test_a_2025_tool_result_ends_the_call_without_another_tasks_get_when_nobody_listens(
     is_error: bool, status: TaskStatus
 ) -> None:
     """The result says how the task ended; a tasks/get after it would cost one more round trip."""
     payload = {"content": [{"type": "text", "text": "done"}], "isError": is_error}
     wire = ScriptedWire2025([task(status, at=1)], payload)
-    seen: list[TaskStatus] = []
     with anyio.fail_after(2):
-        result = await follow(
-            wire, task(), on_status=lambda t: seen.append(t.status), overall_timeout=None, cancel_grace=1
-        )
+        result = await follow(wire, task(), on_status=None, overall_timeout=None, cancel_grace=1)
     assert result == payload
     assert wire.gets == 0
-    assert seen[-1] is status
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("is_error", "status"), ENDINGS)
+async def test_a_2025_tool_result_is_followed_by_one_tasks_get_for_a_listener(
+    is_error: bool, status: TaskStatus
+) -> None:
+    """The status the task ended with carries the tool's last message, sent just before it returned,
+    which no poll saw before the result (no pushed status said it either): one tasks/get learns it."""
+    payload = {"content": [{"type": "text", "text": "done"}], "isError": is_error}
+    wire = ScriptedWire2025([task(status, at=2, status_message="step 5/5")], payload)
+    seen: list[Task] = []
+    with anyio.fail_after(2):
+        result = await follow(
+            wire, task(status_message="step 4/5"), on_status=seen.append, overall_timeout=None, cancel_grace=1
+        )
+    assert result == payload
+    assert wire.gets == 1
+    assert [(t.status, t.status_message) for t in seen] == [
+        (TaskStatus.WORKING, "step 4/5"),
+        (status, "step 5/5"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_2025_tool_result_stands_when_the_tasks_get_after_it_fails() -> None:
+    """A server that forgets a task once its result was read: the call still returns the result."""
+    payload = {"content": [{"type": "text", "text": "done"}], "isError": False}
+    wire = ScriptedWire2025([], payload)  # tasks/get answers -32602
+    seen: list[Task] = []
+    with anyio.fail_after(2):
+        result = await follow(
+            wire, task(status_message="step 4/5"), on_status=seen.append, overall_timeout=None, cancel_grace=1
+        )
+    assert result == payload
+    assert wire.gets == 1
+    assert (seen[-1].status, seen[-1].status_message) == (TaskStatus.COMPLETED, "step 4/5")
 
 
 @pytest.mark.anyio

@@ -16,7 +16,14 @@ import anyio
 
 from ..core._model import Task, TaskStatus, utc_now
 from ..dialects import DIALECT_2025_11_25
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PeerProtocolError, TaskNotFoundError
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    CompatError,
+    PeerProtocolError,
+    TaskNotFoundError,
+)
 from .outcomes import (
     cancelled_error,
     error_from_remote,
@@ -25,7 +32,7 @@ from .outcomes import (
     is_tool_result,
     lookup_error,
 )
-from .poller import Poller
+from .poller import MATURE_POLL_FLOOR_SECONDS, Poller
 from .protocols import RESULT_GRACE_SECONDS, RemoteError, ResultT, TaskWire2025
 
 __all__ = ["Follower2025"]
@@ -36,6 +43,9 @@ WATCH_POLL_SECONDS = 1.0
 """The least interval of the ``tasks/get`` poll beside a pending ``tasks/result`` when no
 ``on_status`` listens or the server pushes the statuses (the result arrives through
 ``tasks/result`` anyway); :meth:`Follower2025.pace` decides."""
+STATUS_POLL_SECONDS = MATURE_POLL_FLOOR_SECONDS
+"""The least interval of that poll while it is what brings ``on_status`` its statuses (someone
+listens, no push heard yet): a young task's quicker floor serves a result only polling brings."""
 
 
 class _ResultRace(Generic[ResultT]):
@@ -176,12 +186,17 @@ class Follower2025(Poller[TaskWire2025[ResultT], ResultT]):
 
         While ``tasks/result`` waits, the poll only watches (a server that forgets the wait, a
         task that ends unseen) unless it is what brings ``on_status`` its statuses: so once a
-        second when nobody listens, or once the server has shown it pushes them; the hint's pace
-        otherwise (it was that pace always: about 130 requests for a 10 s task unheard, and 45
-        for a 2.5 s task whose every status was pushed).
+        second when nobody listens, or once the server has shown it pushes them; otherwise the
+        hint's pace, but no faster than :data:`STATUS_POLL_SECONDS` (a young task's quicker floor
+        is for a result that only polling brings; at that floor a 1 s task cost about 28 requests
+        before its first pushed status). Without a ``tasks/result`` wait, the hint's pace.
         """
-        watching = self.result_pending and (not self.reporter.has_listener or self.heard_push)
-        self.min_interval_s = WATCH_POLL_SECONDS if watching else 0.0
+        if not self.result_pending:
+            self.min_interval_s = 0.0
+        elif not self.reporter.has_listener or self.heard_push:
+            self.min_interval_s = WATCH_POLL_SECONDS
+        else:
+            self.min_interval_s = STATUS_POLL_SECONDS
 
     def _subscribe(self) -> Callable[[], None]:
         return self.wire.listen(self.task_id, self._pushed)  # notifications/tasks/status come unasked
@@ -227,10 +242,13 @@ class Follower2025(Poller[TaskWire2025[ResultT], ResultT]):
     async def _terminal_after_result(self, payload: dict[str, Any] | None) -> Task:
         """The result arrived first: learn the terminal status it ended with.
 
-        A tool result means the task ended ``failed`` (``isError``) or ``completed``, unless a
-        status notification already said which: no ``tasks/get`` then, which would cost the
-        caller one more round trip after its result had arrived. Any other answer (a cancelled
-        task's, a deviating server's) is settled by one ``tasks/get``.
+        A status notification may already have said it. Otherwise a tool result means the task
+        ended ``failed`` (``isError``) or ``completed``, and nobody listening, that is all:
+        no ``tasks/get``, which would cost the caller one more round trip after its result had
+        arrived. Where ``on_status`` listens it costs that round trip: the status the task ended
+        with carries the tool's last message, which a tool sends just before it returns, so
+        polling alone (no push heard) rarely sees it before the result. Any other answer (a
+        cancelled task's, a deviating server's) is settled by one ``tasks/get`` too.
         """
         if self.latest.is_terminal:
             return self.latest
@@ -240,6 +258,11 @@ class Follower2025(Poller[TaskWire2025[ResultT], ResultT]):
                 terminal = await self.get()
             except TaskNotFoundError:
                 terminal = None
+        elif self.reporter.has_listener:
+            try:
+                terminal = await self.get()
+            except CompatError as error:  # the result is here: the status is only for the listener
+                logger.debug("tasks/get for %s after its result failed: %r", self.task_id, error)
         if terminal is None or not terminal.is_terminal:
             assert payload is not None
             status = TaskStatus.FAILED if payload.get("isError") is True else TaskStatus.COMPLETED

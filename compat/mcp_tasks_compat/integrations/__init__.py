@@ -14,13 +14,20 @@ from types import ModuleType
 __all__: list[str] = []  # the helper below is for the modules here, not a public name
 
 
-def require_framework(module: str, distribution: str, *, adapter: str) -> ModuleType:
-    """Import ``module`` of the framework ``distribution``, or refuse loudly, naming the fix."""
+def require_framework(
+    module: str, distribution: str, *, adapter: str, install: str | None = None, why: str = ""
+) -> ModuleType:
+    """Import ``module`` of the framework ``distribution``, or refuse loudly, naming the fix.
+
+    ``install`` is what to ``pip install`` (default: ``distribution``); ``why`` (a sentence,
+    optional) says why that and not the bare name.
+    """
     try:
         return importlib.import_module(module)
     except ImportError as error:
         raise ImportError(
             f"{adapter} adapts {distribution}, which is not installed ({module} cannot be imported: "
-            f"{error}); install it with `pip install {distribution}`",
+            f"{error}); install it with `pip install {install or distribution}`"
+            + (f" ({why})" if why else ""),
             name=module,
         ) from error

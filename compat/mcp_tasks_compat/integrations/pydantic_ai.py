@@ -7,20 +7,25 @@
 pydantic-ai 2.x's ``MCPToolset`` talks MCP through fastmcp's ``Client`` (fastmcp 3 on mcp 1.x,
 fastmcp 4 on mcp 2.x) and takes a ready-made one. On mcp 1.x its own task path (fastmcp 3's
 SEP-1686 ``call_tool(task=True)``) polls without reporting progress and leaves the task running
-when the agent's call is cancelled. ``TaskClient`` takes fastmcp's ``Client`` arguments and sends
-every tool call through :func:`~mcp_tasks_compat.client.with_tasks` instead: a task where the
-server offers one (statuses to ``progress_handler``, ``tasks/cancel`` when the caller is
-cancelled), a plain call otherwise. It overrides two public methods of fastmcp's ``Client``:
-``call_tool_mcp`` (the raw call, which ``call_tool`` uses) and ``call_tool(task=True)``, which then
-returns a finished task handle holding the result. On mcp 2.x use ``tasks_extension()`` instead
-(``Client(server, extensions=[tasks_extension()])``; docs/integrations.md).
+when the agent's call is cancelled. ``TaskClient`` takes fastmcp's ``Client`` arguments; its
+session hears the server's pushed task statuses (the library's message handler, which then hands
+every message to yours or to fastmcp's own), and every tool call goes through the library's task
+path, as ``TaskClientSession.call_tool`` does: a task where the server offers one (statuses to
+``progress_handler``, ``tasks/cancel`` when the caller is cancelled), a plain call otherwise. It
+overrides two public methods of fastmcp's ``Client``: ``call_tool_mcp`` (the raw call, which
+``call_tool`` uses) and ``call_tool(task=True)``, which then returns a finished task handle
+holding the result. On mcp 2.x use ``TaskClientSession.extension()`` instead
+(``Client(server, extensions=[TaskClientSession.extension()])``; docs/integrations.md).
 
 The class is built on first use: importing this module imports neither fastmcp nor pydantic-ai, and
-using ``TaskClient`` without fastmcp installed raises ``ImportError`` naming the package to install.
+using ``TaskClient`` without fastmcp installed raises ``ImportError`` naming what to install (on
+mcp 1.x fastmcp 3, ``'fastmcp>=3.3,<4'``: fastmcp 4 needs mcp 2.3 or later).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 from datetime import timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -46,20 +51,68 @@ def _seconds(timeout: timedelta | float | None) -> float | None:
     return None if timeout is None else float(timeout)
 
 
+FASTMCP_FOR_MCP_1 = "'fastmcp>=3.3,<4'"
+"""fastmcp's 3 line from the first release pydantic-ai's ``MCPToolset`` takes (pydantic-ai-slim
+2.68 asks ``fastmcp-slim>=3.3.0,<5``): every fastmcp 3 needs ``mcp>=1.24,<2``, fastmcp 4 ``mcp>=2.3``."""
+
+
+def installed_mcp() -> str | None:
+    """The installed mcp's version, read from its metadata (``mcp`` itself is not imported)."""
+    try:
+        return importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def fastmcp_install(mcp_version: str | None) -> tuple[str, str]:
+    """What to ``pip install`` for fastmcp next to ``mcp_version``, and why, for the refusal.
+
+    On mcp 1.x a bare ``pip install fastmcp`` takes fastmcp 4, which needs mcp 2.3 or later, so
+    pip would replace mcp 1.x with 2.x: the fastmcp 3 line keeps it.
+    """
+    if mcp_version is not None and mcp_version.split(".")[0] == "1":
+        return FASTMCP_FOR_MCP_1, (
+            f"fastmcp 3 needs mcp>=1.24,<2 and keeps the installed mcp {mcp_version} on 1.x; a bare "
+            "`pip install fastmcp` takes fastmcp 4, which needs mcp>=2.3 and would replace mcp 1.x "
+            "with 2.x"
+        )
+    return "fastmcp", ""
+
+
+def fastmcp_message_handler(client: Any) -> Any:
+    """The message handler fastmcp's ``Client`` makes when given none (fastmcp 3's
+    ``TaskNotificationHandler``), or ``None`` where this fastmcp has none."""
+    try:
+        tasks_module = importlib.import_module("fastmcp.client.tasks")
+    except ImportError:
+        return None
+    handler_class: Any = getattr(tasks_module, "TaskNotificationHandler", None)
+    return None if handler_class is None else handler_class(client)
+
+
 @cache
 def task_client_class() -> type[Any]:
     """``TaskClient``, built once over fastmcp's own ``Client``."""
-    from .._client_api import with_tasks
+    from .._client_api import session_kwargs, with_tasks
 
-    fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__)
+    install, why = fastmcp_install(installed_mcp())
+    fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__, install=install, why=why)
     base: type[Any] = fastmcp.Client
 
     class TaskClient(base):  # type: ignore[misc, valid-type]
         """fastmcp's ``Client`` whose tool calls run as tasks where the server offers them."""
 
-        def __init__(self, *args: Any, progress_handler: Any = None, **kwargs: Any) -> None:
+        def __init__(
+            self, *args: Any, progress_handler: Any = None, message_handler: Any = None, **kwargs: Any
+        ) -> None:
+            # The session hears the server's pushed task statuses, then hands every message on to
+            # the handler fastmcp would have used: without it the library polls for each status.
+            chained = message_handler if message_handler is not None else fastmcp_message_handler(self)
+            routed = session_kwargs(message_handler=chained).get("message_handler", chained)
             framework_client: Any = super()
-            framework_client.__init__(*args, progress_handler=progress_handler, **kwargs)
+            framework_client.__init__(
+                *args, progress_handler=progress_handler, message_handler=routed, **kwargs
+            )
             self.task_progress_handler = progress_handler
 
         async def call_tool_mcp(
