@@ -152,16 +152,17 @@ async def test_the_1_0_form_is_refused_on_1x_naming_the_fix() -> None:
         TaskClientSession.extension()
 
 
-async def test_tasks_extension_gives_mcp_client_tasks() -> None:
+async def test_the_extension_gives_mcp_client_tasks() -> None:
+    """The 1.0 form, ``TaskClientSession.extension()`` (``tasks_extension()`` before 1.0)."""
     if sdk_info().major != 2:
         pytest.skip("mcp.Client exists on mcp 2.x only")
     import mcp
 
-    from mcp_tasks_compat.client import call_tool
+    from mcp_tasks_compat.client import TaskClientSession, call_tool
 
     app = build_app()
     seen: list[str | None] = []
-    async with mcp.Client(app.sdk_server, extensions=[tasks_extension()]) as client:
+    async with mcp.Client(app.sdk_server, extensions=[TaskClientSession.extension()]) as client:
         direct = await client.call_tool("render", {"frames": 1})  # the SDK's own call, the task followed
         assert direct.content[0].text == "rendered 1 as task"
         result = await call_tool(
