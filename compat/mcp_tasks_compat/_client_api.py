@@ -220,6 +220,11 @@ def connect_stdio(
 
     ``env`` is added to the SDK's minimal default environment; the server's stderr goes to
     ``errlog`` (default: this process's ``sys.stderr``).
+
+    Example::
+
+        async with connect_stdio("python", ["server.py"], env={"LOG_LEVEL": "debug"}) as session:
+            result = await call_tool(session, "build", {"target": "all"}, on_status=print)
     """
     app = get_adapter().app
     transport = app.stdio_streams(
@@ -241,6 +246,12 @@ def connect_in_memory(
     low-level ``Server``; on mcp 2.x an ``MCPServer`` or a low-level ``Server``; anything else is a
     ``TypeError`` saying so. The messages are real JSON-RPC over in-memory streams, as the SDK's own
     in-memory client sends them: for a server embedded in an application, and for tests.
+
+    Example::
+
+        app = TaskServer("builder")  # its tools registered with @app.tool(task="optional")
+        async with connect_in_memory(app) as session:
+            result = await call_tool(session, "build", {"target": "all"})
     """
     app = get_adapter().app
     transport = app.in_memory_streams(getattr(server, "sdk_server", server))
@@ -434,6 +445,13 @@ class ResultView:
     ``is_error``: the tool reported an error (``isError``); ``text``: its text content blocks,
     joined by newlines; ``structured``: its ``structuredContent`` (``None`` without one);
     ``content``: every content block as wire JSON.
+
+    Example::
+
+        view = read_result(await call_tool(session, "build", {"target": "all"}))
+        if view.is_error:
+            raise RuntimeError(view.text)
+        print(view.structured if view.structured is not None else view.text)
     """
 
     is_error: bool

@@ -142,7 +142,15 @@ OPT_INS: Final[tuple[OptIn, ...]] = (
 
 @dataclass(frozen=True)
 class SdkInfo:
-    """What the installed ``mcp`` is and what this library can do with it."""
+    """What the installed ``mcp`` is and what this library can do with it (:func:`sdk_info`'s answer).
+
+    Example::
+
+        info = sdk_info()
+        if "2026-07-28" not in info.client_dialects:  # mcp 1.x: 2025-11-25 only
+            print(f"mcp {info.mcp_version} (major {info.major}): no Tasks extension here")
+        print(info.render())  # what ``python -m mcp_tasks_compat info`` prints
+    """
 
     mcp_version: str
     major: int
@@ -290,7 +298,14 @@ def _installed_version() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def sdk_info() -> SdkInfo:
-    """Detect the installed SDK once and cache the answer; raises ``UnsupportedSdkError``."""
+    """Detect the installed SDK once and cache the answer; raises ``UnsupportedSdkError``.
+
+    Example::
+
+        from mcp_tasks_compat import sdk_info
+
+        print(sdk_info().mcp_version, sdk_info().server_dialects)  # e.g. 2.3.0 ('2025-11-25', '2026-07-28')
+    """
     version = _installed_version()
     features = probe_features() if version is not None else frozenset[str]()
     return evaluate(version, features)

@@ -48,6 +48,13 @@ class Reconnect:
     """One reconnection about to happen, for a status line: which task, which try, after what.
 
     ``task_id`` is ``None`` while no session could be opened yet (nothing was sent).
+
+    Example::
+
+        def on_reconnect(reconnect: Reconnect) -> None:  # before each new session
+            print(reconnect.describe())  # "connection lost (...); reconnecting in 0.4 s (attempt 1/5) ..."
+
+        client = ReconnectingClient(lambda: connect_http(url), on_reconnect=on_reconnect)
     """
 
     task_id: str | None

@@ -14,7 +14,8 @@ __all__ = [
 ]
 
 Dialect = Literal["2025-11-25", "2026-07-28"]
-"""``"2025-11-25"``: experimental tasks (SEP-1686); ``"2026-07-28"``: the Tasks extension (SEP-2663)."""
+"""``"2025-11-25"``: experimental tasks (SEP-1686); ``"2026-07-28"``: the Tasks extension (SEP-2663).
+Example: ``dialect: Dialect | None = (await negotiate(session)).dialect``."""
 
 DIALECT_2025_11_25: Final = "2025-11-25"
 """The 2025-11-25 experimental tasks (SEP-1686): negotiated in ``initialize``, nested
@@ -41,4 +42,5 @@ even when the tool is done within the inline grace (an ask-first question is sti
 it). Other servers ignore it (the server decides, SEP-2663)."""
 
 TaskSupport = Literal["forbidden", "optional", "required"]
-"""Per-tool task support; the 2025-11-25 ``execution.taskSupport`` values, used for both dialects."""
+"""Per-tool task support; the 2025-11-25 ``execution.taskSupport`` values, used for both dialects.
+Example: ``@app.tool(task="optional")``, or ``ServerTasks(tools={"deploy": "required"})``."""

@@ -9,8 +9,9 @@ TaskFailedError``).
 
 Four are not :class:`CompatError` subclasses, since they are signals between parts rather than failures
 to report: a store tells the engine :class:`StoreConflict` and :class:`ActiveLimitReached` (a
-store of your own raises them too), and the testing kit raises :class:`SessionSetupError` and
-:class:`SessionOptionsError` for a test's own setup.
+store of your own raises them too), the testing kit raises :class:`SessionSetupError` for a
+test's own setup, and the client's openers (the kit's too) :class:`SessionOptionsError` for session
+options that would drop part of the library's own.
 
 This module imports no ``mcp``.
 """
@@ -67,14 +68,29 @@ class CompatError(Exception):
 
 
 class UnsupportedSdkError(CompatError, ImportError):
-    """The installed ``mcp`` cannot be used at all: missing, outside the range, or inconsistent."""
+    """The installed ``mcp`` cannot be used at all: missing, outside the range, or inconsistent.
+
+    Raised on first use (never at import), e.g. by :func:`~mcp_tasks_compat.sdk_info`. Example::
+
+        try:
+            info = sdk_info()
+        except UnsupportedSdkError as error:  # also an ImportError
+            sys.exit(error.message)  # the installed version and the pip command that fixes it
+    """
 
     code = "unsupported-sdk"
 
 
 @dataclass(frozen=True)
 class UnsupportedOptIn:
-    """One refused opt-in: what was asked and what would support it."""
+    """One refused opt-in: what was asked and what would support it.
+
+    An :class:`UnsupportedOptInError` holds one per refusal in ``refused``. Example::
+
+        except UnsupportedOptInError as error:
+            for refused in error.refused:
+                print(f"{refused.asked}: needs {refused.supported_by}; fix: {refused.fix}")
+    """
 
     asked: str
     supported_by: str
@@ -85,7 +101,15 @@ class UnsupportedOptInError(CompatError, ValueError):
     """Opt-ins that the installed SDK or the negotiated connection cannot honour.
 
     Raised at construction, before anything reaches the wire, and lists every refused opt-in
-    at once so one fix attempt is enough.
+    at once so one fix attempt is enough. ``refused`` holds them (:class:`UnsupportedOptIn`),
+    ``installed`` the installed SDK. Example (on 2025-11-25, a tool whose ``taskSupport`` is
+    ``forbidden``; 2026-07-28 servers decide per call)::
+
+        try:
+            run = await start_tool(session, "build", {"target": "all"})
+        except UnsupportedOptInError as error:  # nothing was sent
+            print(error.installed, [item.asked for item in error.refused])
+            result = await call_tool(session, "build", {"target": "all"}, mode="plain")
     """
 
     code = "unsupported-opt-in"
@@ -103,7 +127,13 @@ class TaskStateError(CompatError, RuntimeError):
     """A local attempt at an illegal task transition (e.g. completing a cancelled task).
 
     ``jsonrpc_code`` is what a server answers when a request caused it (-32602 for cancelling a
-    terminal task, as 2025-11-25 requires).
+    terminal task, as 2025-11-25 requires). A tool body meets it when it asks for input after its
+    task ended (from a shielded cleanup after a cancel, say). Example::
+
+        try:
+            answer = await elicit("Keep the partial build?", schema)
+        except TaskStateError as error:  # e.g. "task ... is cancelled; it cannot ask for input"
+            logger.info(error.message)
     """
 
     code = "task-state"
@@ -115,13 +145,31 @@ class TaskStateError(CompatError, RuntimeError):
 
 class TaskStoreError(CompatError, RuntimeError):
     """The task store cannot be used: a file that is not ours, a newer schema, read-only, locked,
-    full, or a store server that does not answer. The message names the store and the fix."""
+    full, or a store server that does not answer. The message names the store and the fix.
+
+    Raised when the server opens its store, and at construction for a ``redis://`` URL without
+    redis-py installed (a malformed URL is a ``ValueError``). Example::
+
+        try:
+            app = TaskServer("builder", store="redis://127.0.0.1:6379/0")
+        except TaskStoreError as error:  # redis-py missing: the message names the pip extra
+            sys.exit(error.message)
+    """
 
     code = "task-store"
 
 
 class PeerProtocolError(CompatError, ValueError):
-    """The peer sent something undecodable or illegal; ``jsonrpc_code`` is the answer to give."""
+    """The peer sent something undecodable or illegal; ``jsonrpc_code`` is the answer to give.
+
+    A client meets it when a server breaks its dialect (``data``: the peer's error data, if
+    any). Example::
+
+        try:
+            result = await call_tool(session, "build", {"target": "all"})
+        except PeerProtocolError as error:  # what to report to the server's authors
+            print(error.message, error.jsonrpc_code, error.data)
+    """
 
     code = "peer-protocol"
 
@@ -132,7 +180,15 @@ class PeerProtocolError(CompatError, ValueError):
 
 
 class TaskError(CompatError):
-    """Base of the errors that report how a remote task ended."""
+    """Base of the errors that report how a remote task ended.
+
+    ``task_id`` is the task's id (``None`` when no task had been created yet). Example::
+
+        try:
+            result = await run.result()
+        except TaskError as error:  # failed, cancelled, not found, timed out, or the connection lost
+            print(f"task {error.task_id} ended without a result ({error.code})")
+    """
 
     code = "task-error"
 
@@ -212,7 +268,13 @@ class ServerUnreachableError(CompatError, ConnectionError):
     handshake got no answer in time. None of the caller's requests was sent, so trying again is safe.
 
     ``server`` is the URL or command line, ``cause`` what the transport raised (a ``TimeoutError``
-    when the handshake went unanswered). Not a :class:`TaskError`: no task can exist.
+    when the handshake went unanswered). Not a :class:`TaskError`: no task can exist. Example::
+
+        try:
+            async with connect_http("http://127.0.0.1:8000/mcp") as session:
+                result = await call_tool(session, "build", {"target": "all"})
+        except ServerUnreachableError as error:  # nothing was sent: safe to try again
+            print(f"{error.server} is not up: {error.cause!r}")
     """
 
     code = "server-unreachable"
@@ -247,7 +309,12 @@ class ActiveLimitReached(Exception):
     """A create with ``active_limit`` refused: the owner already has ``active`` unfinished tasks.
 
     Raised by a store to the engine, which answers the ``tools/call`` with a JSON-RPC error; a
-    store of your own raises it as ``raise ActiveLimitReached(active)``.
+    store of your own raises it from ``create``, in the same atomic step as the insert. Example::
+
+        async def create(self, state, *, active_limit=None):
+            active = self._unfinished.get(state.owner, 0)
+            if active_limit is not None and active >= active_limit:
+                raise ActiveLimitReached(active)
     """
 
     def __init__(self, active: int) -> None:
@@ -264,5 +331,14 @@ class SessionSetupError(RuntimeError):
 
 
 class SessionOptionsError(ValueError):
-    """Testing-kit ``session_options`` would silently replace part of the library's own session
-    settings (e.g. a ``message_handler`` spread over the library's); the message names the fix."""
+    """Session options would silently replace part of the library's own session settings (e.g. a
+    ``message_handler`` spread over the library's); the message names the fix.
+
+    Raised by the client's openers for ``client_session_kwargs=``, before anything is opened.
+    Example::
+
+        try:
+            async with connect_http(url, client_session_kwargs=options) as session: ...
+        except SessionOptionsError as error:  # options holding part of the library's own settings
+            print(error)  # the setting it would lose, and the fix: pass only your own options
+    """

@@ -430,6 +430,13 @@ class CallHandle:
     On 2026-07-28 a task-capable call runs undecided for the inline grace and may become a task
     halfway, unrestarted; until then :attr:`task_id` is ``None`` and :attr:`may_become_task` is
     ``True``. On 2025-11-25, and with ``inline_grace_s=0``, a task call is a task from the start.
+
+    Example::
+
+        call = current_call()  # in a tool body
+        if call.task_id is None and not call.may_become_task:
+            return await quick_build(target)  # a plain call, and it stays one
+        call.on_task(lambda task: logger.info("build runs as task %s", task.task_id))  # now or later
     """
 
     __slots__ = ("_call", "_record")

@@ -57,13 +57,16 @@ NO_SDK_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 Mode = Literal["auto", "task", "plain"]
 """How :func:`~mcp_tasks_compat.client.call_tool` runs a call: ``"auto"`` a task where the server
-offers one, ``"task"`` a task or a refusal before sending, ``"plain"`` never asks for a task."""
+offers one, ``"task"`` a task or a refusal before sending, ``"plain"`` never asks for a task.
+Example: ``await call_tool(session, "build", {"target": "all"}, mode="task")``."""
 OnStatus = Callable[[Task], "Awaitable[None] | None"]
 """``on_status(task)``, sync or async: each distinct ``(status, statusMessage)`` of a followed task.
 Example: ``call_tool(session, "build", on_status=lambda task: print(task.status.value))``."""
 StatusListener = Callable[[Task], None]
 OnProgress = Callable[[float, "float | None", "str | None"], "Awaitable[None] | None"]
-"""``on_progress(progress, total, message)``, sync or async: a plain call's ``notifications/progress``."""
+"""``on_progress(progress, total, message)``, sync or async: a plain call's ``notifications/progress``,
+and a task's statuses when no ``on_status`` is given.
+Example: ``call_tool(session, "build", on_progress=lambda done, total, message: print(done, total))``."""
 ProgressSink = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 """What the adapters hand the SDK as its ``progress_callback`` (always async)."""
 
@@ -96,6 +99,14 @@ class Negotiated:
     ``None`` where the dialect does not declare it (2026-07-28: the server decides per call).
     ``protocol_version`` is ``None`` only on mcp 1.x when the session was initialized by the
     caller before :func:`~mcp_tasks_compat.client.negotiate` (1.x does not keep it).
+
+    Example::
+
+        negotiated = await negotiate(session)
+        if negotiated.dialect is None:
+            print(negotiated.reason)  # why this connection runs no tasks
+        elif negotiated.tool_task_support is not None:  # 2025-11-25: declared per tool
+            print(negotiated.tool_task_support.get("build", "forbidden"))
     """
 
     protocol_version: str | None

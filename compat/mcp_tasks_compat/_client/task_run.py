@@ -37,6 +37,13 @@ class TaskRun(Generic[ResultT]):
     2026-07-28 server chose to answer the call directly instead of creating a task (its result
     is then available at once). ``tool`` is the tool the task runs (its output schema checks the
     result), ``None`` for a resumed task.
+
+    Example::
+
+        async with await start_tool(session, "build", {"target": "all"}) as run:
+            task = await run.status()  # a fresh tasks/get (None: the server answered directly)
+            print(run.task_id, task.status.value if task else "answered")
+            result = await run.result(timeout=600)  # or: await run.cancel()
     """
 
     def __init__(

@@ -18,9 +18,14 @@ class PollPolicy:
 
     hint = clamp(age * ratio, minimum_ms, maximum_ms). The default polls every 10 ms for the
     first 200 ms (a quick tool's result is picked up within a few milliseconds of its end), then
-    at a twentieth of the task's age (63 ms at 1.3 s, 500 ms at 10 s), up to 5 s, so a long task
+    at a twentieth of the task's age (65 ms at 1.3 s, 500 ms at 10 s), up to 5 s, so a long task
     is never polled in a busy loop. :meth:`proportional` is the schedule before (the benchmark's
     "off" switch).
+
+    Example::
+
+        app = TaskServer("builder", poll_policy=PollPolicy(maximum_ms=2_000))  # never above 2 s
+        tasks = ServerTasks(tools={"build": "optional"}, poll_policy=PollPolicy.proportional())
     """
 
     minimum_ms: int = 10

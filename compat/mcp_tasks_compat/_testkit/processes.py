@@ -29,6 +29,15 @@ class HttpServerProcess:
 
     ``command`` is usually ``server_command(..., transport="http")``; it must print
     ``listening on <url>`` on stderr once it accepts connections. Stopped with SIGTERM on exit.
+
+    Example (by hand, for a test of what survives a server's crash)::
+
+        server = HttpServerProcess(server_command("mylib_tools:TOOLS", transport="http"))
+        url = server.start()  # returns once the server printed its URL
+        try:
+            ...  # sessions to url; server.kill() is a SIGKILL, as a crash would (no tidying up)
+        finally:
+            server.stop()  # SIGTERM; nothing to do once killed
     """
 
     def __init__(
@@ -136,7 +145,14 @@ def http_server_process(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> Generator[str, None, None]:
-    """A kit server subprocess over streamable HTTP on a free port, for the block; yields its URL."""
+    """A kit server subprocess over streamable HTTP on a free port, for the block; yields its URL.
+
+    ``python`` runs it on another virtual environment's interpreter (and so its mcp). Example::
+
+        with http_server_process("mylib_tools:TOOLS") as url:
+            async with connect_http(url) as session:
+                result = await call_tool(session, "build", {"target": "docs"})
+    """
     command = server_command(toolset_spec, transport="http", python=python)
     with HttpServerProcess(command, env=env, cwd=cwd) as url:
         yield url

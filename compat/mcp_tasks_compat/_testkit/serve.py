@@ -37,6 +37,12 @@ def server_command(
     ``python`` is the interpreter (default: this one); another virtual environment's python runs
     the server on that environment's mcp. Over HTTP, ``port=0`` picks a free port and the server
     prints ``listening on <url>`` on stderr (:class:`HttpServerProcess` reads it).
+
+    Example (the kit's server on another environment's mcp, over stdio)::
+
+        command = server_command("mylib_tools:TOOLS", python="/envs/mcp1/bin/python")
+        async with connect_stdio(command[0], command[1:]) as session:
+            result = await call_tool(session, "build", {"target": "docs"})
     """
     argv = [os.fspath(python) if python is not None else sys.executable, "-m", SERVE_MODULE, "serve"]
     if toolset_spec is not None:

@@ -76,12 +76,21 @@ EXAMPLE_TOOLSET: Final = ToolSet(
     tools={**EXAMPLE_TOOLS, "echo": echo, "rpc_error": rpc_error},
     support={**EXAMPLE_TASK_SUPPORT, "echo": "forbidden", "rpc_error": "optional"},
 )
-"""The command line's example tools (``slow_echo`` and ``fail`` optional, ``must_task`` required)
-plus ``echo`` (forbidden: one tool of each kind of task support) and ``rpc_error`` (optional)."""
+"""The command line's example tools (``slow_echo``, ``fail`` and ``ask`` optional, ``must_task``
+required) plus ``echo`` (forbidden: one tool of each kind of task support) and ``rpc_error``
+(optional); ``build_task_server()`` and the fixtures serve it by default, and it extends:
+Example: ``ToolSet(tools={**EXAMPLE_TOOLSET.tools, "lint": lint}, support=EXAMPLE_TOOLSET.support)``."""
 
 
 def load_toolset(spec: str) -> ToolSet:
-    """The :class:`ToolSet` named by ``"package.module:ATTRIBUTE"`` (or a function returning one)."""
+    """The :class:`ToolSet` named by ``"package.module:ATTRIBUTE"`` (or a function returning one).
+
+    Example::
+
+        toolset = load_toolset("mylib_tools:TOOLS")
+        async with connect_in_memory(build_task_server(toolset)) as session:
+            result = await call_tool(session, "build", {"target": "docs"})
+    """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"a tool set is named 'package.module:ATTRIBUTE', not {spec!r}")

@@ -30,7 +30,16 @@ __all__ = [
 
 
 class TaskStatus(str, enum.Enum):
-    """The five statuses both dialects share."""
+    """The five statuses both dialects share (a ``str`` enum: ``task.status == "completed"`` works too).
+
+    Example::
+
+        task = await run.status()
+        if task is not None and task.status is TaskStatus.INPUT_REQUIRED:
+            print("waiting for an answer:", task.status_message)
+        elif task is not None and task.status.is_terminal:  # completed, failed or cancelled
+            result = await run.result()  # the result, or the Task*Error that says how it ended
+    """
 
     WORKING = "working"
     INPUT_REQUIRED = "input_required"
@@ -59,7 +68,15 @@ _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class JsonRpcError:
-    """A JSON-RPC error object: how a ``failed`` task ended."""
+    """A JSON-RPC error object: how a ``failed`` task ended.
+
+    A task read with ``tasks/get`` carries it on 2026-07-28 (a 2025-11-25 task's error comes with
+    its result: :class:`~mcp_tasks_compat.errors.TaskFailedError`). Example::
+
+        task = await run.status()
+        if task is not None and task.error is not None:
+            print(task.error.code, task.error.message, task.error.data)
+    """
 
     code: int
     message: str
@@ -83,6 +100,12 @@ class Progress:
     Neither dialect has progress for a task (2026-07-28 forbids ``notifications/progress`` on
     tasks), so this library's server puts them in the status's ``_meta`` under
     :data:`PROGRESS_META_KEY` and its client hands them to a progress callback as they were sent.
+
+    Example::
+
+        def on_status(task: Task) -> None:
+            if task.progress is not None:  # the tool's report_progress(progress, total, message)
+                print(f"{task.progress.progress}/{task.progress.total}: {task.status_message}")
     """
 
     progress: float
@@ -122,6 +145,12 @@ class Task:
     once the task completed (and, in 2025-11-25, once a tool error made it ``failed``).
     ``input_requests`` maps request keys to ``{"method": ..., "params": ...}``. ``progress`` is
     the tool's own numbers for ``status_message`` (this library's ``_meta``; ``None`` otherwise).
+    The client hands it to ``on_status`` and returns it from ``TaskRun.status()``. Example::
+
+        async def on_status(task: Task) -> None:
+            print(task.task_id, task.status.value, task.status_message)
+
+        result = await call_tool(session, "build", {"target": "all"}, on_status=on_status)
     """
 
     task_id: str

@@ -123,6 +123,20 @@ if TYPE_CHECKING:
     TaskMCPServerStdio: type[Any]
     """openai-agents' ``MCPServerStdio`` whose session runs long tools as tasks."""
     TaskMCPServerSse: type[Any]
-    """openai-agents' ``MCPServerSse`` whose session runs long tools as tasks."""
+    """openai-agents' ``MCPServerSse`` whose session runs long tools as tasks.
+
+    Example::
+
+        async with TaskMCPServerSse(params={"url": "http://127.0.0.1:8000/sse"}) as server:
+            agent = Agent(name="assistant", mcp_servers=[server])
+            result = await Runner.run(agent, "Build the docs")
+    """
     TaskMCPServerStreamableHttp: type[Any]
-    """openai-agents' ``MCPServerStreamableHttp`` whose session runs long tools as tasks."""
+    """openai-agents' ``MCPServerStreamableHttp`` whose session runs long tools as tasks.
+
+    Example::
+
+        async with TaskMCPServerStreamableHttp(params={"url": "http://127.0.0.1:8000/mcp"}) as server:
+            agent = Agent(name="assistant", mcp_servers=[server])
+            result = await Runner.run(agent, "Build the docs")
+    """

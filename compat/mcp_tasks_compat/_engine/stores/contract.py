@@ -117,7 +117,18 @@ class Notifier(Protocol):
 
 
 class TaskStore(Protocol):
-    """Where task states live (see the module docstring for the contract every store keeps)."""
+    """Where task states live (see the module docstring for the contract every store keeps).
+
+    A class of your own with these members is one (``tests/contracts/test_task_store.py`` holds
+    every store to the contract). Example::
+
+        class PostgresTaskStore:  # a TaskStore: no base class needed
+            async def create(self, state, *, active_limit=None): ...  # ActiveLimitReached at the limit
+            async def save(self, state, *, fence=None): ...  # StoreConflict when version/claim moved
+            ...  # shared, notifier, describe, open, close, get, delete, count_active, list_tasks...
+
+        app = TaskServer("builder", store=PostgresTaskStore())
+    """
 
     @property
     def shared(self) -> bool:

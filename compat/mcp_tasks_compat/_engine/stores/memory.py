@@ -57,7 +57,16 @@ class MemoryTaskQueue:
 
 
 class InMemoryTaskStore:
-    """One process: a dict plus two sorted indexes (deadlines, creation order), never scanned whole."""
+    """One process: a dict plus two sorted indexes (deadlines, creation order), never scanned whole.
+
+    The default store (``store=None`` or ``"memory:"``); a test keeps one to look inside. Example::
+
+        store = InMemoryTaskStore()
+        app = TaskServer("builder", store=store)
+        ...  # a task run through connect_in_memory(app)
+        state = await store.get(task_id)  # what the server keeps: state.task is the Task
+        assert state is not None and state.task.status is TaskStatus.COMPLETED
+    """
 
     def __init__(self) -> None:
         self._states: dict[str, TaskState] = {}
