@@ -328,7 +328,7 @@ async def call_tool(
     one, which is then followed like any other).
 
     ``on_status`` (sync or async) receives each distinct (status, statusMessage) as a
-    :class:`~mcp_tasks_compat.core._model.Task`. ``timeout`` bounds the whole call: the task is
+    :class:`~mcp_tasks_compat.core.Task`. ``timeout`` bounds the whole call: the task is
     cancelled and ``TaskTimeoutError`` raised. ``ttl`` asks a 2025-11-25 server to keep the task
     that long (default: an hour, or ``timeout`` plus a minute if longer; the Tasks extension
     leaves TTL to the server). Cancelling the caller sends a
