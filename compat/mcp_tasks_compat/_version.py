@@ -1,3 +1,3 @@
 __version__ = "1.0.0"
 """This release of mcp-tasks-compat; the same as the package metadata's version.
-Example: ``mcp_tasks_compat.__version__ == importlib.metadata.version("mcp-tasks-compat")``."""
+Example: ``print(mcp_tasks_compat.__version__)`` prints ``1.0.0``."""

@@ -25,11 +25,12 @@ mcp 1.x fastmcp 3, ``'fastmcp>=3.3,<4'``: fastmcp 4 needs mcp 2.3 or later).
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 from datetime import timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from .._detect import sdk_info
+from ..errors import CompatError
 from . import require_framework
 
 __all__ = ["TaskClient"]
@@ -57,10 +58,10 @@ FASTMCP_FOR_MCP_1 = "'fastmcp>=3.3,<4'"
 
 
 def installed_mcp() -> str | None:
-    """The installed mcp's version, read from its metadata (``mcp`` itself is not imported)."""
+    """The installed mcp's version, as detection reads it (``None``: none this library can use)."""
     try:
-        return importlib.metadata.version("mcp")
-    except importlib.metadata.PackageNotFoundError:
+        return sdk_info().mcp_version
+    except CompatError:
         return None
 
 
