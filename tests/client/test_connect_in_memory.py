@@ -48,7 +48,7 @@ async def test_a_task_runs_and_asks_through_the_callback_given_as_a_session_keyw
 
 
 async def test_anything_but_a_server_is_a_type_error_saying_what_is_taken() -> None:
-    with pytest.raises(TypeError, match="connect_in_memory on mcp [12].x takes a TaskServer"):
+    with pytest.raises(TypeError, match=r"connect_in_memory on mcp [12]\.x takes a TaskServer"):
         async with connect_in_memory(object()):
             pass
 
