@@ -96,10 +96,10 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
 
-    class TaskClientSession:
+    class TaskClientSession(Any):  # the installed SDK's ClientSession: type checkers take it as one
         """The one task-capable client session: a ``ClientSession`` subclass of the installed SDK's.
 
-        ``TaskClientSession(read, write, *, dialect=None, mode="auto", on_status=None,
+        ``TaskClientSession(read, write, *, dialect=None, mode="auto", on_status=None, push=True,
         **client_session_kwargs)``: every ``ClientSession`` argument is accepted (``extensions``,
         ``result_claims``, ``notification_bindings`` and ``message_handler`` are composed with the
         library's own). Its ``call_tool`` keeps the SDK's signature (so a framework that calls
@@ -115,13 +115,6 @@ if TYPE_CHECKING:
         """
 
         def __init__(self, read_stream: Any, write_stream: Any, *args: Any, **kwargs: Any) -> None: ...
-
-        async def __aenter__(self) -> TaskClientSession: ...
-
-        async def __aexit__(self, *exc_info: object) -> bool | None: ...
-
-        def __getattr__(self, name: str) -> Any:
-            """Every other ``ClientSession`` attribute, as the installed SDK has it."""
 
         async def call_tool(
             self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any

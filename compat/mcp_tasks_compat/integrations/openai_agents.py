@@ -86,7 +86,7 @@ def task_server_class(name: str) -> type[Any]:
                 if self.session is None and rest and callable(rest[0]):
                     self._get_session_id = rest[0]  # the Mcp-Session-Id getter, as connect() keeps it
                 timeout = read_timeout if read_timeout is not None else _read_timeout(self)
-                session = TaskClientSession(
+                session: Any = TaskClientSession(
                     read, write, read_timeout_seconds=timeout, message_handler=self.message_handler
                 )
                 session = await stack.enter_async_context(session)
