@@ -19,8 +19,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ..core import _codec_2025 as codec_2025
+from ..core import _codec_2026 as codec_2026
 from ..core._lifecycle import TaskEvent
-from ..core._model import JsonRpcError, Progress, Task
+from ..core._model import JsonRpcError, Progress, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .grace import GraceTicket
@@ -322,7 +324,8 @@ class TaskRuns:
         error = outcome.error
         if error is None:
             result = dict(outcome.result or {})  # a lazily dumped result is dumped (and kept) here
-            failed = record.dialect == DIALECT_2025_11_25 and result.get("isError") is True
+            codec = codec_2025 if record.dialect == DIALECT_2025_11_25 else codec_2026
+            failed = codec.status_for_tool_result(result) is TaskStatus.FAILED  # the dialect's rule
             event = TaskEvent.FAIL if failed else TaskEvent.COMPLETE
             await self._writer.finish(record, event, result=result, fence=record.run_claim)
             return
