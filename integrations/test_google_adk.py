@@ -97,5 +97,5 @@ async def test_without_the_flag_mcp_2_runs_a_2025_11_25_task_by_polling(
     assert encoded["content"][0]["text"] == f"encoded 4 frames in task {records.finished_task('encode')}"
     assert records.requests()["initialize"] == 1, records.summary()  # a handshake-era connection
     assert records.requests()["subscriptions/listen"] == 0, records.summary()
-    # Followed through tasks/result and a tasks/get poll (3 in CI), where the flag's route reads nothing.
+    # Followed through tasks/result and a tasks/get poll, where the flag's route reads nothing.
     assert records.requests()["tasks/get"] > 0, records.summary()

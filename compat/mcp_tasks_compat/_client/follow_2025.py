@@ -188,8 +188,8 @@ class Follower2025(Poller[TaskWire2025[ResultT], ResultT]):
         task that ends unseen) unless it is what brings ``on_status`` its statuses: so once a
         second when nobody listens, or once the server has shown it pushes them; otherwise the
         hint's pace, but no faster than :data:`STATUS_POLL_SECONDS` (a young task's quicker floor
-        is for a result that only polling brings; at that floor a 1 s task cost about 28 requests
-        before its first pushed status). Without a ``tasks/result`` wait, the hint's pace.
+        is for a result that only polling brings, and costs dozens of requests before the first
+        pushed status). Without a ``tasks/result`` wait, the hint's pace.
         """
         if not self.result_pending:
             self.min_interval_s = 0.0
