@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 import anyio
 import pytest
+from tests.answering import Answering
 
 from mcp_tasks_compat import TaskNotFoundError
 from mcp_tasks_compat._client_api import session_kwargs
@@ -43,19 +43,6 @@ LONG = {"text": "long", "seconds": 60, "steps": 300}  # a status step every 0.2 
 def _step(task: Task) -> int | None:
     found = re.fullmatch(r"step (\d+)/\d+", task.status_message or "")
     return int(found.group(1)) if found else None
-
-
-class Answering:
-    """An elicitation callback: answers every question with ``{"answer": "Ada"}``."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        import mcp.types as types
-
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"answer": "Ada"})
 
 
 @pytest.mark.mcp2

@@ -35,6 +35,7 @@ import anyio
 import anyio.to_thread
 import httpx
 import pytest
+from tests.answering import Answering
 from tests.chaos.marks import MarksFile, Run, overlap_s, result_run
 from tests.redis_server import free_port
 
@@ -556,19 +557,6 @@ def as_here(command: list[str], swaps: dict[str, str]) -> list[str]:
         words = [word.replace(page, here) if page.startswith(("redis:", "127.")) else word for word in words]
         words = [here if word == page else word for word in words]
     return [*CLI, *words]
-
-
-class Answering:
-    """An elicitation callback: answers every question with ``{"answer": "Ada"}``."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        import mcp.types as types
-
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"answer": "Ada"})
 
 
 async def _answered_in_each_dialect(url: str) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 from packaging.version import Version
+from tests.answering import Answering
 
 from mcp_tasks_compat import TaskCancelledError
 from mcp_tasks_compat._client_api import session_kwargs
@@ -64,17 +65,6 @@ needs_peer = pytest.mark.skipif(
     reason=f"no mcp {OTHER_MAJOR}.x interpreter: set MCP_TASKS_COMPAT_PEER_PYTHON or create a sibling venv "
     f"mcp{OTHER_MAJOR}.* next to {Path(sys.prefix).name}",
 )
-
-
-class Answering:
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        import mcp.types as types
-
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"answer": "Ada"})
 
 
 @asynccontextmanager
