@@ -47,7 +47,7 @@ class Break:
 def _public_modules(package: griffe.Module) -> list[griffe.Module]:
     found: list[griffe.Module] = [package]
     for member in package.modules.values():
-        if not member.name.startswith("_"):
+        if not member.name.startswith("_") and not member.is_alias:  # a submodule, not `from . import x`
             found.extend(_public_modules(member))
     return found
 

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast,
 
 import anyio
 
-from . import _engine
+from . import _engine, errors
 from ._adapters import get_adapter
 from ._deprecated import Alias, answer
 from ._detect import refuse_unsupported
@@ -121,16 +121,12 @@ def _engine_name(name: str) -> Callable[[], Any]:
     return lambda: getattr(_engine, name)
 
 
-def _store_error(name: str) -> Callable[[], Any]:
-    return lambda: getattr(_engine.stores, name)
-
-
 _ALIASES: Final = {
     "current_task": Alias("current_call().task", lambda: _current_task),
     "ActiveLimitReached": Alias(
-        "mcp_tasks_compat.errors.ActiveLimitReached", _store_error("ActiveLimitReached")
+        "mcp_tasks_compat.errors.ActiveLimitReached", lambda: errors.ActiveLimitReached
     ),
-    "StoreConflict": Alias("mcp_tasks_compat.errors.StoreConflict", _store_error("StoreConflict")),
+    "StoreConflict": Alias("mcp_tasks_compat.errors.StoreConflict", lambda: errors.StoreConflict),
     "TaskSupport": Alias("mcp_tasks_compat.dialects.TaskSupport", lambda: _TaskSupport),
     "DEFAULT_INLINE_GRACE_S": Alias(
         "the inline_grace_s= default (docs/server.md)", _engine_name("DEFAULT_INLINE_GRACE_S")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Final
 
-from . import _testkit
+from . import _testkit, errors
 from ._deprecated import Alias, answer
 from ._testkit.matrix import dialects, nox_sdk_versions
 from ._testkit.processes import HttpServerProcess, http_server_process
@@ -58,11 +58,9 @@ _ALIASES: Final = {
     "connect_in_memory": _kit("sessions", "connect_in_memory"),
     "connect_stdio": _kit("sessions", "connect_stdio"),
     "connect_http": _kit("sessions", "connect_http"),
-    "SessionSetupError": Alias(
-        "mcp_tasks_compat.errors.SessionSetupError", lambda: _errors().SessionSetupError
-    ),
+    "SessionSetupError": Alias("mcp_tasks_compat.errors.SessionSetupError", lambda: errors.SessionSetupError),
     "SessionOptionsError": Alias(
-        "mcp_tasks_compat.errors.SessionOptionsError", lambda: _errors().SessionOptionsError
+        "mcp_tasks_compat.errors.SessionOptionsError", lambda: errors.SessionOptionsError
     ),
     "SDK_VERSIONS": _kept("matrix", "SDK_VERSIONS", "nox_sdk_versions()"),
     "SDK_VERSIONS_DATE": _kept("matrix", "SDK_VERSIONS_DATE", "docs/stability.md's supported versions"),
@@ -74,12 +72,6 @@ _ALIASES: Final = {
     "echo": _kept("toolsets", "echo", "EXAMPLE_TOOLSET.tools['echo']"),
     "rpc_error": _kept("toolsets", "rpc_error", "EXAMPLE_TOOLSET.tools['rpc_error']"),
 }
-
-
-def _errors() -> Any:
-    from . import errors
-
-    return errors
 
 
 def __getattr__(name: str) -> Any:
