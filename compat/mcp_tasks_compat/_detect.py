@@ -37,6 +37,7 @@ __all__ = [
     "evaluate",
     "probe_features",
     "refuse_unsupported",
+    "release_major",
     "sdk_info",
 ]
 
@@ -287,6 +288,15 @@ def evaluate(version_text: str | None, features: frozenset[str]) -> SdkInfo:
         features=tuple(sorted(features)),
         python=".".join(map(str, sys.version_info[:3])),
     )
+
+
+def release_major(version_text: str) -> int | None:
+    """The major of an mcp release (``"1.30.0"`` -> ``1``; ``None`` if it is no version), so that a
+    module that must tell majors apart (an install hint) asks here instead of parsing versions."""
+    try:
+        return Version(version_text).major
+    except InvalidVersion:
+        return None
 
 
 def _installed_version() -> str | None:

@@ -27,9 +27,9 @@ from __future__ import annotations
 import importlib
 from datetime import timedelta
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from .._detect import sdk_info
+from .._detect import release_major, sdk_info
 from ..errors import CompatError
 from . import require_framework
 
@@ -55,6 +55,8 @@ def _seconds(timeout: timedelta | float | None) -> float | None:
 FASTMCP_FOR_MCP_1 = "'fastmcp>=3.3,<4'"
 """fastmcp's 3 line from the first release pydantic-ai's ``MCPToolset`` takes (pydantic-ai-slim
 2.68 asks ``fastmcp-slim>=3.3.0,<5``): every fastmcp 3 needs ``mcp>=1.24,<2``, fastmcp 4 ``mcp>=2.3``."""
+FASTMCP_KEEPS: Final = frozenset({1})
+"""The mcp majors a bare ``pip install fastmcp`` would replace (fastmcp 4 needs mcp 2.3 or later)."""
 
 
 def installed_mcp() -> str | None:
@@ -71,7 +73,7 @@ def fastmcp_install(mcp_version: str | None) -> tuple[str, str]:
     On mcp 1.x a bare ``pip install fastmcp`` takes fastmcp 4, which needs mcp 2.3 or later, so
     pip would replace mcp 1.x with 2.x: the fastmcp 3 line keeps it.
     """
-    if mcp_version is not None and mcp_version.split(".")[0] == "1":
+    if mcp_version is not None and release_major(mcp_version) in FASTMCP_KEEPS:
         return FASTMCP_FOR_MCP_1, (
             f"fastmcp 3 needs mcp>=1.24,<2 and keeps the installed mcp {mcp_version} on 1.x; a bare "
             "`pip install fastmcp` takes fastmcp 4, which needs mcp>=2.3 and would replace mcp 1.x "
