@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final, TextIO, cast
+from typing import Any, Final, TextIO, cast
 
 from ._adapters import get_adapter
 from ._client import (
@@ -567,17 +567,6 @@ def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None 
     return TaskSessionWrapper(session, mode=mode, on_status=on_status)
 
 
-def __getattr__(name: str) -> Any:
-    """``TaskClientSession`` is made on first use: it subclasses the installed SDK's ``ClientSession``."""
-    if name == "TaskClientSession":
-        return get_adapter().client.task_session_class(call_tool, session_kwargs, tasks_extension)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-if TYPE_CHECKING:
-    TaskClientSession: type[Any]
-    """A ``ClientSession`` subclass: the library's session settings applied, ``call_tool`` running tasks.
-
-    ``TaskClientSession(read, write, dialect=None, mode="auto", on_status=None, **client_session_kwargs)``;
-    ``call_tool`` keeps the SDK's signature and adds ``mode=``, ``on_status=``, ``timeout=``, ``ttl=``.
-    """
+def task_client_session() -> type[Any]:
+    """``client.TaskClientSession``, made on first use (a subclass of the installed SDK's ClientSession)."""
+    return get_adapter().client.task_session_class(call_tool, session_kwargs, tasks_extension)

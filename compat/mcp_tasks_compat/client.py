@@ -90,7 +90,7 @@ def __getattr__(name: str) -> Any:
     """``TaskClientSession`` is made on first use (it subclasses the installed SDK's
     ``ClientSession``); the pre-1.0 names answer with a ``DeprecationWarning``."""
     if name == "TaskClientSession":
-        return _client_api.__getattr__(name)
+        return _client_api.task_client_session()
     return answer(__name__, name, _ALIASES)
 
 
