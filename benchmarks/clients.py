@@ -179,12 +179,17 @@ def http_process(
         yield handle
     finally:
         process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        Path(log_path).unlink(missing_ok=True)
+        _reap(process, log_path)
+
+
+def _reap(process: subprocess.Popen[Any], log_path: str) -> None:
+    """Wait for a terminated ``process`` (SIGKILL after 10 s) and remove its log."""
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    Path(log_path).unlink(missing_ok=True)
 
 
 @contextmanager
@@ -230,12 +235,7 @@ def ready_processes(
         for process, _ in started:
             process.terminate()
         for process, log_path in started:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            Path(log_path).unlink(missing_ok=True)
+            _reap(process, log_path)
 
 
 def _tail(path: str, limit: int = 2000) -> str:
