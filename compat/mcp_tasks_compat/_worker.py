@@ -2,9 +2,10 @@
 
 ``mcp-tasks-compat worker MODULE:ATTR --store URL`` and :meth:`.server.TaskServer.run_worker` come
 here. The worker imports the same :class:`~.server.TaskServer` the server serves (its tools, their
-``reruns=``, the lease), opens an engine of its own on the shared store, and runs its background
-(lease renewal, the notifier or, on SQLite, polling of the runs it holds, the sweeper) beside the
-take loop (:class:`~._engine.workers.WorkerRuns`). A stop (SIGTERM, SIGINT, or ``stop`` set)
+``reruns=``, its settings and its ``lifespan=``), builds an engine from the server's settings on
+the shared store and hosts it as a server does (the lifespan entered once, the background: lease
+renewal, the notifier or, on SQLite, polling of the runs it holds, the sweeper) beside the take
+loop (:class:`~._engine.workers.WorkerRuns`). A stop (SIGTERM, SIGINT, or ``stop`` set)
 stops the taking, lets the runs finish within ``grace_s``, gives the rest back to the queue, and
 returns once every outcome is written.
 """
@@ -13,17 +14,19 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any, Final
 
 import anyio
 
 from ._adapters import get_adapter
-from ._engine import TaskEngine, TaskPolicy
-from ._engine.stores import TaskStore, store_from_url
+from ._engine import EngineHost, TaskPolicy, Work
+from ._engine.stores import TaskStore
 from ._engine.workers import WorkerRuns
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "serve_worker", "worker_engine"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "Lifespan", "serve_worker"]
 
 logger = logging.getLogger("mcp_tasks_compat.worker")
 
@@ -33,68 +36,62 @@ DEFAULT_CONCURRENCY: Final = 10
 DEFAULT_GRACE_S: Final = 30.0
 """How long a stopping worker lets its runs finish before it gives the rest back to the queue."""
 
-
-def worker_engine(policy: TaskPolicy, sdk_server: Any, store: TaskStore | str | None) -> TaskEngine:
-    """An engine for a worker of a server (its task ``policy`` and SDK server): ``store`` (default:
-    the server's own), the server's lease, TTLs, poll hint and re-run declarations; its tools
-    called without a request."""
-    served = policy.engine
-    if isinstance(store, str):
-        store = store_from_url(store)
-    engine = (
-        served
-        if store is None
-        else TaskEngine(
-            store=store,
-            ttl_floor_ms=served.ttl_floor_ms,
-            default_ttl_ms=served.default_ttl_ms,
-            poll_policy=served.poll_policy,
-            lease_s=served.replicas.lease_s,
-            limits=served.limits,
-        )
-    )
-    engine.reruns.update(served.reruns)
-    engine.rerun_work = get_adapter().builder.tool_runner(sdk_server)
-    return engine
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+"""A server's ``lifespan(server)``, as ``FastMCP`` and ``MCPServer`` take it."""
 
 
 async def serve_worker(
     policy: TaskPolicy,
     sdk_server: Any,
     *,
+    lifespan: Lifespan | None = None,
     store: TaskStore | str | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     grace_s: float = DEFAULT_GRACE_S,
     stop: anyio.Event | None = None,
     on_ready: Callable[[WorkerRuns], None] | None = None,
 ) -> None:
-    """Run a server's queued tasks (its task ``policy`` and SDK server: a ``TaskServer``'s
-    ``tasks`` and ``sdk_server``) until ``stop`` is set (or SIGTERM/SIGINT when ``stop`` is
-    ``None``), ``concurrency`` at a time; then stop gracefully (the module docstring)."""
-    engine = worker_engine(policy, sdk_server, store)
-    runner = engine.rerun_work
-    assert runner is not None
-    runs = WorkerRuns(
+    """Run a server's queued tasks (its task ``policy``, SDK server and ``lifespan``: a
+    ``TaskServer``'s) until ``stop`` is set (or SIGTERM/SIGINT when ``stop`` is ``None``),
+    ``concurrency`` at a time; then stop gracefully (the module docstring).
+
+    The worker is one host of an engine built from the server's settings (on ``store``, default
+    the server's own): the server's ``lifespan`` is entered once at start and left at stop, and
+    every run here (a queued task, a re-run) calls its tool seeing that lifespan's value.
+    """
+    engine = policy.engine_on(store)
+    runner = get_adapter().builder.tool_runner(sdk_server)
+    entered = None if lifespan is None else partial(lifespan, sdk_server)
+    stopping = stop or anyio.Event()
+    hosts: list[EngineHost] = []
+
+    def work_for(tool_name: str, arguments: Mapping[str, Any]) -> Work | None:
+        return hosts[0].run_tool(tool_name, arguments)  # taking starts inside the host
+
+    runs = WorkerRuns(  # a store without a queue is refused here, before the lifespan is entered
         engine.reader,
         engine.writer,
         engine.replicas,
         start=engine.start,
-        work_for=runner,
+        work_for=work_for,
         concurrency=concurrency,
     )
-    await engine.open()
-    await engine.recover()
-    stopping = stop or anyio.Event()
-    async with anyio.create_task_group() as signals:
-        if stop is None:
-            signals.start_soon(_stop_on_signal, stopping, name="mcp-tasks worker signals")
-        where = engine.store.describe
-        logger.info("worker %s: taking tasks from %s, %d at a time", runs.worker_id, where, concurrency)
-        if on_ready is not None:
-            on_ready(runs)
-        await runs.serve(engine.background, stopping, grace_s=grace_s)
-        signals.cancel_scope.cancel()
-    await engine.store.close()
+    try:
+        async with (
+            engine.hosted(tools=runner, lifespan=entered, process=True) as host,
+            anyio.create_task_group() as signals,
+        ):
+            hosts.append(host)
+            if stop is None:
+                signals.start_soon(_stop_on_signal, stopping, name="mcp-tasks worker signals")
+            where = engine.store.describe
+            logger.info("worker %s: taking tasks from %s, %d at a time", runs.worker_id, where, concurrency)
+            if on_ready is not None:
+                on_ready(runs)
+            await runs.serve(stopping, grace_s=grace_s)
+            signals.cancel_scope.cancel()
+    finally:
+        await engine.store.close()
 
 
 async def _stop_on_signal(stopping: anyio.Event) -> None:

@@ -56,8 +56,8 @@ from __future__ import annotations
 import contextvars
 import inspect
 import logging
-import typing
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast, overload
 
@@ -196,6 +196,7 @@ class TaskServer:
         accepted = set(inspect.signature(ServerTasks).parameters) - {"tools"}
         policy_options = {key: options.pop(key) for key in list(options) if key in accepted}
         self.name = name
+        self._lifespan: Callable[[Any], AbstractAsyncContextManager[Any]] | None = options.get("lifespan")
         self.tasks = ServerTasks(store=store, **policy_options)
         self._builder = get_adapter().builder
         self.sdk_server: Any = self._builder.new_server(name, self.tasks, options)
@@ -240,8 +241,11 @@ class TaskServer:
         of failed (needs a durable store; see docs/reliability.md).
 
         ``run_on``: where this tool's task runs happen, ``"here"`` or ``"workers"`` (default: the
-        server's ``run_on``). A tool that takes the SDK's ``Context`` cannot run on a worker (it
-        has no client session there) and is refused with the fix.
+        server's ``run_on``). A re-run and a worker's run have no request: the tool still gets the
+        SDK's ``Context`` with the server's lifespan value (``ctx.request_context.lifespan_context``,
+        or ``current_call().lifespan_context`` without a ``Context``), but what belongs to a client
+        session (``ctx.session``'s roots, sampling, elicitation) is refused by name there: ask
+        through the task with :func:`elicit`, :func:`create_message` or :func:`list_roots`.
         """
         if task not in SUPPORT_VALUES:
             raise ValueError(f"task must be one of {SUPPORT_VALUES}, not {task!r}")
@@ -252,11 +256,6 @@ class TaskServer:
         )
 
         def register(tool_function: FunctionT) -> FunctionT:
-            name = str(sdk_tool_kwargs.get("name") or getattr(tool_function, "__name__", "tool"))
-            on_workers = task != "forbidden" and (run_on or self.tasks.run_on) == "workers"
-            if on_workers or reruns:
-                why = _ON_WORKERS if on_workers else _RERUN.format(reruns=reruns)
-                _refuse_sdk_context(name, tool_function, self._builder.Context, why=why)
             name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
             self.tasks.allow_reruns(name, reruns)
@@ -286,47 +285,30 @@ class TaskServer:
 
         ``store``: the store the servers queue in (default: this server's own); ``concurrency``
         runs at once; a stop lets the runs finish within ``grace_s`` and gives the rest back to
-        the queue for other workers (docs/deploy.md).
+        the queue for other workers (docs/deploy.md). The server's ``lifespan=`` is entered once
+        at start and left at stop: every run here sees its value.
         """
         await serve_worker(
-            self.tasks, self.sdk_server, store=store, concurrency=concurrency, grace_s=grace_s, stop=stop
+            self.tasks,
+            self.sdk_server,
+            lifespan=self._lifespan,
+            store=store,
+            concurrency=concurrency,
+            grace_s=grace_s,
+            stop=stop,
         )
+
+    def _hosted(self) -> AbstractAsyncContextManager[_engine.EngineHost]:
+        """The whole process's host of this server's engine (the CLI serves inside it): the
+        lifespan entered once, the store opened and recovered before anything listens; the SDK
+        server's own lifespan (per session on mcp 1.x) joins it."""
+        lifespan = None if self._lifespan is None else partial(self._lifespan, self.sdk_server)
+        runner = self._builder.tool_runner(self.sdk_server)
+        return self.tasks.engine.hosted(tools=runner, lifespan=lifespan, process=True)
 
     def run_worker(self, **options: Any) -> None:
         """:meth:`serve_worker`, blocking (as ``mcp-tasks-compat worker MODULE:ATTR`` runs it)."""
         anyio.run(partial(self.serve_worker, **options))
-
-
-_ON_WORKERS: Final = (
-    "runs on workers (run_on='workers'), where no client session is: no request, no roots, no "
-    "ctx.elicit; keep it here with @app.tool(..., run_on='here'), or use"
-)
-_RERUN: Final = (
-    "declares reruns={reruns}, and a re-run (after a crash or a stopped replica) starts without a "
-    "request, where the SDK refuses every use of its Context ('Context is not available outside of "
-    "a request'); drop reruns=, or use"
-)
-
-
-def _refuse_sdk_context(
-    name: str, function: Callable[..., Any], context_class: type[Any], *, why: str
-) -> None:
-    """``ValueError`` for a tool that takes the SDK's ``Context`` where no request will be there to
-    fill it (``why``: a worker's run, a re-run), said at registration rather than at its first such
-    run (where it would fail the task)."""
-    try:
-        hints = typing.get_type_hints(function)
-    except Exception:  # an annotation that does not resolve here: judged by its text below
-        hints = {}
-    for parameter in inspect.signature(function).parameters.values():
-        hint = hints.get(parameter.name, parameter.annotation)
-        text = hint if isinstance(hint, str) else getattr(hint, "__name__", "")
-        if (isinstance(hint, type) and issubclass(hint, context_class)) or text == "Context":
-            raise ValueError(
-                f"tool {name!r} takes the SDK's Context ({parameter.name}) but {why} "
-                "mcp_tasks_compat.server's report_progress/report_status/elicit/create_message/"
-                "list_roots instead of ctx (a lifespan value: a module-level resource the tool opens)"
-            )
 
 
 # --- a tool body's view of its call ---------------------------------------------------------------
@@ -461,6 +443,28 @@ class CallHandle:
         """The task's id once the call is a task; ``None`` before, and for a plain call."""
         task = self.task
         return task.task_id if task is not None else None
+
+    @property
+    def lifespan_context(self) -> Any:
+        """The server lifespan's value (what your ``lifespan=`` yielded: a database pool, a
+        client, a model loaded once), the same in every case: a plain call, a task, a re-run after
+        a crash, and a worker's run (whose process entered the same lifespan once at start).
+        ``ctx.request_context.lifespan_context`` gives the same value where the SDK gives a
+        ``Context``; this works in a tool that takes none. ``None`` outside a tool call.
+
+        Example::
+
+            @app.tool(task="optional", reruns=1, run_on="workers")
+            async def report(day: str) -> str:
+                pool = current_call().lifespan_context["db"]
+                return await pool.fetch_report(day)
+        """
+        found, value = get_adapter().builder.request_lifespan_context()
+        if found:
+            return value
+        run = _engine.current_run()
+        host = run[0].host if run is not None else None
+        return host.lifespan_context if host is not None else None
 
     @property
     def may_become_task(self) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from functools import partial
 from typing import Any
 
 import anyio
@@ -529,8 +528,7 @@ async def test_the_sweeper_is_woken_only_for_a_deadline_before_its_next_round() 
     # deadline the sweeper would otherwise miss wakes it, and then at that deadline, not at once.
     store = RecordingStore()
     engine = TaskEngine(store=store, ttl_floor_ms=0)
-    async with anyio.create_task_group() as group:
-        group.start_soon(partial(engine.background, max_sleep_s=3_600))
+    async with engine.hosted(max_sleep_s=3_600):
         await anyio.wait_all_tasks_blocked()  # the first round is over: asleep for an hour
         store.calls.clear()
         for _ in range(20):
@@ -546,7 +544,6 @@ async def test_the_sweeper_is_woken_only_for_a_deadline_before_its_next_round() 
         assert short.task.status is TaskStatus.FAILED
         assert "TTL" in (short.task.status_message or "")
         assert store.calls.count("due_for_expiry") == 1
-        group.cancel_scope.cancel()
 
 
 class NoScanDict(dict[str, TaskState]):
@@ -656,7 +653,8 @@ async def test_leaving_running_cancels_every_run_and_marks_it_cancelled() -> Non
     forever = forever_noting_its_stop(stopped)
 
     with anyio.fail_after(BOUND_S):
-        async with engine.running() as group:
+        async with engine.hosted() as host:
+            group = host.runs
             done = await create(engine)
             engine.start(done, returning(OK_RESULT), group)
             runs = [await create(engine) for _ in range(3)]

@@ -72,7 +72,8 @@ async def _start(
 async def test_a_request_makes_the_task_input_required_and_an_answer_makes_it_working_again() -> None:
     engine = TaskEngine()
     asker = Asker(ELICIT)
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await _start(engine, group, asker)
         await _status_becomes(record, TaskStatus.INPUT_REQUIRED, 1)
         assert dict(record.task.input_requests) == {"elicit-1": ELICIT}
@@ -89,7 +90,8 @@ async def test_keys_are_unique_over_the_tasks_life_and_never_reused() -> None:
     engine = TaskEngine()
     asker = Asker(ELICIT, ELICIT, SAMPLE, ROOTS)
     keys: list[str] = []
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await _start(engine, group, asker)
         for _ in asker.requests:
             await _status_becomes(record, TaskStatus.INPUT_REQUIRED, 1)
@@ -113,7 +115,8 @@ async def test_a_partial_answer_keeps_the_task_input_required_and_unknown_keys_a
             group.start_soon(second)
         return {"content": []}
 
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="ask", ttl_ms=None)
         engine.start(record, both, group)
         await _status_becomes(record, TaskStatus.INPUT_REQUIRED, 2)
@@ -136,7 +139,8 @@ async def test_a_partial_answer_keeps_the_task_input_required_and_unknown_keys_a
 async def test_cancel_while_input_required_releases_the_waiter() -> None:
     engine = TaskEngine()
     asker = Asker(ELICIT)
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await _start(engine, group, asker)
         await _status_becomes(record, TaskStatus.INPUT_REQUIRED)
         task = await engine.cancel(record.task.task_id, None, strict=True)
@@ -180,7 +184,8 @@ async def test_a_waiter_that_gives_up_withdraws_its_request() -> None:
         outcome.append(record_.task.status.value)
         return {"content": []}
 
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="ask", ttl_ms=None)
         engine.start(record, impatient, group)
         await _status_becomes(record, TaskStatus.COMPLETED)
@@ -225,7 +230,8 @@ async def test_a_relay_carries_the_request_and_its_answer() -> None:
     engine = TaskEngine()
     asker = Asker(ELICIT, ROOTS)
     client = Client()
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await _start(engine, group, asker, DIALECT_2025_11_25)
         with anyio.fail_after(BOUND_S):
             task = await engine.inputs.relay_until_terminal(record, client.relay("result-1", ACCEPT))
@@ -242,7 +248,8 @@ async def test_a_refused_request_cancels_the_task_saying_why() -> None:
     asker = Asker(ELICIT)
     client = Client()
     refusal = JsonRpcError(INVALID_REQUEST, "Elicitation not supported")
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await _start(engine, group, asker, DIALECT_2025_11_25)
         with anyio.fail_after(BOUND_S):
             task = await engine.inputs.relay_until_terminal(record, client.relay("result-1", refusal))
@@ -259,7 +266,8 @@ async def test_a_request_goes_to_one_stream_and_moves_on_when_that_stream_closes
     engine = TaskEngine()
     asker = Asker(ELICIT)
     client = Client()
-    async with engine.running() as group:
+    async with engine.hosted() as host:
+        group = host.runs
         record = await _start(engine, group, asker, DIALECT_2025_11_25)
         await _status_becomes(record, TaskStatus.INPUT_REQUIRED)
         silent = anyio.CancelScope()
@@ -298,8 +306,8 @@ async def test_an_engine_serving_two_lifespans_keeps_sweeping_after_one_ends() -
     """The same tasks served by two servers at once (the bench's detach rows did): the lifespan
     that ends first used to leave the other's sweeper without its next round, and it crashed."""
     engine = TaskEngine(ttl_floor_ms=0)
-    async with engine.running():
-        async with engine.running():
+    async with engine.hosted():
+        async with engine.hosted():
             pass  # the second lifespan ends first
         record = await engine.create(dialect=DIALECT_2026_07_28, owner=None, tool_name="ask", ttl_ms=30)
         with anyio.fail_after(BOUND_S):  # the sweeper left running expires it

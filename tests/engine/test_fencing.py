@@ -47,14 +47,14 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreMaker:
 
 
 class Reruns:
-    """``rerun_work`` of the replica that takes a lost run over: each re-run waits for ``release``."""
+    """The tool runner of the replica that takes a lost run over: each re-run waits for ``release``."""
 
     def __init__(self) -> None:
         self.started = anyio.Event()
         self.release = anyio.Event()
         self.count = 0
 
-    def __call__(self, tool_name: str, arguments: Mapping[str, Any]) -> Work:
+    def __call__(self, tool_name: str, arguments: Mapping[str, Any], lifespan: Any = None) -> Work:
         async def work() -> Mapping[str, Any]:
             self.count += 1
             self.started.set()
@@ -79,10 +79,8 @@ async def _created(engine: TaskEngine) -> Any:
 
 @asynccontextmanager
 async def _serving(engine: TaskEngine, reruns: Reruns | None = None) -> AsyncGenerator[anyio.abc.TaskGroup]:
-    if reruns is not None:
-        engine.rerun_work = reruns
-    async with engine.running() as group:
-        yield group
+    async with engine.hosted(tools=reruns) as host:
+        yield host.runs
     await engine.store.close()
 
 

@@ -17,7 +17,6 @@ import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from functools import partial
 from typing import Any
 
 import anyio
@@ -118,11 +117,8 @@ async def serving(
     store = RedisTaskStore(redis_url, prefix=f"test-{uuid.uuid4().hex[:12]}:")
     engine = TaskEngine(store=store, lease_s=3_600, limits=limits, ttl_floor_ms=0)
     try:
-        await engine.open()
-        async with anyio.create_task_group() as group:  # rounds an hour apart: none while counting
-            group.start_soon(partial(engine.background, max_sleep_s=3_600))
-            yield engine, group
-            group.cancel_scope.cancel()
+        async with engine.hosted(max_sleep_s=3_600) as host:  # rounds an hour apart: none while counting
+            yield engine, host.runs
     finally:
         await store.close()
 

@@ -56,7 +56,7 @@ async def _restarted(
     and the arguments each re-run was given."""
     calls: list[Mapping[str, Any]] = []
 
-    def rerun_work(tool_name: str, arguments: Mapping[str, Any]) -> Work | None:
+    def rerun_work(tool_name: str, arguments: Mapping[str, Any], lifespan: Any) -> Work | None:
         assert tool_name == "build"
 
         async def work() -> Mapping[str, Any]:
@@ -67,9 +67,8 @@ async def _restarted(
 
     engine = TaskEngine(store=SqliteTaskStore(path), lease_s=5)
     engine.reruns["build"] = reruns
-    engine.rerun_work = rerun_work
     with anyio.fail_after(BOUND_S):
-        async with engine.running():
+        async with engine.hosted(tools=rerun_work):
             task = await engine.reader.wait_terminal(task_id, None)
     await engine.store.close()
     return task, calls

@@ -60,7 +60,7 @@ class Tools:
         while not check():
             await self.changed.wait()
 
-    def __call__(self, tool_name: str, arguments: Mapping[str, Any]) -> Work:
+    def __call__(self, tool_name: str, arguments: Mapping[str, Any], lifespan: Any = None) -> Work:
         label = str(arguments.get("label", tool_name))
 
         async def work() -> Mapping[str, Any]:
@@ -118,12 +118,10 @@ async def _worker(
     """A worker's engine taking from the shared store until the block ends (then a graceful stop)."""
     engine = TaskEngine(store=make_store(), lease_s=LEASE_S)
     engine.reruns["rerun_tool"] = 2
-    engine.rerun_work = tools
     runs = _runs(engine, tools, concurrency)
-    await engine.open()
     stopping = anyio.Event()
-    async with anyio.create_task_group() as group:
-        group.start_soon(lambda: runs.serve(engine.background, stopping, grace_s=grace_s))
+    async with engine.hosted(tools=tools), anyio.create_task_group() as group:
+        group.start_soon(lambda: runs.serve(stopping, grace_s=grace_s))
         try:
             yield runs
         finally:
@@ -200,7 +198,7 @@ async def test_a_cancel_through_the_server_stops_the_run_on_the_worker(make_stor
     server, tools = _server(make_store), Tools()
     with anyio.fail_after(BOUND_S):
         state = await _queue(server, "long")
-        async with _worker(make_store, tools), server.running():
+        async with _worker(make_store, tools), server.hosted():
             await tools.until(lambda: tools.started == ["long"])
             await server.cancel(state.task_id, None, strict=False)
             await tools.until(lambda: tools.cancelled == ["long"])  # SQLite: polled; Redis: notified
@@ -248,7 +246,7 @@ async def test_a_lost_worker_run_is_queued_again_or_failed_with_the_reason(make_
         for entry in entries:
             assert await runs._claim(entry) is not None  # pyright: ignore[reportPrivateUsage]
             await runs.queue.ack(entry)
-        async with server.running():
+        async with server.hosted():
             failed = await _until_stored(server, lost.task_id, lambda s: s.is_terminal)
             queued = await _until_stored(server, again.task_id, lambda s: s.queued)
         assert failed.task.status is TaskStatus.FAILED

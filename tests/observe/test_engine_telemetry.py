@@ -56,12 +56,12 @@ async def test_a_cancel_through_b_joins_the_trace_of_the_create_on_a(
     b = TaskEngine(store=shared_store())
     tracer = trace.get_tracer("test")
     with anyio.fail_after(BOUND_S):
-        async with a.running() as group_a, b.running():
+        async with a.hosted() as host_a, b.hosted():
             with tracer.start_as_current_span("client call") as creating:
                 record = await a.create(
                     dialect=DIALECT_2026_07_28, owner=None, tool_name="build", ttl_ms=None
                 )
-                a.start(record, hang, group_a)
+                a.start(record, hang, host_a.runs)
             with tracer.start_as_current_span("another client") as other:
                 await b.cancel(record.task.task_id, None, strict=False)
             (run,) = await telemetry.ended("mcp_tasks.run build")  # A heard of it and stopped the run
@@ -95,7 +95,7 @@ async def test_a_rerun_after_a_crash_joins_the_trace_that_created_the_task(
     await first.store.save(record.state.evolve(runner=f"{socket.gethostname()}/{int(dead.stdout)}/dead"))
     await first.store.close()
 
-    def rerun_work(tool_name: str, arguments: Mapping[str, Any]) -> Work | None:
+    def rerun_work(tool_name: str, arguments: Mapping[str, Any], lifespan: Any) -> Work | None:
         async def work() -> Mapping[str, Any]:
             return {"content": [], "isError": False}
 
@@ -103,9 +103,8 @@ async def test_a_rerun_after_a_crash_joins_the_trace_that_created_the_task(
 
     restarted = TaskEngine(store=SqliteTaskStore(path))
     restarted.reruns["build"] = 1
-    restarted.rerun_work = rerun_work
     with anyio.fail_after(BOUND_S):
-        async with restarted.running():
+        async with restarted.hosted(tools=rerun_work):
             await restarted.reader.wait_terminal(record.task.task_id, None)
             (run,) = await telemetry.ended("mcp_tasks.run build")
     assert run.context.trace_id == creating.get_span_context().trace_id
@@ -132,22 +131,20 @@ async def test_a_worker_run_joins_the_trace_that_queued_it_and_is_measured(
         )
     assert telemetry.value("mcp_tasks.queue.depth") == 0  # read before the create: none waited
 
-    def run_here(tool_name: str, arguments: Mapping[str, Any]) -> Work | None:
+    def run_here(tool_name: str, arguments: Mapping[str, Any], lifespan: Any = None) -> Work | None:
         async def work() -> Mapping[str, Any]:
             return {"content": [], "isError": False}
 
         return work
 
     worker = TaskEngine(store=SqliteTaskStore(path))
-    worker.rerun_work = run_here
     runs = WorkerRuns(
         worker.reader, worker.writer, worker.replicas, start=worker.start, work_for=run_here, concurrency=1
     )
-    await worker.open()
     stop = anyio.Event()
     with anyio.fail_after(BOUND_S):
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: runs.serve(worker.background, stop, grace_s=1))
+        async with worker.hosted(tools=run_here), anyio.create_task_group() as group:
+            group.start_soon(lambda: runs.serve(stop, grace_s=1))
             (run,) = await telemetry.ended("mcp_tasks.run build")
             stop.set()
     assert run.context.trace_id == creating.get_span_context().trace_id
@@ -178,7 +175,8 @@ async def test_the_task_metrics_move_through_create_input_cancel_and_failure(tel
         return telemetry.value(name, **attrs) - before[name]
 
     with anyio.fail_after(BOUND_S):
-        async with engine.running() as group:
+        async with engine.hosted() as host:
+            group = host.runs
             asks = await engine.create(dialect=DIALECT_2025_11_25, owner="o", tool_name="build", ttl_ms=None)
             fails = await engine.create(dialect=DIALECT_2025_11_25, owner="o", tool_name="build", ttl_ms=None)
             assert (delta("mcp_tasks.created"), delta("mcp_tasks.active")) == (2, 2)

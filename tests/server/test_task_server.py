@@ -336,17 +336,13 @@ async def test_reruns_are_declared_with_the_tool_and_only_for_task_tools() -> No
         app.tool(task="optional", reruns=-1)(build)
 
 
-def test_a_rerun_tool_that_takes_the_sdks_context_is_refused_at_registration() -> None:
-    """A re-run starts without a request, where the SDK refuses every use of its Context: such a
-    tool would fail every re-run (issue 35), so ``reruns=`` is refused where it is declared."""
+def test_a_rerun_tool_may_take_the_sdks_context() -> None:
+    """A re-run has no request, but it gets a ``Context`` with the server's lifespan value
+    (tests/server/test_workers_app.py runs one): ``reruns=`` on a ``Context`` tool is accepted."""
     app = TaskServer("reruns-with-context")
 
     async def build(target: str, ctx: Context) -> str:
-        return f"{target} {ctx.request_id}"
+        return f"{target} {ctx.request_context.lifespan_context}"
 
-    with pytest.raises(
-        ValueError, match=r"tool 'build' takes the SDK's Context \(ctx\) but declares reruns=2"
-    ):
-        app.tool(task="optional", reruns=2)(build)
-    app.tool(task="optional")(build)  # without re-runs it always has its request
-    assert app.tasks.reruns == {}
+    app.tool(task="optional", reruns=2)(build)
+    assert app.tasks.reruns == {"build": 2}

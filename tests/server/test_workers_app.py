@@ -20,7 +20,7 @@ from tests.doc_blocks import run_doc_block
 from mcp_tasks_compat import testing
 from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._testkit import sessions as kit_sessions
-from mcp_tasks_compat.client import call_tool, start_tool
+from mcp_tasks_compat.client import call_tool, read_result, start_tool
 from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.server import Context, PollPolicy, TaskServer, current_call, elicit, report_progress
 
@@ -141,18 +141,73 @@ async def test_a_tool_that_runs_here_is_not_queued(dialect: str, store_url: str)
     assert result.content[0].text == "hi here, None"
 
 
-def test_a_tool_taking_the_sdks_context_is_refused_on_workers(store_url: str) -> None:
-    app = TaskServer("refused", store=store_url, run_on="workers")
+class Pool:
+    """A resource a lifespan opens (a database pool, say): opens and closes counted."""
 
-    async def with_context(ctx: Context) -> str:
-        return "never"
+    def __init__(self) -> None:
+        self.opened = 0
+        self.closed = 0
 
-    with pytest.raises(
-        ValueError, match=r"tool 'with_context' takes the SDK's Context \(ctx\) but runs on workers"
-    ):
-        app.tool(task="optional")(with_context)
-    app.tool(task="optional", run_on="here")(with_context)  # kept here: fine
-    app.tool(task="forbidden", name="plain_ctx")(with_context)  # never a task: never on a worker
+    @asynccontextmanager
+    async def lifespan(self, server: Any) -> AsyncGenerator[dict[str, Any]]:
+        self.opened += 1
+        try:
+            yield {"db": f"pool {self.opened}"}
+        finally:
+            self.closed += 1
+
+
+def lifespan_app(store: str, pool: Pool) -> TaskServer:
+    """Tools that read the lifespan's value: without a Context, and through the SDK's Context."""
+    app = TaskServer("lifespan-test", store=store, run_on="workers", inline_grace_s=0, lifespan=pool.lifespan)
+
+    @app.tool(task="optional", reruns=1)
+    async def report(day: str) -> str:
+        return f"{day} from {current_call().lifespan_context['db']}"
+
+    @app.tool(task="optional")
+    async def with_context(day: str, ctx: Context) -> str:
+        await ctx.report_progress(1, 2, "reading")  # no client to send it to: the task's status
+        return f"{day} from {ctx.request_context.lifespan_context['db']}"
+
+    @app.tool(task="optional")
+    async def asks_roots(ctx: Context) -> str:
+        roots = await ctx.session.list_roots()  # the client session does not cross to a worker
+        return str(roots)
+
+    @app.tool(task="optional", run_on="here")
+    async def here(day: str) -> str:
+        return f"{day} here from {current_call().lifespan_context['db']}"
+
+    return app
+
+
+async def test_a_workers_tools_see_the_servers_lifespan_entered_once_per_worker(
+    dialect: str, store_url: str
+) -> None:
+    """The worker enters the app's ``lifespan=`` once at start and leaves it at stop: a tool reads
+    its value with ``current_call().lifespan_context`` or ``ctx.request_context.lifespan_context``
+    (the refusal of a ``Context`` tool on workers is lifted); what belongs to the client session
+    is refused by name, with the way that crosses."""
+    pool = Pool()
+    app = lifespan_app(store_url, pool)
+    with anyio.fail_after(BOUND_S):
+        async with kit_sessions.connect_in_memory(app, dialect=dialect) as session:
+            here = await call_tool(session, "here", {"day": "mon"}, mode="task")
+            opened_by_server = pool.opened
+            async with worker(app, store_url):
+                first = await call_tool(session, "report", {"day": "tue"}, mode="task")
+                second = await call_tool(session, "with_context", {"day": "wed"}, mode="task")
+                refused = await call_tool(session, "asks_roots", mode="task")
+                assert pool.opened == opened_by_server + 1  # the worker's, once for every run
+            assert pool.closed == 1  # the worker left it at its stop; the server's is still open
+    assert here.content[0].text == f"mon here from pool {opened_by_server}"
+    assert first.content[0].text == f"tue from pool {pool.opened}"
+    assert second.content[0].text == f"wed from pool {pool.opened}"
+    refusal = read_result(refused)
+    assert refusal.is_error
+    assert "ctx.session.list_roots is not available" in refusal.text
+    assert "mcp_tasks_compat.server.list_roots" in refusal.text
 
 
 def test_workers_need_a_shared_store() -> None:

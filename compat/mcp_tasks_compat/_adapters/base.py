@@ -18,6 +18,7 @@ from ..dialects import Dialect
 
 if TYPE_CHECKING:
     from .._client import ClientConnection, OnStatus
+    from .._engine.hosting import ToolRunner
     from .._engine.policy import TaskPolicy
 
 __all__ = [
@@ -123,9 +124,15 @@ class BuilderFacet(Protocol):
         """Serve until stopped (blocking), as the SDK's own ``run`` does."""
         ...
 
-    def tool_runner(self, server: Any) -> Callable[[str, Mapping[str, Any]], Any]:
-        """How a worker runs ``server``'s tools without a request: ``(tool_name, arguments)`` to the
-        task's work (a re-run's way), or ``None`` for a tool the server does not have."""
+    def tool_runner(self, server: Any) -> ToolRunner:
+        """How a host (a worker, a server's lifespan or app) runs ``server``'s tools with no request:
+        ``(tool_name, arguments, lifespan_context)`` to the task's work, the tool seeing that
+        lifespan value in ``ctx.request_context.lifespan_context``."""
+        ...
+
+    def request_lifespan_context(self) -> tuple[bool, Any]:
+        """``(True, value)``: the lifespan value of the request whose tool body runs here;
+        ``(False, None)`` with no request."""
         ...
 
     async def send_progress(self, progress: float, total: float | None, message: str | None) -> bool:

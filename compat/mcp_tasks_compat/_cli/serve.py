@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
@@ -92,16 +93,20 @@ class StoreRefused(Exception):
     """The ``--store`` cannot be used: said in one line, before anything listens."""
 
 
-async def _open_store(app: TaskServer, url: str) -> None:
-    """Open the store and fail the runs a killed server left, before anything listens: an unusable
-    store is refused at start (not at the first client), and recovery does not wait for a session."""
-    engine = app.tasks.engine
-    try:
-        await engine.open()
-        await engine.recover()
-    except (CompatError, OSError, ValueError) as error:
-        message = error.message if isinstance(error, CompatError) else str(error)
-        raise StoreRefused(f"cannot use the task store {shown_url(url)}: {message.splitlines()[0]}") from None
+@asynccontextmanager
+async def _hosted(app: TaskServer, url: str) -> AsyncGenerator[None, None]:
+    """The server's engine hosted for the whole process (its lifespan, the store opened and
+    recovered, the background) before anything listens: an unusable store is refused at start,
+    not at the first client, and a replica that serves no session still sweeps and re-runs."""
+    async with AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(app._hosted())  # pyright: ignore[reportPrivateUsage]
+        except (CompatError, OSError, ValueError) as error:
+            message = error.message if isinstance(error, CompatError) else str(error)
+            raise StoreRefused(
+                f"cannot use the task store {shown_url(url)}: {message.splitlines()[0]}"
+            ) from None
+        yield
 
 
 @dataclass(frozen=True)
@@ -167,14 +172,14 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
         return EXIT_USAGE
 
     async def serve() -> None:
-        await _open_store(app, options.store)
-        server = app.sdk_server
-        if options.transport == "stdio":
-            await get_adapter().app.serve_stdio(server)
-        else:
-            await get_adapter().app.serve_http(
-                server, host=options.host, port=options.port, on_listening=listening
-            )
+        async with _hosted(app, options.store):
+            server = app.sdk_server
+            if options.transport == "stdio":
+                await get_adapter().app.serve_stdio(server)
+            else:
+                await get_adapter().app.serve_http(
+                    server, host=options.host, port=options.port, on_listening=listening
+                )
 
     def refusal(leaf: BaseException) -> str | None:
         if isinstance(leaf, StoreRefused):

@@ -107,6 +107,7 @@ def _work(options: WorkerOptions) -> int:
         serve_worker,
         app.tasks,
         app.sdk_server,
+        lifespan=app._lifespan,  # pyright: ignore[reportPrivateUsage]
         store=options.store,
         concurrency=options.concurrency,
         grace_s=options.grace_s,

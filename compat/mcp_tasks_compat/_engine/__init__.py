@@ -45,7 +45,10 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
 * ``replicas``: what a shared store needs of a serving engine (leases, the notifier);
 * ``reruns``: re-run by choice: whether a lost run starts again, and starting it;
-* ``serving``: the store opened, recovery at start, and the background of a server;
+* ``settings``: :class:`EngineSettings`, the one frozen object every engine of a server is built from;
+* ``hosting``: :class:`EngineHost`, what an engine serves in (runs with no request, how they call
+  a tool, the lifespan value they see);
+* ``serving``: the store opened, recovery at start, and the one entry that hosts an engine;
 * ``queueing``: the workers' queue as a server sees it (room, the refusal without one) and the
   changes that queue a task again (a lost run, a give-back);
 * ``workers``: :class:`~.workers.WorkerRuns`, a worker's take, claim and run of queued tasks;
@@ -78,6 +81,7 @@ from .engine import (
     report_status,
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
+from .hosting import EngineHost, ToolRunner
 from .inline import (
     DEFAULT_INLINE_GRACE_S,
     InlineCall,
@@ -92,6 +96,7 @@ from .limits import UnknownTask
 from .policy import SUPPORT_VALUES, TaskPolicy
 from .records import TaskRecord, new_task_id
 from .runs import SERVER_STOPPED, ToolCallFailure, Work
+from .settings import EngineSettings
 from .stores import (
     EVERY_OWNER,
     InMemoryTaskStore,
@@ -115,6 +120,8 @@ __all__ = [
     "EXPIRED_GRACE_MS",
     "SERVER_STOPPED",
     "SUPPORT_VALUES",
+    "EngineHost",
+    "EngineSettings",
     "InMemoryTaskStore",
     "InlineCall",
     "InputRefused",
@@ -137,6 +144,7 @@ __all__ = [
     "TaskStore",
     "TaskWriter",
     "ToolCallFailure",
+    "ToolRunner",
     "UnknownTask",
     "Work",
     "current_run",

@@ -13,18 +13,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 import anyio
 import anyio.abc
 
 from .._observe import traces
-from ..core._model import DEFAULT_TTL_MS, Task, TaskStatus
+from ..core._model import Task, TaskStatus
 from ..dialects import Dialect
 from . import runs
 from .expiry import Sweeper
+from .hosting import EngineHost, Hosts
 from .inputs import InputRelay
-from .limits import TaskLimits
 from .observed import observed, traced_run
 from .outage import StoreHealth, watched
 from .polling import PollPolicy
@@ -32,10 +33,11 @@ from .queueing import QUEUED, Queueing
 from .reader import TaskReader
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
-from .reruns import Reruns, RerunWork
+from .reruns import Reruns
 from .runs import TaskRuns, Work, pending_call, report_status
-from .serving import Serving
-from .stores import InMemoryTaskStore, TaskState, TaskStore, check_store
+from .serving import Serving, sweep_interval_s
+from .settings import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, EngineSettings
+from .stores import InMemoryTaskStore, TaskState, check_store
 from .stores.task_state import RunOn
 from .writer import CANCELLED_BY_CLIENT, TaskWriter
 
@@ -48,12 +50,6 @@ __all__ = [
     "pending_call",
     "report_status",
 ]
-
-DEFAULT_TTL_FLOOR_MS: Final = DEFAULT_TTL_MS
-"""Real long runs need an hour; a client asking for less gets the floor (the model's default)."""
-
-DEFAULT_LEASE_S = 30.0
-"""How long a replica's claim on a run holds without renewal (renewed every third of it)."""
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -93,39 +89,46 @@ class TaskEngine:
 
     def __init__(
         self,
+        settings: EngineSettings | None = None,
+        /,
         *,
-        store: TaskStore | None = None,
-        ttl_floor_ms: int = DEFAULT_TTL_FLOOR_MS,
-        default_ttl_ms: int | None = None,
-        poll_policy: PollPolicy | None = None,
-        status_interval_s: float = 0.1,
-        lease_s: float = DEFAULT_LEASE_S,
+        reruns: dict[str, int] | None = None,
         clock: Callable[[], float] = time.time,
-        limits: TaskLimits | None = None,
-        max_queued: int | None = None,
+        **fields: Any,
     ) -> None:
-        if ttl_floor_ms < 0:
-            raise ValueError("ttl_floor_ms must be >= 0")
+        """An engine built from ``settings`` (:class:`.settings.EngineSettings`; ``fields``, its own
+        keywords, build or amend it here). ``reruns`` is the table of the tools that may run again
+        (tool name to how many times), shared with whoever declares them (the server's policy)."""
+        if fields:
+            settings = replace(settings, **fields) if settings is not None else EngineSettings(**fields)
+        self.settings: Final = settings if settings is not None else EngineSettings()
+        """What this engine was built from: a worker of the same server is built from it too."""
+        settings = self.settings
         # timed when a meter provider is set, else the store itself; a shared one tells its health
         # of its successes (:mod:`.outage`)
+        store = settings.store
         timed = observed(check_store(store) if store is not None else InMemoryTaskStore())
         self.health = StoreHealth(timed.describe)
         """Whether the store answers (the parts report its failures there): an outage is two log lines."""
         self.store = watched(timed, self.health)
-        self.poll_policy = poll_policy or PollPolicy()
-        self.limits = limits or TaskLimits()
+        self.poll_policy = settings.poll_policy
+        self.limits = settings.limits
         self.shared = self.store.shared
         """Other processes may use the store: leases, the notifier and re-reads matter."""
-        self.ttl_floor_ms = ttl_floor_ms
-        self.default_ttl_ms = default_ttl_ms if default_ttl_ms is not None else ttl_floor_ms
+        self.ttl_floor_ms = settings.ttl_floor_ms
+        self.default_ttl_ms = settings.granted_default_ttl_ms
         self.reader = TaskReader(self.store, poll_policy=self.poll_policy, limits=self.limits, clock=clock)
         self.writer = TaskWriter(
-            self.reader, status_interval_s=status_interval_s, replica_id=new_replica_id(), health=self.health
+            self.reader,
+            status_interval_s=settings.status_interval_s,
+            replica_id=new_replica_id(),
+            health=self.health,
         )
-        self.replicas = ReplicaLink(self.reader, self.writer, lease_s=lease_s)
-        self.rerunner = Reruns(self.writer, self.replicas, start=self.start)
-        self.reruns: Final = self.rerunner.counts
+        self.replicas = ReplicaLink(self.reader, self.writer, lease_s=settings.lease_s)
+        self.reruns: Final[dict[str, int]] = reruns if reruns is not None else {}
         """Tool name to how many times a lost run of it starts again (one table: never replaced)."""
+        hosts = Hosts()
+        self.rerunner = Reruns(self.writer, self.replicas, hosts, self.reruns, start=self.start)
         self.runs = TaskRuns(
             self.writer,
             self.reader.records,
@@ -133,19 +136,24 @@ class TaskEngine:
             left_for_rerun=self.rerunner.leaves_for_rerun,
         )
         self.inputs = InputRelay(self.reader, self.writer)
-        self.expiry = Sweeper(self.reader, self.writer, rerun=self.rerunner.rerun_lost, lease_s=lease_s)
-        self.serving = Serving(self.reader, self.expiry, self.replicas, self.rerunner)
-        self.queueing = Queueing(self.store, max_queued=max_queued)
+        self.expiry = Sweeper(
+            self.reader, self.writer, rerun=self.rerunner.rerun_lost, lease_s=settings.lease_s
+        )
+        self.serving = Serving(
+            self.reader,
+            self.expiry,
+            self.replicas,
+            hosts,
+            sweep_every_s=sweep_interval_s(settings.ttl_floor_ms),
+        )
+        self.queueing = Queueing(self.store, max_queued=settings.max_queued)
         """The workers' queue as this engine uses it (:mod:`.workers`): room checked, depth read."""
 
     @property
-    def rerun_work(self) -> RerunWork | None:
-        """How the server adapter calls a tool without a request (:attr:`.reruns.Reruns.work`)."""
-        return self.rerunner.work
-
-    @rerun_work.setter
-    def rerun_work(self, work: RerunWork | None) -> None:
-        self.rerunner.work = work
+    def host(self) -> EngineHost | None:
+        """The host serving this engine now (:meth:`hosted`), if any: where runs with no request
+        start, how they call a tool, the lifespan value they see."""
+        return self.serving.hosts.current
 
     def effective_ttl(self, requested_ms: int | None, *, requested: bool) -> int | None:
         """The TTL a task gets (:meth:`.limits.TaskLimits.granted_ttl`, this engine's floor and default)."""
@@ -266,10 +274,6 @@ class TaskEngine:
     async def recover(self, *args: Any, **kwargs: Any) -> int:
         return await self.serving.recover(*args, **kwargs)
 
-    @_handing_on(Serving.background)
-    async def background(self, *args: Any, **kwargs: Any) -> None:
-        await self.serving.background(*args, **kwargs)
-
-    @_handing_on(Serving.running)
-    def running(self, *args: Any, **kwargs: Any) -> AbstractAsyncContextManager[anyio.abc.TaskGroup]:
-        return self.serving.running(*args, **kwargs)
+    @_handing_on(Serving.hosted)
+    def hosted(self, *args: Any, **kwargs: Any) -> AbstractAsyncContextManager[EngineHost]:
+        return self.serving.hosted(*args, **kwargs)

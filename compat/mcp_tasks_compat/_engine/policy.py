@@ -21,6 +21,7 @@ from .limits import (
     DEFAULT_MAX_TTL_MS,
     TaskLimits,
 )
+from .settings import EngineSettings
 from .stores import TaskStore, store_from_url
 from .stores.task_state import RunOn
 
@@ -94,62 +95,52 @@ class TaskPolicy:
         run_on: RunOn = "here",
         max_queued: int | None = None,
     ) -> None:
-        declared: dict[str, TaskSupport] = dict(tools or {})
-        bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
-        if default_support not in SUPPORT_VALUES:
-            bad["default_support"] = default_support
-        if bad:
-            raise ValueError(f"task support must be one of {SUPPORT_VALUES}; got {bad}")
-        self.dialects: tuple[Dialect, ...] | None = None
-        if dialects is not None:
-            asked = tuple(dict.fromkeys(dialects))
-            unknown = [d for d in asked if d not in ALL_DIALECTS]
-            if unknown or not asked:
-                raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
-            refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
-            self.dialects = asked
-        if unauthenticated_2025_scope not in SCOPES_2025:
-            raise ValueError(
-                f"unauthenticated_2025_scope must be one of {SCOPES_2025}; got {unauthenticated_2025_scope!r}"
-            )
-        if unauthenticated_2025_scope != "session":
-            if self.dialects is not None and DIALECT_2025_11_25 not in self.dialects:
-                raise ValueError(
-                    f"unauthenticated_2025_scope={unauthenticated_2025_scope!r} concerns 2025-11-25 tasks, "
-                    f"which this server does not serve (dialects={self.dialects})"
-                )
-            refuse_unsupported([f"dialect={DIALECT_2025_11_25!r}"], side="server")
-        self.unauthenticated_2025_scope: Scope2025 = unauthenticated_2025_scope
+        self.tools: dict[str, TaskSupport] = _checked_support(tools, default_support)
+        self.default_support: TaskSupport = default_support
+        self.dialects: tuple[Dialect, ...] | None = _checked_dialects(dialects)
+        self.unauthenticated_2025_scope: Scope2025 = _checked_scope(unauthenticated_2025_scope, self.dialects)
         if inline_grace_s < 0:
             raise ValueError(f"inline_grace_s must be >= 0; got {inline_grace_s}")
         self.grace = GraceMemory(inline_grace_s)
         """The inline grace per call, learnt per tool: a tool whose calls outlive it skips it."""
-        self.tools: dict[str, TaskSupport] = declared
-        self.default_support: TaskSupport = default_support
         self.push = push
-        if isinstance(store, str):
-            store = store_from_url(store)  # the Redis client is imported only when named
-        self.engine = TaskEngine(
-            store=store,
+        limits = TaskLimits(
+            max_active_tasks_per_owner=max_active_tasks_per_owner,
+            max_ttl_ms=max_ttl_ms,
+            max_task_id_length=max_task_id_length,
+        )
+        settings = EngineSettings(
+            store=store_from_url(store) if isinstance(store, str) else store,  # Redis imported only if named
             ttl_floor_ms=ttl_floor_ms,
             default_ttl_ms=default_ttl_ms,
-            poll_policy=poll_policy,
+            poll_policy=poll_policy or PollPolicy(),
             lease_s=lease_s,
-            limits=TaskLimits(
-                max_active_tasks_per_owner=max_active_tasks_per_owner,
-                max_ttl_ms=max_ttl_ms,
-                max_task_id_length=max_task_id_length,
-            ),
+            limits=limits,
             max_queued=max_queued,
         )
+        self.reruns: dict[str, int] = {}
+        """Tool name to how many times a lost run of it starts again: one table, which every engine
+        of this server (a worker's included) reads, so tools declared later are seen by them."""
+        self.engine = TaskEngine(settings, reruns=self.reruns)
         self.run_on: RunOn = self._checked_run_on("run_on", run_on)
         """Where task runs happen by default: ``"here"`` (this process) or ``"workers"`` (queued)."""
         self.tools_run_on: dict[str, RunOn] = {}
         """Tool name to where its task runs happen, for tools that say so themselves."""
-
-        self.reruns: dict[str, int] = self.engine.reruns  # one table: tools declared later are seen by it
         for name, count in (reruns or {}).items():
             self.allow_reruns(name, count)
+
+    @property
+    def settings(self) -> EngineSettings:
+        """What this server's engines are built from (a worker's too, on its own store)."""
+        return self.engine.settings
+
+    def engine_on(self, store: TaskStore | str | None) -> TaskEngine:
+        """This server's engine, or one built from the same settings on ``store`` (a worker's
+        ``--store``), reading the same re-run declarations."""
+        if store is None:
+            return self.engine
+        store = store_from_url(store) if isinstance(store, str) else store
+        return TaskEngine(self.settings.with_store(store), reruns=self.reruns)
 
     @property
     def inline_grace_s(self) -> float:
@@ -198,3 +189,40 @@ class TaskPolicy:
 
     def support_for(self, tool_name: str) -> TaskSupport:
         return self.tools.get(tool_name, self.default_support)
+
+
+def _checked_support(tools: Mapping[str, TaskSupport] | None, default: TaskSupport) -> dict[str, TaskSupport]:
+    """The declared task support per tool, every value (and the default) one of :data:`SUPPORT_VALUES`."""
+    declared: dict[str, TaskSupport] = dict(tools or {})
+    bad: dict[str, str] = {name: v for name, v in declared.items() if v not in SUPPORT_VALUES}
+    if default not in SUPPORT_VALUES:
+        bad["default_support"] = default
+    if bad:
+        raise ValueError(f"task support must be one of {SUPPORT_VALUES}; got {bad}")
+    return declared
+
+
+def _checked_dialects(dialects: Iterable[Dialect] | None) -> tuple[Dialect, ...] | None:
+    """The dialects asked for (``None``: every one the SDK serves); one it cannot serve is refused."""
+    if dialects is None:
+        return None
+    asked = tuple(dict.fromkeys(dialects))
+    unknown = [d for d in asked if d not in ALL_DIALECTS]
+    if unknown or not asked:
+        raise ValueError(f"dialects must be a non-empty subset of {ALL_DIALECTS}; got {asked}")
+    refuse_unsupported([f"dialect={d!r}" for d in asked], side="server")
+    return asked
+
+
+def _checked_scope(scope: Scope2025, dialects: tuple[Dialect, ...] | None) -> Scope2025:
+    """``unauthenticated_2025_scope``, refused where it means nothing (no 2025-11-25 served)."""
+    if scope not in SCOPES_2025:
+        raise ValueError(f"unauthenticated_2025_scope must be one of {SCOPES_2025}; got {scope!r}")
+    if scope != "session":
+        if dialects is not None and DIALECT_2025_11_25 not in dialects:
+            raise ValueError(
+                f"unauthenticated_2025_scope={scope!r} concerns 2025-11-25 tasks, "
+                f"which this server does not serve (dialects={dialects})"
+            )
+        refuse_unsupported([f"dialect={DIALECT_2025_11_25!r}"], side="server")
+    return scope

@@ -1,22 +1,28 @@
 """Re-run by choice: a run lost to a stopped replica is started again, for a tool declared safe.
 
 Which tools may run again (``engine.reruns``: tool name to how many times) is the server's
-declaration; how to call a tool without a request (``engine.rerun_work``) is the adapter's. A lost
-run of such a tool is left ``working`` when its server stops (a stop is not a cancel), and started
-again by the replica that claims it first: at a server's start for the runs of dead processes of
-its host, or when the sweeper finds a lease run out. Every other lost run is failed, saying why.
+declaration; how to call a tool without a request is the host's (:class:`.hosting.EngineHost`,
+handed in by whoever serves the engine). A lost run of such a tool is left ``working`` when its
+server stops (a stop is not a cancel), and started again by the replica that claims it first: at
+a host's start for the runs of dead processes of its host machine, or when the sweeper finds a
+lease run out. Every other lost run is failed, saying why.
+
+Who re-runs what: a run of the workers' (``run_on="workers"``) is queued again, for any worker;
+a run of a server's own (``run_on="here"``) is started again by whichever process claims it
+first, a server replica or a worker of the same app, each through its own host: the tool sees
+that process's lifespan value.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Final
 
 import anyio.abc
 
 from .._observe import metrics
+from .hosting import EngineHost, Hosts
 from .queueing import requeued
 from .records import TaskRecord
 from .replicas import ReplicaLink
@@ -24,30 +30,32 @@ from .runs import Work
 from .stores import TaskState
 from .writer import TaskWriter
 
-__all__ = ["RerunWork", "Reruns", "TaskStart"]
+__all__ = ["Reruns", "TaskStart"]
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
-
-RerunWork = Callable[[str, Mapping[str, Any]], Work | None]
-"""The adapter's way to run a tool again without a request: ``(tool_name, arguments)`` to its work,
-or ``None`` when that tool cannot be called so here."""
 
 TaskStart = Callable[[TaskRecord, Work, anyio.abc.TaskGroup], None]
 """The engine's way to start a task's run in a task group (``engine.start``)."""
 
 
 class Reruns:
-    """Whether a lost run starts again here, and starting it while an engine serves."""
+    """Whether a lost run starts again here, and starting it in the engine's host."""
 
-    def __init__(self, writer: TaskWriter, replicas: ReplicaLink, *, start: TaskStart) -> None:
-        self.counts: dict[str, int] = {}
+    def __init__(
+        self,
+        writer: TaskWriter,
+        replicas: ReplicaLink,
+        hosts: Hosts,
+        counts: Mapping[str, int],
+        *,
+        start: TaskStart,
+    ) -> None:
+        self.counts: Final = counts
         """Tool name to how many times a run of it lost to a stopped replica is started again."""
-        self.work: RerunWork | None = None
-        """Set by the server adapter that can call a tool without a request (else nothing re-runs)."""
         self._writer = writer
         self._replicas = replicas
+        self._hosts = hosts
         self._start = start
-        self._group: anyio.abc.TaskGroup | None = None
 
     @property
     def wanted(self) -> bool:
@@ -56,11 +64,13 @@ class Reruns:
 
     def may_rerun(self, state: TaskState) -> bool:
         """Whether ``state``'s run, if lost, is started again (here, or queued again for the
-        workers) rather than failed."""
+        workers) rather than failed. Before any host serves the engine, a run of a declared tool
+        is left for the host's first pass."""
+        host = self._hosts.current
         return (
             state.rerun
             and state.arguments is not None
-            and (self.work is not None or state.run_on == "workers")
+            and (state.run_on == "workers" or host is None or host.tools is not None)
             and state.attempt <= self.counts.get(state.tool_name, 0)
         )
 
@@ -70,36 +80,27 @@ class Reruns:
         the workers' is always left so: the stopping worker gives it back to the queue."""
         return self._writer.shared and (state.run_on == "workers" or self.may_rerun(state))
 
-    @contextmanager
-    def starting_in(self, group: anyio.abc.TaskGroup) -> Generator[None]:
-        """Re-runs start in a serving engine's ``group`` (and live as long as it) while this lasts."""
-        self._group = group
-        try:
-            yield
-        finally:
-            if self._group is group:  # another background (a second lifespan) keeps its own
-                self._group = None
-
     async def rerun_lost(self, state: TaskState, why: str) -> bool:
         """Start again here the run of ``state``, lost to a stopped replica; ``False``: fail it.
 
         The claim is a compare-and-set on the lost run's claim (its fencing token), so of several
         replicas sweeping the same lease only one runs it, and the lost run, should it wake, writes
-        nothing more. Before the engine serves (no task group yet) the
-        task is left as it is, for the serving engine's own pass (:mod:`.serving`).
+        nothing more. Before a host serves the engine the task is left as it is, for the host's
+        own pass (:meth:`.serving.Serving.hosted`).
         """
         if not self.may_rerun(state) or state.arguments is None:
             return False
         if state.run_on == "workers":
             return await self._queue_again(state, why)
-        if self.work is None:
-            return False
-        group = self._group
-        if group is None:
+        host = self._hosts.current
+        if host is None:
             return True
-        work = self.work(state.tool_name, state.arguments)
+        work = host.run_tool(state.tool_name, state.arguments)
         if work is None:
             return False
+        return await self._claim_and_start(state, why, work, host)
+
+    async def _claim_and_start(self, state: TaskState, why: str, work: Work, host: EngineHost) -> bool:
         attempt = state.attempt + 1
         message = f"attempt {attempt} of {self.counts[state.tool_name] + 1}: started again after {why}"
 
@@ -113,10 +114,12 @@ class Reruns:
         if record.runs_here:
             return True  # a lost run of it is still stopping here: the next sweep starts it again
         if await self._writer.mutate(record, claim, force_notify=True):
-            logger.info("task %s: %s", state.task_id, message)
+            logger.info(
+                "task %s (%s): %s, on %s", state.task_id, state.tool_name, message, self._writer.replica_id
+            )
             self._writer.reader.records.add(record)
             metrics.rerun(state.tool_name)
-            self._start(record, work, group)  # its span joins the trace that created the task
+            self._start(record, work, host.runs)  # its span joins the trace that created the task
         return True
 
     async def _queue_again(self, state: TaskState, why: str) -> bool:

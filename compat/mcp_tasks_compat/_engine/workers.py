@@ -5,18 +5,19 @@ no runner) and runs nothing of it; the store's queue (:mod:`.stores.queue`) hand
 worker. A worker (:class:`WorkerRuns`) takes as many entries as it has free slots, claims each
 task by compare-and-set on the claim it was queued under (the next fencing token, this worker its
 runner, a lease), acks the entry, and runs the tool as a re-run does, without a request
-(``engine.rerun_work``). From there the run is like any other on a shared store: its writes are
-fenced, its lease renewed, a cancel or an answer given through any server reaches it through the
-store, and a worker that dies leaves its runs to the lease (queued again for a tool declared
-safe to run again, else failed with the reason). A worker stopped gracefully stops taking, lets
-its runs finish within a grace, and gives the rest back to the queue (:meth:`WorkerRuns.give_back`).
+(through the worker's host, :meth:`.hosting.EngineHost.run_tool`, in the app's lifespan). From
+there the run is like any other on a shared store: its writes are fenced, its lease renewed, a
+cancel or an answer given through any server reaches it through the store, and a worker that dies
+leaves its runs to the lease (queued again for a tool declared safe to run again, else failed
+with the reason). A worker stopped gracefully stops taking, lets its runs finish within a grace,
+and gives the rest back to the queue (:meth:`WorkerRuns.give_back`).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any, Final
 
@@ -32,7 +33,7 @@ from .queueing import gave_back
 from .reader import TaskReader
 from .records import TaskRecord
 from .replicas import ReplicaLink
-from .reruns import RerunWork, TaskStart
+from .reruns import TaskStart
 from .runs import Work
 from .stores import TaskState
 from .stores.queue import QueueEntry, TaskQueue, queue_of
@@ -56,7 +57,7 @@ class WorkerRuns:
         replicas: ReplicaLink,
         *,
         start: TaskStart,
-        work_for: RerunWork,
+        work_for: Callable[[str, Mapping[str, Any]], Work | None],
         concurrency: int,
     ) -> None:
         if concurrency < 1:
@@ -85,25 +86,18 @@ class WorkerRuns:
     def running(self) -> list[TaskRecord]:
         return list(self._running.values())
 
-    async def serve(
-        self, background: Callable[[], Coroutine[Any, Any, None]], stopping: anyio.Event, *, grace_s: float
-    ) -> None:
-        """Take and run queued tasks beside the engine's ``background`` (leases, notifier, sweeper)
-        until ``stopping`` is set; then stop taking, let the runs finish within ``grace_s``, give
-        the rest back, and return once every outcome is written (the background ends last)."""
-        async with anyio.create_task_group() as beside:
-            beside.start_soon(background, name="mcp-tasks worker background")
-            async with anyio.create_task_group() as run_group:  # left once every run is over
-                run_group.start_soon(self.take_and_run, run_group, name="mcp-tasks worker queue")
-                await stopping.wait()
-                await self.stop_taking()
-                held = len(self._running)
-                logger.info(
-                    "worker %s: stopping; %d run(s) have %g s to finish", self.worker_id, held, grace_s
-                )
-                await self.drain(grace_s)
-                await self.give_back()
-            beside.cancel_scope.cancel()
+    async def serve(self, stopping: anyio.Event, *, grace_s: float) -> None:
+        """Take and run queued tasks (inside the engine's host, whose background renews the leases
+        and sweeps) until ``stopping`` is set; then stop taking, let the runs finish within
+        ``grace_s``, give the rest back, and return once every outcome is written."""
+        async with anyio.create_task_group() as run_group:  # left once every run is over
+            run_group.start_soon(self.take_and_run, run_group, name="mcp-tasks worker queue")
+            await stopping.wait()
+            await self.stop_taking()
+            held = len(self._running)
+            logger.info("worker %s: stopping; %d run(s) have %g s to finish", self.worker_id, held, grace_s)
+            await self.drain(grace_s)
+            await self.give_back()
 
     async def stop_taking(self) -> None:
         """Take nothing more; returns once the take under way (at most :data:`TAKE_WAIT_S`) is

@@ -12,23 +12,30 @@ so a server written once imports them from one place.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.lowlevel.server import request_ctx
+from starlette.applications import Starlette
 
-from .server import install, lowlevel_server_of, tool_runner
+from ..._engine import EngineHost
+from .server import hosted_by_lifespan, install, lowlevel_server_of, tool_runner
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
+
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 
 __all__ = [
     "Context",
     "ToolError",
     "add_tool",
     "new_server",
+    "request_lifespan_context",
     "run",
     "send_log",
     "send_progress",
@@ -47,19 +54,70 @@ def new_server(name: str, policy: TaskPolicy, sdk_kwargs: Mapping[str, Any]) -> 
 
     ``version`` (``serverInfo.version``, which 2.x's ``MCPServer`` takes and ``FastMCP`` does not)
     is set on the low-level server, so the keyword means the same on both majors.
+
+    The engine's host (:meth:`~mcp_tasks_compat._engine.TaskEngine.hosted`) enters the user's
+    ``lifespan``: once for the whole process when the server runs (its stdio loop, its HTTP or SSE
+    app: :func:`_hosted_apps`), so a task that outlives its client's session keeps the lifespan's
+    resources, and a replica that serves no session still sweeps, renews and re-runs; per session
+    otherwise (a server run in memory). Each session's lifespan joins the process's host.
     """
     kwargs = dict(sdk_kwargs)
     version = kwargs.pop("version", None)
+    user_lifespan: Lifespan | None = kwargs.pop("lifespan", None)
     kwargs.setdefault("log_level", "WARNING")
+
+    def hosted(server: Any, *, process: bool = False) -> AbstractAsyncContextManager[EngineHost]:
+        entered = None if user_lifespan is None else partial(user_lifespan, server)
+        return policy.engine.hosted(tools=tool_runner(server), lifespan=entered, process=process)
+
+    @asynccontextmanager
+    async def session_lifespan(server: Any) -> AsyncGenerator[Any, None]:
+        async with hosted(server) as host:
+            yield host.lifespan_context
+
     with warnings.catch_warnings():
         # mcp 1.23-1.2x with a newer pydantic-settings: noise about FastMCP's own settings model.
         warnings.filterwarnings("ignore", message=r"Field 'lifespan' has an incomplete definition")
-        server: FastMCP[Any] = FastMCP(name, **kwargs)
+        server: FastMCP[Any] = FastMCP(name, lifespan=session_lifespan, **kwargs)
     setattr(server, _AUTO_SECURITY, "transport_security" not in kwargs)
     install(policy, server)
+    hosted_by_lifespan(server)
+    _hosted_apps(server, partial(hosted, server, process=True))
     if version is not None:
         lowlevel_server_of(server).version = str(version)
     return server
+
+
+def _hosted_apps(server: FastMCP[Any], host: Callable[[], AbstractAsyncContextManager[EngineHost]]) -> None:
+    """The server's stdio loop and its HTTP and SSE apps host its engine for the whole process
+    (wrapped on this instance, never on the ``FastMCP`` class): ``TaskServer.run``, the CLI and a
+    user who mounts ``streamable_http_app()`` in an app of theirs all get it."""
+    run_stdio = server.run_stdio_async
+    http_app = server.streamable_http_app
+    sse_app = server.sse_app
+
+    async def run_stdio_async() -> None:
+        async with host():
+            await run_stdio()
+
+    def hosting(app: Starlette) -> Starlette:
+        inner = app.router.lifespan_context
+
+        @asynccontextmanager
+        async def lifespan(asgi_app: Any) -> AsyncGenerator[Any, None]:
+            async with host(), inner(asgi_app) as state:
+                yield state
+
+        app.router.lifespan_context = lifespan
+        return app
+
+    setattr(server, "run_stdio_async", run_stdio_async)  # noqa: B010
+    setattr(server, "streamable_http_app", lambda: hosting(http_app()))  # noqa: B010
+
+    def hosted_sse_app(mount_path: str | None = None) -> Starlette:
+        return hosting(sse_app(mount_path))
+
+    setattr(server, "sse_app", hosted_sse_app)  # noqa: B010
 
 
 def add_tool(server: Any, function: Callable[..., Any], sdk_tool_kwargs: Mapping[str, Any]) -> str:
@@ -96,6 +154,11 @@ def run(server: Any, transport: str, options: Mapping[str, Any]) -> None:
     if transport not in ("stdio", "sse", "streamable-http"):
         raise ValueError(f"transport must be 'stdio', 'sse' or 'streamable-http', not {transport!r}")
     fastmcp.run(transport, mount_path=mount_path)  # pyright: ignore[reportArgumentType]
+
+
+def request_lifespan_context() -> tuple[bool, Any]:
+    context = _request()
+    return (False, None) if context is None else (True, context.lifespan_context)
 
 
 def _request() -> Any:

@@ -21,7 +21,6 @@ The input functions and the exact-wire-JSON messages are in :mod:`.messages`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
@@ -30,14 +29,16 @@ import anyio.abc
 import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.fastmcp import FastMCP
-from mcp.server.lowlevel.server import Server
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.lowlevel.server import Server, request_ctx
 from mcp.server.models import InitializationOptions
+from mcp.shared.context import RequestContext
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
 from ..._detect import refuse_unsupported, sdk_info
-from ..._engine import TaskPolicy, Work
-from ..._engine.reruns import RerunWork
+from ..._engine import TaskPolicy, ToolRunner, Work
 from ...errors import METHOD_NOT_FOUND, UnsupportedSdkError
+from ..no_session import NoClientSession
 from .messages import input_result as input_result
 from .messages import plain_input as plain_input
 from .messages import undeclared_capability as undeclared_capability
@@ -53,6 +54,8 @@ __all__ = [
     "plain_input",
     "undeclared_capability",
 ]
+
+NO_REQUEST = "this run was started with no request (a re-run or a worker's run)"
 
 ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
 WriteStream = MemoryObjectSendStream[SessionMessage]
@@ -74,17 +77,21 @@ def install(policy: TaskPolicy, server: Any) -> None:
     lowlevel.run = installation.run
 
 
-def tool_runner(server: Any) -> RerunWork:
-    """How a worker runs the tools of ``server`` (tasks installed) without a request: the tool's
-    own ``tools/call`` handler, as a re-run calls it (:func:`_rerun_work`)."""
+def tool_runner(server: Any) -> ToolRunner:
+    """How a host (a worker, the server's lifespan or app) runs the tools of ``server`` (tasks
+    installed) with no request: the tool's own ``tools/call`` handler (:func:`_rerun_work`)."""
     installation = _installed.get(lowlevel_server_of(server))
     if installation is None:
         raise ValueError("tasks are not installed on this server: build it with TaskServer or ServerTasks")
-    installation.wrap_handlers()  # tools registered since are seen
-    runner = installation.engine.rerun_work
-    if runner is None:
-        raise ValueError("this server has no tools/call handler: register a tool first")
-    return runner
+    return installation.run_tool
+
+
+def hosted_by_lifespan(server: Any) -> None:
+    """``server``'s lifespan hosts its engine (``TaskServer``'s): its sessions run no background
+    of their own (the first-session fallback of a bare :func:`install`)."""
+    installation = _installed.get(lowlevel_server_of(server))
+    if installation is not None:
+        installation.hosted_by_lifespan = True
 
 
 def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
@@ -112,15 +119,29 @@ def lowlevel_server_of(server: object) -> Server[Any, Any]:
     )
 
 
-def _rerun_work(original: RequestHandler, tool_name: str, arguments: Mapping[str, Any]) -> Work:
-    """A lost run of ``tool_name`` started again: the tool's own handler, called without a request
-    (a FastMCP tool's ``ctx`` then has no request: the library's ``report_status`` still works)."""
+def _rerun_work(
+    original: RequestHandler, tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any
+) -> Work:
+    """A tool run with no request (a re-run, a worker's run): the tool's own handler, called with
+    a request context of its own (the SDK's ``request_ctx``) whose ``lifespan_context`` is the
+    host's lifespan value and whose session refuses by name what cannot cross
+    (:mod:`..no_session`)."""
     request = types.CallToolRequest(
         method="tools/call", params=types.CallToolRequestParams(name=tool_name, arguments=dict(arguments))
     )
 
     async def work() -> dict[str, Any]:
-        return await call_original(original, request)
+        context = RequestContext[Any, Any, Any](
+            request_id=f"no-request-{tool_name}",
+            meta=None,
+            session=NoClientSession(NO_REQUEST, ToolError),
+            lifespan_context=lifespan_context,
+        )
+        token = request_ctx.set(context)
+        try:
+            return await call_original(original, request)
+        finally:
+            request_ctx.reset(token)
 
     return work
 
@@ -160,9 +181,18 @@ class _Installation:
         self.server = server
         self.original_run = server.run
         self.ours: dict[type, RequestHandler] = {}
-        self.sweeper_lock = anyio.Lock()
-        # Expiry is noticed within a tenth of the TTL floor, between 50 ms and 1 s.
-        self.sweep_interval_s = max(0.05, min(1.0, self.engine.ttl_floor_ms / 10_000))
+        self.host_lock = anyio.Lock()
+        self.call_tool: RequestHandler | None = None
+        """The server's own ``tools/call`` handler (before ours wraps it): how a tool runs with no request."""
+        self.hosted_by_lifespan = False
+        """Set by ``TaskServer``: the server's lifespan hosts the engine, so sessions host nothing."""
+
+    def run_tool(self, tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any) -> Work | None:
+        """A tool run with no request (:func:`_rerun_work`); ``None`` before a tool is registered."""
+        self.wrap_handlers()  # tools registered since are seen
+        if self.call_tool is None:
+            return None
+        return _rerun_work(self.call_tool, tool_name, arguments, lifespan_context)
 
     # --- wiring ---------------------------------------------------------------------------------
 
@@ -177,7 +207,7 @@ class _Installation:
             if current is not None and current is not self.ours.get(request_type):
                 self.ours[request_type] = handlers[request_type] = make(current)
                 if request_type is types.CallToolRequest:
-                    self.engine.rerun_work = partial(_rerun_work, current)
+                    self.call_tool = current
         for request_type, handler in (
             (types.GetTaskRequest, self.handlers.get_task),
             (types.GetTaskPayloadRequest, self.handlers.get_task_result),
@@ -199,15 +229,11 @@ class _Installation:
         capability = self.handlers.service.capability()
         if not stateless and capability is not None:
             initialization_options = _with_tasks_capability(initialization_options, capability)
-        # The runs a killed server left are failed before this session's first request can read
-        # them (the sweeper below would do it too, but concurrently with the requests).
-        await self.engine.open()
-        await self.engine.recover()
         inner_send, inner_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         async with anyio.create_task_group() as group:
             async with anyio.create_task_group() as runs:
-                # re-runs start among the session's runs: an HTTP session's end waits for them too
-                group.start_soon(self._sweep_while_serving, runs, name="mcp-tasks sweeper")
+                if not self.hosted_by_lifespan and self.engine.serving.hosts.process is None:
+                    await self._host_fallback(group, runs)
                 session = SessionTasks(runs=runs, stateless=stateless)
                 group.start_soon(
                     self._watch_read_stream,
@@ -261,8 +287,22 @@ class _Installation:
             sink.close()
             source.close()
 
-    async def _sweep_while_serving(self, runs: anyio.abc.TaskGroup) -> None:
-        """One TTL sweeper per server: the first session runs it (its re-runs among the session's
-        ``runs``), the next takes over."""
-        async with self.sweeper_lock:
-            await self.engine.background(max_sleep_s=self.sweep_interval_s, reruns_in=runs)
+    async def _host_fallback(self, group: anyio.abc.TaskGroup, runs: anyio.abc.TaskGroup) -> None:
+        """A bare :func:`install`'s engine has no host of its own (a ``TaskServer``'s lifespan, a
+        worker, the CLI host one): the first session hosts it, re-runs among its ``runs`` (an
+        HTTP session's end waits for them too), and the next session takes over when it ends.
+        The first one's host is up (the store recovered) before its first request is read."""
+        if self.host_lock.locked():
+            group.start_soon(self._host_while_serving, runs, name="mcp-tasks host")
+        else:
+            await group.start(self._host_while_serving, runs, name="mcp-tasks host")
+
+    async def _host_while_serving(
+        self,
+        runs: anyio.abc.TaskGroup,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with self.host_lock, self.engine.hosted(tools=self.run_tool, runs_in=runs):
+            task_status.started()
+            await anyio.sleep_forever()

@@ -30,6 +30,7 @@ __all__ = [
     "ToolError",
     "add_tool",
     "new_server",
+    "request_lifespan_context",
     "run",
     "send_log",
     "send_progress",
@@ -70,6 +71,11 @@ def run(server: Any, transport: str, options: Mapping[str, Any]) -> None:
         merged.update(cast("Mapping[str, Any]", getattr(server, _LISTEN, {})))
     merged.update(options)
     cast("MCPServer", server).run(transport, **merged)  # pyright: ignore[reportArgumentType, reportCallIssue]
+
+
+def request_lifespan_context() -> tuple[bool, Any]:
+    ctx = current_request()
+    return (False, None) if ctx is None else (True, ctx.lifespan_context)
 
 
 def _progress_token(ctx: Any) -> object:

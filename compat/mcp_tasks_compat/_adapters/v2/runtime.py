@@ -12,7 +12,7 @@ import logging
 import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
 from dataclasses import replace
@@ -23,18 +23,20 @@ import anyio.abc
 import mcp_types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
-from ..._engine import InputRefused, TaskPolicy, ToolCallFailure
+from ..._engine import InputRefused, TaskPolicy, ToolCallFailure, ToolRunner
 from ..._server import Launch, Tasks2026Service, principal_id
 from ...core._model import JsonRpcError
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import PeerProtocolError, TaskStoreError
+from ..no_session import NoClientSession
 from .detached import DetachedRequest, detach_request
 
 __all__ = [
@@ -152,14 +154,28 @@ def tool_result_wire(result: HandlerResult) -> Mapping[str, Any]:
     return wire
 
 
-def _rerun_work(server: MCPServer[Any], tool_name: str, arguments: Mapping[str, Any]) -> Work:
-    """A lost run of ``tool_name`` started again: ``MCPServer.call_tool`` without a request (the
-    tool's ``ctx`` then has no request: the library's ``report_status`` still works). A tool error
+NO_REQUEST = "this run was started with no request (a re-run or a worker's run)"
+
+
+def _rerun_work(
+    server: MCPServer[Any], tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any
+) -> Work:
+    """A tool run with no request (a re-run, a worker's run): ``MCPServer.call_tool`` with a
+    context of its own, whose ``ctx.request_context.lifespan_context`` is the host's lifespan
+    value and whose session refuses by name what cannot cross (:mod:`..no_session`). A tool error
     is answered as the SDK answers it in a request, an error result with its text."""
 
     async def work() -> Mapping[str, Any]:
+        request = ServerRequestContext[Any, Any](
+            session=cast(Any, NoClientSession(NO_REQUEST, ToolError)),
+            lifespan_context=lifespan_context,
+            protocol_version=mcp_types.LATEST_PROTOCOL_VERSION,
+            method="tools/call",
+            params={"name": tool_name, "arguments": dict(arguments)},
+        )
+        context = Context[Any, Any](request_context=request, mcp_server=server)
         try:
-            result = await server.call_tool(tool_name, dict(arguments))
+            result = await server.call_tool(tool_name, dict(arguments), context)
         except MCPError as exc:
             raise ToolCallFailure(JsonRpcError(exc.error.code, exc.error.message, exc.error.data)) from exc
         except Exception as exc:
@@ -172,9 +188,9 @@ def _rerun_work(server: MCPServer[Any], tool_name: str, arguments: Mapping[str, 
     return work
 
 
-def tool_runner(server: object) -> Callable[[str, Mapping[str, Any]], Work]:
-    """How a worker runs the tools of ``server`` (an ``MCPServer``) without a request, as a
-    re-run does (:func:`_rerun_work`)."""
+def tool_runner(server: object) -> ToolRunner:
+    """How a host (a server's lifespan, a worker) runs the tools of ``server`` (an ``MCPServer``)
+    with no request (:func:`_rerun_work`)."""
     if not isinstance(server, MCPServer):
         raise TypeError(f"a worker runs the tools of an MCPServer, not of {type(server).__name__}")
     return partial(_rerun_work, cast("MCPServer[Any]", server))
@@ -336,26 +352,22 @@ class TasksRuntime:
     # --- lifespan -------------------------------------------------------------------------------
 
     def compose_lifespan(self, user_lifespan: Lifespan | None) -> Lifespan:
-        """The user's lifespan outside, the engine's task group inside.
-
-        Their resources are up before any task can start and are closed only after every task
-        still running was cancelled (and marked so). Their lifespan value is what we yield, so it
-        reaches their tools unchanged.
+        """The engine's host (:meth:`~mcp_tasks_compat._engine.TaskEngine.hosted`), which enters
+        the user's lifespan outside its task group: their resources are up before any task can
+        start and are closed only after every task still running was cancelled (and marked so).
+        Their lifespan value is what we yield, so it reaches their tools unchanged; where a host
+        serves the whole process already (a worker, the CLI), the lifespan joins it.
         """
 
         @asynccontextmanager
         async def lifespan(server: Any) -> AsyncGenerator[Any, None]:
-            async with AsyncExitStack() as stack:
-                value: Any = {}
-                if user_lifespan is not None:
-                    value = await stack.enter_async_context(user_lifespan(server))
-                if isinstance(server, MCPServer):
-                    self.tasks.engine.rerun_work = partial(_rerun_work, cast("MCPServer[Any]", server))
-                group = await stack.enter_async_context(self.tasks.engine.running())
-                entry = (cast(object, value), group)
+            entered = None if user_lifespan is None else partial(user_lifespan, server)
+            runner = tool_runner(cast(object, server)) if isinstance(server, MCPServer) else None
+            async with self.tasks.engine.hosted(tools=runner, lifespan=entered) as host:
+                entry = (cast(object, host.lifespan_context), host.runs)
                 self._live.append(entry)
                 try:
-                    yield value
+                    yield host.lifespan_context
                 finally:
                     self._live[:] = [live for live in self._live if live is not entry]
 
