@@ -111,6 +111,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
         logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
         logging.getLogger("mcp_tasks_compat.worker").setLevel(logging.INFO)
+        logging.getLogger("mcp_tasks_compat.engine").setLevel(logging.INFO)  # re-runs it claims
     options = WorkerOptions(
         target=args.target,
         store=args.store,

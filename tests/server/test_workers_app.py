@@ -243,3 +243,21 @@ async def test_the_last_status_heard_is_the_stored_one(dialect: str, store_url: 
                 seen.clear()
                 await call_tool(session, "render", {"frames": 1}, mode="task", on_status=seen.append)
                 assert (seen[-1].status, seen[-1].status_message) == (TaskStatus.COMPLETED, "frame 1/1")
+
+
+async def test_the_lifespan_example_of_the_docs_runs_on_a_worker_and_here(
+    dialect: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/server.md, "Your lifespan in every run", as written (its store is a file in the
+    current folder): one tool runs on a worker, the other here, both reading the lifespan."""
+    monkeypatch.chdir(tmp_path)
+    app = run_doc_block("docs/server.md", "lifespan-every-run")["app"]
+    with anyio.fail_after(BOUND_S):
+        async with (
+            kit_sessions.connect_in_memory(app, dialect=dialect) as session,
+            worker(app, "sqlite:///tasks.db"),
+        ):
+            on_worker = await call_tool(session, "report", {"day": "mon"}, mode="task")
+            here = await call_tool(session, "audit", {"day": "tue"}, mode="task")
+    assert on_worker.content[0].text == "mon: a pool opened once per process"
+    assert here.content[0].text == "tue: a pool opened once per process"

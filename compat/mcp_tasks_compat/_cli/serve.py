@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -188,4 +189,11 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
             return f"cannot listen on {options.host}:{options.port}: {leaf}"
         return None
 
-    return run_service(serve, refusal=refusal)
+    # SIGTERM ends the service as SIGINT does (KeyboardInterrupt where it lands): uvicorn raises the
+    # signal again once it has stopped, and the process's host (outside the app) must still stop
+    # the runs, writing their end, rather than the process die at that moment.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return run_service(serve, refusal=refusal)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -7,8 +7,11 @@ classes):
 
 * ``run``, entered once per session on every transport (stdio, in-memory, one per streamable HTTP
   session). Around the SDK's own ``run`` it keeps a per-session task group for the runs (never one
-  shared across sessions), the one TTL sweeper, the ``capabilities.tasks`` of ``initialize``, and a
-  watch on the read stream so a disconnect releases blocked ``tasks/result`` waiters at once.
+  shared across sessions), the ``capabilities.tasks`` of ``initialize``, and a watch on the read
+  stream so a disconnect releases blocked ``tasks/result`` waiters at once. The engine's host
+  (background, re-runs) is the process's where one serves (a ``TaskServer``'s stdio loop or HTTP
+  app, the CLI, a worker); a bare :func:`install` on a server you run yourself keeps the
+  first-session fallback: its first session hosts the engine, the next takes over when it ends.
   A session's end stops none of its runs (the rule of ``_server.Launch``): on streamable HTTP the
   server outlives the session, so its ``run`` returns once they end or the server stops; on stdio
   and in memory the session's end is the server's stop, which stops them;
@@ -66,7 +69,10 @@ _installed: WeakKeyDictionary[Server[Any, Any], _Installation] = WeakKeyDictiona
 def install(policy: TaskPolicy, server: Any) -> None:
     """Enable task-capable tools on an mcp 1.x low-level ``Server`` or ``FastMCP``.
 
-    Call it once, before the server runs; tools may be registered before or after.
+    Call it once, before the server runs; tools may be registered before or after. With no host
+    of its own (``TaskServer`` and the CLI host the engine for the whole process), the engine is
+    hosted by the server's first client session, and by the next one once it ends: until a
+    client connects, such a replica does not sweep or re-run.
     """
     lowlevel = lowlevel_server_of(server)
     if lowlevel in _installed:
@@ -79,7 +85,7 @@ def install(policy: TaskPolicy, server: Any) -> None:
 
 def tool_runner(server: Any) -> ToolRunner:
     """How a host (a worker, the server's lifespan or app) runs the tools of ``server`` (tasks
-    installed) with no request: the tool's own ``tools/call`` handler (:func:`_rerun_work`)."""
+    installed) with no request: the tool's own ``tools/call`` handler (:func:`_run_without_request`)."""
     installation = _installed.get(lowlevel_server_of(server))
     if installation is None:
         raise ValueError("tasks are not installed on this server: build it with TaskServer or ServerTasks")
@@ -119,7 +125,7 @@ def lowlevel_server_of(server: object) -> Server[Any, Any]:
     )
 
 
-def _rerun_work(
+def _run_without_request(
     original: RequestHandler, tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any
 ) -> Work:
     """A tool run with no request (a re-run, a worker's run): the tool's own handler, called with
@@ -188,11 +194,11 @@ class _Installation:
         """Set by ``TaskServer``: the server's lifespan hosts the engine, so sessions host nothing."""
 
     def run_tool(self, tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any) -> Work | None:
-        """A tool run with no request (:func:`_rerun_work`); ``None`` before a tool is registered."""
+        """A tool run with no request (:func:`_run_without_request`); ``None`` before a tool is registered."""
         self.wrap_handlers()  # tools registered since are seen
         if self.call_tool is None:
             return None
-        return _rerun_work(self.call_tool, tool_name, arguments, lifespan_context)
+        return _run_without_request(self.call_tool, tool_name, arguments, lifespan_context)
 
     # --- wiring ---------------------------------------------------------------------------------
 

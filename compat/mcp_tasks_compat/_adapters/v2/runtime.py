@@ -1,9 +1,9 @@
 """What both task dialects share on an mcp 2.x server: lifespan, task groups, owners, work.
 
-One :class:`TasksRuntime` exists per server the tasks are enabled on. It owns no task group itself:
-the server lifespan does (``tasks.engine.running()`` composed with the user's lifespan), because
-on 2026-07-28 every request gets a fresh connection that closes when the request ends, so work
-that outlives the ``tools/call`` request can only live in the lifespan.
+One :class:`TasksRuntime` exists per server the tasks are enabled on. It owns no task group
+itself: the server lifespan does (the engine's host, ``tasks.engine.hosted()``, which enters the
+user's lifespan), because on 2026-07-28 every request gets a fresh connection that closes when the
+request ends, so work that outlives the ``tools/call`` request can only live in the lifespan.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def tool_result_wire(result: HandlerResult) -> Mapping[str, Any]:
 NO_REQUEST = "this run was started with no request (a re-run or a worker's run)"
 
 
-def _rerun_work(
+def _run_without_request(
     server: MCPServer[Any], tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any
 ) -> Work:
     """A tool run with no request (a re-run, a worker's run): ``MCPServer.call_tool`` with a
@@ -190,10 +190,10 @@ def _rerun_work(
 
 def tool_runner(server: object) -> ToolRunner:
     """How a host (a server's lifespan, a worker) runs the tools of ``server`` (an ``MCPServer``)
-    with no request (:func:`_rerun_work`)."""
+    with no request (:func:`_run_without_request`)."""
     if not isinstance(server, MCPServer):
         raise TypeError(f"a worker runs the tools of an MCPServer, not of {type(server).__name__}")
-    return partial(_rerun_work, cast("MCPServer[Any]", server))
+    return partial(_run_without_request, cast("MCPServer[Any]", server))
 
 
 def tool_work(
