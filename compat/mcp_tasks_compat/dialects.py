@@ -1,4 +1,5 @@
-"""Dialect identifiers, used everywhere (API, JSON output, docs). Imports no ``mcp``."""
+"""Dialect identifiers, used everywhere (API, JSON output, docs), and the literal types of a tool's
+task settings (its task support, where its runs happen). Imports no ``mcp``."""
 
 from __future__ import annotations
 
@@ -44,3 +45,7 @@ it). Other servers ignore it (the server decides, SEP-2663)."""
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Per-tool task support; the 2025-11-25 ``execution.taskSupport`` values, used for both dialects.
 Example: ``@app.tool(task="optional")``, or ``ServerTasks(tools={"deploy": "required"})``."""
+
+RunOn = Literal["here", "workers"]
+"""Where a task's runs happen: in the server process that took the call, or on the workers.
+Example: ``@app.tool(task="required", run_on="workers")``."""

@@ -76,10 +76,10 @@ from ._engine import (
 )
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
-from ._engine.stores.task_state import RunOn
 from ._server import ask
 from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
 from .core._model import Progress, Task
+from .dialects import RunOn
 from .dialects import TaskSupport as _TaskSupport
 
 __all__ = [

@@ -28,13 +28,10 @@ __all__ = [
     "ClientFacet",
     "ServerFacet",
     "Streams",
-    "Tool",
 ]
 
 Streams = tuple[Any, Any]
 """A client's (read, write) JSON-RPC streams, as the installed SDK's transports yield them."""
-
-Tool = Callable[..., Awaitable[Any]]
 
 Answerer = Callable[[str, Mapping[str, Any]], Awaitable["Mapping[str, Any] | str"]]
 """``answer(message, requested_schema)``: the form's content, or a reason why there is no answer."""
@@ -147,18 +144,6 @@ class BuilderFacet(Protocol):
 
 class AppFacet(Protocol):
     """Servers and sessions for the command line and the testing kit, on this major's SDK."""
-
-    def build_server(
-        self,
-        name: str,
-        tools: Mapping[str, Tool],
-        policy: TaskPolicy,
-        *,
-        host: str,
-        version: str | None = None,
-    ) -> Any:
-        """The documented server of this major (``FastMCP`` / ``MCPServer``) serving ``tools`` as tasks."""
-        ...
 
     async def serve_stdio(self, server: Any) -> None: ...
 

@@ -20,22 +20,19 @@ from mcp.client.session import ClientSession
 
 from .._client import SessionCall, call_with_defaults
 
-__all__ = ["LIBRARY_SESSION_KEYWORDS", "SDK_ONLY_CALL_OPTIONS", "check_sdk_options", "task_session_class"]
+__all__ = ["LIBRARY_SESSION_KEYWORDS", "check_sdk_options", "task_session_class"]
 
 LIBRARY_SESSION_KEYWORDS = ("extensions", "result_claims", "notification_bindings", "message_handler")
 """``ClientSession`` keywords that go through ``session_kwargs(...)`` to be composed with ours."""
-
-SDK_ONLY_CALL_OPTIONS = ("input_responses", "request_state", "allow_input_required", "allow_claimed")
-"""mcp 2.x ``call_tool`` options of the SDK's own multi-round flow and claims; the adapter honours
-them as the SDK does (an ``input_required`` answer or a foreign claim returned, not answered),
-and follows any task the call causes (``tests/client/test_sdk_call_options.py`` sweeps them)."""
 
 _SESSION_CALL_PARAMETERS = ("self", "name", "arguments", "read_timeout_seconds", "progress_callback", "meta")
 
 
 @cache
 def _sdk_call_options() -> frozenset[str]:
-    """The installed SDK's ``ClientSession.call_tool`` keywords beyond the ones every major has."""
+    """The installed SDK's ``ClientSession.call_tool`` keywords beyond the ones every major has (mcp
+    2.x: its multi-round flow and claims, ``input_responses``, ``request_state``,
+    ``allow_input_required``, ``allow_claimed``; ``tests/client/test_sdk_call_options.py`` sweeps them)."""
     parameters = inspect.signature(ClientSession.call_tool).parameters
     return frozenset(parameters) - frozenset(_SESSION_CALL_PARAMETERS)
 

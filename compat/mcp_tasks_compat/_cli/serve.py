@@ -14,10 +14,10 @@ from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
 from .._engine.stores.echo import shown_url
-from .._engine.stores.task_state import RunOn
 from .._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._version import __version__
+from ..dialects import RunOn
 from ..errors import CompatError
 from ..server import TaskServer
 from .common import EXIT_USAGE

@@ -12,10 +12,21 @@ Rules of this layer (read before changing anything under ``_server/``):
   So the owner of a task, the poll hint a read shows, how ``tasks/list`` pages and what a
   refusal says are decided here once, and are the same on mcp 1.x and 2.x.
 
-Modules: ``caller`` (the :class:`Caller` protocol and the owner rule), ``service_2025`` (the
-2025-11-25 experimental tasks: capabilities, tool annotations, the refuse/plain/task decision of
-``tools/call``, ``tasks/get|result|list|cancel``), ``service_2026`` (the Tasks extension: the
-decision of ``tools/call``, ``tasks/get|update|cancel``).
+One concern per module (``tests/server/test_rules_header.py`` checks each is named here):
+
+* ``caller``: the :class:`Caller` protocol (what a service needs from the SDK on each request,
+  its run primitive ``launch`` → :class:`Launch`), ``principal_id``, and the owner rules
+  (``owner_2025``, ``owner_2026``);
+* ``service_2025``: :class:`Tasks2025Service`, the 2025-11-25 experimental tasks: capabilities,
+  a tool's ``execution``, ``tools/call`` from plan to answer (the refuse/plain/task decision),
+  ``tasks/get|result|list|cancel``, the status notification, every refusal text;
+* ``service_2026``: :class:`Tasks2026Service`, the Tasks extension: ``tools/call`` from plan to
+  answer (plain, or undecided for the inline grace and answered inline or as a task),
+  ``tasks/get|update|cancel``;
+* ``listen_2026``: :class:`TaskListen2026`, ``subscriptions/listen`` with ``taskIds``: the streams
+  allowed, the ids agreed, each agreed task pushed until it ends;
+* ``tool_input``: ``ask``, where a question a tool body asks goes (through its task, the plain
+  call's own request, a multi-round-trip round, or the cancel of a session that cannot answer).
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from . import _read as read
 from ._model import Progress, Task, TaskStatus, format_timestamp
 
 __all__ = [
-    "CLIENT_TASK_CAPABILITY_KEY",
     "MODEL_IMMEDIATE_RESPONSE_KEY",
     "RELATED_TASK_KEY",
     "SERVER_TASKS_CAPABILITY",
@@ -47,7 +46,6 @@ __all__ = [
 DIALECT: Final = "2025-11-25"
 RELATED_TASK_KEY: Final = "io.modelcontextprotocol/related-task"
 MODEL_IMMEDIATE_RESPONSE_KEY: Final = "io.modelcontextprotocol/model-immediate-response"
-CLIENT_TASK_CAPABILITY_KEY: Final = "tasks"
 
 SERVER_TASKS_CAPABILITY: Final[Mapping[str, Any]] = {
     "list": {},
@@ -55,8 +53,6 @@ SERVER_TASKS_CAPABILITY: Final[Mapping[str, Any]] = {
     "requests": {"tools": {"call": {}}},
 }
 """What a task-capable server puts under ``capabilities.tasks`` in ``initialize``."""
-
-_TASK_SUPPORT: Final = ("forbidden", "optional", "required")
 
 
 # --- the Task object ---------------------------------------------------------------------------

@@ -24,7 +24,6 @@ __all__ = [
     "ACK",
     "CLIENT_CAPABILITIES_META_KEY",
     "EXTENSION_ID",
-    "PROTOCOL_VERSION_META_KEY",
     "SERVER_EXTENSION_ENTRY",
     "decode_create_task_result",
     "decode_get_task_result",
@@ -48,7 +47,6 @@ __all__ = [
 DIALECT: Final = "2026-07-28"
 EXTENSION_ID: Final = TASKS_EXTENSION_ID
 CLIENT_CAPABILITIES_META_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
-PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 SERVER_EXTENSION_ENTRY: Final[Mapping[str, Any]] = {EXTENSION_ID: {}}
 """What the server puts under ``capabilities.extensions`` in ``server/discover``."""
 

@@ -1,16 +1,18 @@
-"""mcp 1.x app facet: the ``FastMCP`` server the command line and the testing kit build, and the
-client plumbing they use (transports, handshake, listing tools, answers as wire JSON).
+"""mcp 1.x app facet: serving the server the command line and the testing kit run (stdio,
+streamable HTTP, in memory), and the client plumbing they use (transports, handshake, listing
+tools, answers as wire JSON).
 
-The server is a ``FastMCP`` with tasks installed by :func:`.server.install`: the 2025-11-25
-dialect, the only one mcp 1.x speaks. What both majors share is in :mod:`..shared`.
+That server is the builder facet's ``FastMCP`` (:mod:`.builder`, ``TaskServer``'s) with tasks
+installed by :func:`.server.install`: the 2025-11-25 dialect, the only one mcp 1.x speaks. What
+both majors share is in :mod:`..shared`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import anyio
 import mcp.types as types
@@ -20,33 +22,18 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
-from ..base import Answerer, Streams, Tool
+from ..base import Answerer, Streams
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
-from . import builder
 from .client import list_tools as list_tools  # the client facet's, as wire JSON
 from .server import lowlevel_server_of
-
-if TYPE_CHECKING:
-    from ..._engine.policy import TaskPolicy
 
 _IDENTITY_ATTRIBUTE = "_mcp_tasks_compat_server_info"
 """Where :func:`handshake` keeps the ``initialize`` answer on the session (1.x does not keep it)."""
 
 
 # --- the server ---------------------------------------------------------------------------------
-
-
-def build_server(
-    name: str, tools: Mapping[str, Tool], policy: TaskPolicy, *, host: str, version: str | None = None
-) -> FastMCP[Any]:
-    """The builder facet's server (``TaskServer``'s) serving ``tools``: one way to build it."""
-    identity = {} if version is None else {"version": version}
-    server = builder.new_server(name, policy, {"host": host, **identity})
-    for tool_name, tool in tools.items():
-        builder.add_tool(server, tool, {"name": tool_name})
-    return server
 
 
 async def serve_stdio(server: Any) -> None:

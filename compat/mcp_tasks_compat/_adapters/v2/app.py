@@ -1,15 +1,17 @@
-"""mcp 2.x app facet: the ``MCPServer`` the command line and the testing kit build, and the client
-plumbing they use (transports, handshake, listing tools, answers as wire JSON).
+"""mcp 2.x app facet: serving the server the command line and the testing kit run (stdio,
+streamable HTTP, in memory), and the client plumbing they use (transports, handshake, listing
+tools, answers as wire JSON).
 
-The server is an ``MCPServer`` built with :func:`.server.mcpserver_kwargs`, so one server serves
-both task dialects. What both majors share is in :mod:`..shared`.
+That server is the builder facet's ``MCPServer`` (:mod:`.builder`, ``TaskServer``'s) built with
+:func:`.server.mcpserver_kwargs`, so one server serves both task dialects. What both majors share
+is in :mod:`..shared`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -28,28 +30,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._detect import sdk_info
 from ...errors import UnsupportedSdkError
-from ..base import Answerer, Streams, Tool
+from ..base import Answerer, Streams
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
-from . import builder
 from .handshake import list_tools as list_tools  # the client facet's, as wire JSON
 
-if TYPE_CHECKING:
-    from ..._engine.policy import TaskPolicy
-
 # --- the server ---------------------------------------------------------------------------------
-
-
-def build_server(
-    name: str, tools: Mapping[str, Tool], policy: TaskPolicy, *, host: str, version: str | None = None
-) -> MCPServer:
-    """The builder facet's server (``TaskServer``'s) serving ``tools``: one way to build it."""
-    identity = {} if version is None else {"version": version}
-    server = builder.new_server(name, policy, {"host": host, **identity})
-    for tool_name, tool in tools.items():
-        builder.add_tool(server, tool, {"name": tool_name})
-    return server
 
 
 async def serve_stdio(server: Any) -> None:

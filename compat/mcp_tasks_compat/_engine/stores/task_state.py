@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 
 from ...core._model import (
     PROGRESS_META_KEY,
@@ -27,7 +27,7 @@ from ...core._model import (
     format_timestamp,
     parse_timestamp,
 )
-from ...dialects import ALL_DIALECTS, Dialect
+from ...dialects import ALL_DIALECTS, Dialect, RunOn
 
 __all__ = ["SCHEMA_VERSION", "RunOn", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
 
@@ -35,9 +35,6 @@ SCHEMA_VERSION: Final = 1
 """The version of :func:`state_to_json`'s shape; a durable store refuses data of a newer one."""
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
-
-RunOn = Literal["here", "workers"]
-"""Where a task's runs happen: in the server process that took the call, or on the workers."""
 
 
 @dataclass(frozen=True, slots=True)
