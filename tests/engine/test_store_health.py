@@ -18,8 +18,9 @@ import anyio
 import pytest
 
 from mcp_tasks_compat._engine import TaskEngine
-from mcp_tasks_compat._engine.outage import StoreHealth, WatchedStore
+from mcp_tasks_compat._engine.outage import HealthHook, StoreHealth
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore
+from mcp_tasks_compat._engine.stores.delegating import DelegatingStore
 from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
@@ -133,7 +134,8 @@ def test_a_shared_store_is_watched_and_a_memory_store_is_not(tmp_path: Path) -> 
     memory = TaskEngine(store=InMemoryTaskStore())
     assert isinstance(memory.store, InMemoryTaskStore)  # nothing between the engine and it
     sqlite = TaskEngine(store=SqliteTaskStore(tmp_path / "tasks.db"))
-    assert isinstance(sqlite.store, WatchedStore)
+    assert isinstance(sqlite.store, DelegatingStore)
+    assert [type(hook) for hook in sqlite.store.hooks] == [HealthHook]  # no meter provider here
     assert sqlite.store.path == str(tmp_path / "tasks.db")  # the store's own attributes, through
     assert sqlite.writer.health is sqlite.health
 

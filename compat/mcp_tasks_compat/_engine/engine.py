@@ -25,8 +25,8 @@ from . import runs
 from .expiry import Sweeper
 from .inputs import InputRelay
 from .limits import TaskLimits
-from .observed import observed, traced_run
-from .outage import StoreHealth, watched
+from .observed import metrics_hook, traced_run
+from .outage import StoreHealth, health_hook
 from .polling import PollPolicy
 from .queueing import QUEUED, Queueing
 from .reader import TaskReader
@@ -36,6 +36,7 @@ from .reruns import Reruns, RerunWork
 from .runs import TaskRuns, Work, pending_call, report_status
 from .serving import Serving
 from .stores import InMemoryTaskStore, TaskState, TaskStore, check_store
+from .stores.delegating import delegating
 from .stores.task_state import RunOn
 from .writer import CANCELLED_BY_CLIENT, TaskWriter
 
@@ -106,12 +107,12 @@ class TaskEngine:
     ) -> None:
         if ttl_floor_ms < 0:
             raise ValueError("ttl_floor_ms must be >= 0")
-        # timed when a meter provider is set, else the store itself; a shared one tells its health
-        # of its successes (:mod:`.outage`)
-        timed = observed(check_store(store) if store is not None else InMemoryTaskStore())
-        self.health = StoreHealth(timed.describe)
+        inner = check_store(store) if store is not None else InMemoryTaskStore()
+        self.health = StoreHealth(inner.describe)
         """Whether the store answers (the parts report its failures there): an outage is two log lines."""
-        self.store = watched(timed, self.health)
+        # one layer (:mod:`.stores.delegating`), its queue included: the health told of a shared
+        # store's successes, each operation timed when metering; else the store itself
+        self.store = delegating(inner, health_hook(inner, self.health), metrics_hook(inner))
         self.poll_policy = poll_policy or PollPolicy()
         self.limits = limits or TaskLimits()
         self.shared = self.store.shared
