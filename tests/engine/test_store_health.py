@@ -220,20 +220,25 @@ class Warnings(logging.Handler):
 @pytest.mark.anyio
 async def test_the_workers_queue_tells_the_health_of_what_succeeds(tmp_path: Path) -> None:
     """The queue's operations are the store's like the others: a depth read ends an outage in
-    which only reads failed, and only a take or an ack (writes) one in which a write failed. The
-    queue used to be reached around the layer: none of them ended an outage."""
+    which only reads failed, and only an ack (a write) one in which a write failed (a take may
+    only read: an idle worker's look at an empty SQLite queue takes no write lock). The queue used
+    to be reached around the layer: none of them ended an outage."""
     engine = TaskEngine(store=SqliteTaskStore(tmp_path / "tasks.db"))
     await engine.open()
     queue = queue_of(engine.store)
     assert queue is not None
     try:
+        await engine.create(
+            dialect=DIALECT_2026_07_28, owner=None, tool_name="t", ttl_ms=None, run_on="workers"
+        )
         engine.health.failed(unreachable(), "following other replicas", writing=False)
-        assert await queue.depth() == 0
+        assert await queue.depth() == 1
         assert not engine.health.down
         engine.health.failed(unreachable(), "renewing the lease of task t1")
         await queue.depth()
-        assert engine.health.down  # a read proves nothing about writes
-        assert await queue.take("worker", 1, wait_s=0.01, redeliver_after_s=30) == []
+        (entry,) = await queue.take("worker", 1, wait_s=0.01, redeliver_after_s=30)
+        assert engine.health.down  # reads prove nothing about writes
+        await queue.ack(entry)
         assert not engine.health.down
     finally:
         await engine.store.close()

@@ -58,7 +58,7 @@ DUE_FOR_EXPIRY: Final = StoreOperation("due_for_expiry", writes=False)
 NEXT_EXPIRY: Final = StoreOperation("next_expiry", writes=False)
 LEASE_EXPIRED: Final = StoreOperation("lease_expired", writes=False)
 LIST_TASKS: Final = StoreOperation("list_tasks", writes=False)
-QUEUE_TAKE: Final = StoreOperation("queue_take", writes=True)  # hands entries: marks them taken
+QUEUE_TAKE: Final = StoreOperation("queue_take", writes=False)  # an empty take only reads (SQLite)
 QUEUE_ACK: Final = StoreOperation("queue_ack", writes=True)
 QUEUE_DEPTH: Final = StoreOperation("queue_depth", writes=False)
 
