@@ -1,10 +1,12 @@
 """The stores every contract test runs against, and on which event loops.
 
 ``STORE_KINDS`` lists the stores; ``make_store`` builds a fresh, unopened one (a durable store on
-a new file or database each time); ``BACKENDS`` says which anyio backends a store runs on (a
-store driven through worker threads works on trio too; a client library tied to asyncio does
-not); ``HAS_LEASES`` whether it reports lost leases (one process never loses its own runs). Each
-test that uses ``store`` or ``store_factory`` runs once per (kind, backend) pair.
+a new file or database each time; ``layered``: a SQLite file behind the engine's store layer with
+its health and metrics hooks, which must change nothing a store answers); ``BACKENDS`` says which
+anyio backends a store runs on (a store driven through worker threads works on trio too; a client
+library tied to asyncio does not); ``HAS_LEASES`` whether it reports lost leases (one process
+never loses its own runs). Each test that uses ``store`` or ``store_factory`` runs once per
+(kind, backend) pair.
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tasks_compat._engine.observed import MetricsHook, store_kind
+from mcp_tasks_compat._engine.outage import HealthHook, StoreHealth
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore, TaskStore
+from mcp_tasks_compat._engine.stores.delegating import DelegatingStore
 
-STORE_KINDS = ["memory", "sqlite", "redis"]
+STORE_KINDS = ["memory", "sqlite", "redis", "layered"]
 BACKENDS: dict[str, tuple[str, ...]] = {
     "memory": ("asyncio",),
     "sqlite": ("asyncio", "trio"),
     "redis": ("asyncio",),  # redis-py is asyncio-only (the store refuses trio, tested on its own)
+    "layered": ("asyncio",),  # the layer awaits what it hands on: sqlite's trio run covers the backend
 }
-HAS_LEASES: dict[str, bool] = {"memory": False, "sqlite": True, "redis": True}
+HAS_LEASES: dict[str, bool] = {"memory": False, "sqlite": True, "redis": True, "layered": True}
 
 StoreFactory = Callable[[], TaskStore]
 
@@ -36,6 +42,11 @@ def make_store(kind: str, folder: Path, redis_url: str | None = None) -> TaskSto
         return InMemoryTaskStore()
     if kind == "sqlite":
         return SqliteTaskStore(folder / "tasks.db")
+    if kind == "layered":
+        inner = SqliteTaskStore(folder / "tasks.db")
+        return DelegatingStore(
+            inner, [HealthHook(StoreHealth(inner.describe)), MetricsHook(store_kind(inner))]
+        )
     if kind == "redis":
         from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 

@@ -3,7 +3,9 @@ with a count, when it ends, however many calls fail in between (issue 33, item 6
 
 The rules on a fake clock, then a real SQLite file held locked by another writer while a run's
 outcome is retried (tests/deploy/test_outage_log.py does the same with a real Redis stopped and
-started under two server processes).
+started under two server processes), then the workers' queue, whose operations the health hears
+of through the one store layer (issue 41, item 7): on a real SQLite file, and a worker taking from
+a real Redis stopped and started again.
 """
 
 from __future__ import annotations
@@ -15,11 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
+from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine import TaskEngine
-from mcp_tasks_compat._engine.outage import StoreHealth, WatchedStore
+from mcp_tasks_compat._engine.outage import HealthHook, StoreHealth
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore
+from mcp_tasks_compat._engine.stores.delegating import DelegatingStore
+from mcp_tasks_compat._engine.stores.queue import queue_of
+from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
+from mcp_tasks_compat._engine.workers import WorkerRuns
 from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2026_07_28
 from mcp_tasks_compat.errors import TaskStoreError
@@ -133,7 +141,8 @@ def test_a_shared_store_is_watched_and_a_memory_store_is_not(tmp_path: Path) -> 
     memory = TaskEngine(store=InMemoryTaskStore())
     assert isinstance(memory.store, InMemoryTaskStore)  # nothing between the engine and it
     sqlite = TaskEngine(store=SqliteTaskStore(tmp_path / "tasks.db"))
-    assert isinstance(sqlite.store, WatchedStore)
+    assert isinstance(sqlite.store, DelegatingStore)
+    assert [type(hook) for hook in sqlite.store.hooks] == [HealthHook]  # no meter provider here
     assert sqlite.store.path == str(tmp_path / "tasks.db")  # the store's own attributes, through
     assert sqlite.writer.health is sqlite.health
 
@@ -188,3 +197,93 @@ async def test_an_outcome_retried_through_a_locked_file_is_two_log_lines(
     assert lines[1].startswith(f"task store sqlite:///{path} back after ")
     assert lines[1].endswith("calls failed meanwhile")
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING and record.exc_info]
+
+
+class Warnings(logging.Handler):
+    """The engine's warnings as they are logged, waited for by their number (made in a test's loop)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+        self._more = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+        self._more.set()
+        self._more = anyio.Event()
+
+    async def until(self, count: int) -> None:
+        while len(self.lines) < count:
+            await self._more.wait()
+
+
+@pytest.mark.anyio
+async def test_the_workers_queue_tells_the_health_of_what_succeeds(tmp_path: Path) -> None:
+    """The queue's operations are the store's like the others: a depth read ends an outage in
+    which only reads failed, and only an ack (a write) one in which a write failed (a take may
+    only read: an idle worker's look at an empty SQLite queue takes no write lock). The queue used
+    to be reached around the layer: none of them ended an outage."""
+    engine = TaskEngine(store=SqliteTaskStore(tmp_path / "tasks.db"))
+    await engine.open()
+    queue = queue_of(engine.store)
+    assert queue is not None
+    try:
+        await engine.create(
+            dialect=DIALECT_2026_07_28, owner=None, tool_name="t", ttl_ms=None, run_on="workers"
+        )
+        engine.health.failed(unreachable(), "following other replicas", writing=False)
+        assert await queue.depth() == 1
+        assert not engine.health.down
+        engine.health.failed(unreachable(), "renewing the lease of task t1")
+        await queue.depth()
+        (entry,) = await queue.take("worker", 1, wait_s=0.01, redeliver_after_s=30)
+        assert engine.health.down  # reads prove nothing about writes
+        await queue.ack(entry)
+        assert not engine.health.down
+    finally:
+        await engine.store.close()
+
+
+@pytest.mark.anyio
+async def test_a_queue_take_that_fails_marks_the_store_unreachable_and_one_that_lands_ends_it(
+    tmp_path: Path,
+) -> None:
+    """A worker's take loop alone (no background: nothing else touches the store) on a
+    redis-server of the test's own, stopped and started again (its data on disk): two lines, the
+    first naming the take, the second ended by a take that landed."""
+    logger = logging.getLogger("mcp_tasks_compat.engine")
+    told = Warnings()
+    logger.addHandler(told)
+    try:
+        with redis_server(data_dir=str(tmp_path)) as redis:
+            engine = TaskEngine(store=RedisTaskStore(redis.url, prefix="queue-health:"))
+            runs = WorkerRuns(
+                engine.reader,
+                engine.writer,
+                engine.replicas,
+                start=engine.start,
+                work_for=lambda tool_name, arguments: None,
+                concurrency=1,
+            )
+            await engine.open()
+            await runs.queue.take("first", 1, wait_s=0.01, redeliver_after_s=30)  # the group made
+            with anyio.fail_after(BOUND_S):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(runs.take_and_run, group)
+                    await anyio.to_thread.run_sync(redis.stop)
+                    await told.until(1)
+                    assert engine.health.down
+                    await anyio.to_thread.run_sync(redis.start)
+                    await told.until(2)
+                    await runs.stop_taking()
+            await engine.store.close()
+    finally:
+        logger.removeHandler(told)
+    assert not engine.health.down
+    assert len(told.lines) == 2, told.lines
+    assert told.lines[0].startswith(f"task store {redis.url}")
+    assert " unreachable (" in told.lines[0]
+    assert told.lines[0].endswith(
+        "taking queued tasks failed; until it answers, what fails is counted, not logged"
+    )
+    assert told.lines[1].startswith(f"task store {redis.url} back after ")

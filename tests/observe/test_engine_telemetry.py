@@ -1,7 +1,8 @@
 """The engine's traces and metrics across replicas (two engines sharing one SQLite file or one
 redis-server, as two replicas of a server do): a cancel through B joins the trace of the create
 on A, a re-run after a crash joins it too, and the metrics move as the tasks go through create,
-input, cancel, failure, a limit and a lease that runs out. SDK-free: it runs under every SDK."""
+input, cancel, failure, a limit and a lease that runs out; the workers' queue is timed as the
+store's other operations are, on a real redis-server. SDK-free: it runs under every SDK."""
 
 from __future__ import annotations
 
@@ -13,17 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 from opentelemetry import trace
+from tests.redis_server import redis_server
 
 from mcp_tasks_compat._engine import TaskEngine, Work
 from mcp_tasks_compat._engine.limits import TaskLimits
 from mcp_tasks_compat._engine.stores import SqliteTaskStore, TaskStore
+from mcp_tasks_compat._engine.stores.queue import queue_of
 from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 from mcp_tasks_compat._engine.workers import WorkerRuns
 from mcp_tasks_compat.core._model import TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
-from mcp_tasks_compat.errors import PeerProtocolError
+from mcp_tasks_compat.errors import PeerProtocolError, TaskStoreError
 
 from .conftest import Telemetry
 
@@ -235,3 +239,38 @@ async def test_a_lease_that_runs_out_is_counted(telemetry: Telemetry, tmp_path: 
     assert failed is not None
     assert failed.task.status is TaskStatus.FAILED
     await survivor.store.close()
+
+
+async def test_the_workers_queue_is_timed_and_its_failures_counted(telemetry: Telemetry) -> None:
+    """Issue 41, item 7: the queue's take, ack and depth are store operations like the others,
+    timed by store and operation, and a take that fails (its redis-server stopped) is a store
+    error. They used to be reached around the timing: none was measured."""
+    queue_operations = ("queue_depth", "queue_take", "queue_ack")
+
+    def redis_ops(metric: str, operation: str) -> float:
+        return telemetry.value(metric, **{"mcp_tasks.store": "redis", "mcp_tasks.store.operation": operation})
+
+    timed = {op: redis_ops("mcp_tasks.store.duration", op) for op in queue_operations}
+    errors = {op: redis_ops("mcp_tasks.store.errors", op) for op in queue_operations}
+    with redis_server() as redis, anyio.fail_after(BOUND_S):
+        engine = TaskEngine(store=RedisTaskStore(redis.url, prefix="timed-queue:"), max_queued=10)
+        await engine.open()
+        queue = queue_of(engine.store)
+        assert queue is not None
+        await engine.create(  # the room under max_queued: a depth read
+            dialect=DIALECT_2026_07_28, owner=None, tool_name="build", ttl_ms=None, run_on="workers"
+        )
+        (entry,) = await queue.take("worker", 1, wait_s=1.0, redeliver_after_s=30)
+        await queue.ack(entry)
+        assert {op: redis_ops("mcp_tasks.store.duration", op) - timed[op] for op in queue_operations} == {
+            op: 1 for op in queue_operations
+        }
+        assert errors == {op: redis_ops("mcp_tasks.store.errors", op) for op in queue_operations}
+        await anyio.to_thread.run_sync(redis.stop)
+        with pytest.raises(TaskStoreError):
+            await queue.take("worker", 1, wait_s=0.01, redeliver_after_s=30)
+        await engine.store.close()
+    assert redis_ops("mcp_tasks.store.errors", "queue_take") == errors["queue_take"] + 1
+    assert (
+        redis_ops("mcp_tasks.store.duration", "queue_take") == timed["queue_take"] + 2
+    )  # the failure timed too

@@ -53,8 +53,10 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
   changes that queue a task again (a lost run, a give-back);
 * ``workers``: :class:`~.workers.WorkerRuns`, a worker's take, claim and run of queued tasks;
 * ``outage``: the store's health (:class:`~.outage.StoreHealth`): the parts report its failures
-  there, so an outage is one log line when it begins and one, with a count, when it ends;
-* ``observed``: what the engine tells OpenTelemetry (runs as spans, its store's operations timed);
+  there, so an outage is one log line when it begins and one, with a count, when it ends; its
+  successes come from a hook on the store layer (``stores.delegating``);
+* ``observed``: what the engine tells OpenTelemetry (runs as spans; its store's operations, the
+  queue's included, timed by a hook on the store layer);
 * ``limits``: what one client can make a server hold (active tasks, TTL, echoed ids, list pages);
 * ``policy``: :class:`TaskPolicy`, which tools and dialects a server serves, and its engine;
 * ``stores``: where task states live: ``stores.task_state`` (:class:`TaskState` and its JSON),
@@ -65,8 +67,9 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
   ``stores.redis_link`` (connection, pub/sub), ``stores.redis_scripts`` (Lua) and
   ``stores.redis_queue`` (the workers' stream), ``stores.queue`` (the queue contract) with
   ``stores.sqlite_queue`` (its table),
-  ``stores.urls`` (:func:`store_from_url`), and ``stores.echo`` (a path or URL as a refusal
-  repeats it: printable, without a password).
+  ``stores.urls`` (:func:`store_from_url`), ``stores.delegating`` (the one layer between the
+  engine and its store, queue included, whose hooks are the health and the metrics), and
+  ``stores.echo`` (a path or URL as a refusal repeats it: printable, without a password).
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from . import runs
 from .expiry import Sweeper
 from .hosting import EngineHost, Hosts
 from .inputs import InputRelay
-from .observed import observed, traced_run
-from .outage import StoreHealth, watched
+from .observed import metrics_hook, traced_run
+from .outage import StoreHealth, health_hook
 from .polling import PollPolicy
 from .queueing import QUEUED, Queueing
 from .reader import TaskReader
@@ -38,6 +38,7 @@ from .runs import TaskRuns, Work, pending_call, report_status
 from .serving import Serving, sweep_interval_s
 from .settings import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, EngineSettings
 from .stores import InMemoryTaskStore, TaskState, check_store
+from .stores.delegating import delegating
 from .stores.task_state import RunOn
 from .writer import CANCELLED_BY_CLIENT, TaskWriter
 
@@ -104,13 +105,12 @@ class TaskEngine:
         self.settings: Final = settings if settings is not None else EngineSettings()
         """What this engine was built from: a worker of the same server is built from it too."""
         settings = self.settings
-        # timed when a meter provider is set, else the store itself; a shared one tells its health
-        # of its successes (:mod:`.outage`)
-        store = settings.store
-        timed = observed(check_store(store) if store is not None else InMemoryTaskStore())
-        self.health = StoreHealth(timed.describe)
+        inner = check_store(settings.store) if settings.store is not None else InMemoryTaskStore()
+        self.health = StoreHealth(inner.describe)
         """Whether the store answers (the parts report its failures there): an outage is two log lines."""
-        self.store = watched(timed, self.health)
+        # one layer (:mod:`.stores.delegating`), its queue included: the health told of a shared
+        # store's successes, each operation timed when metering; else the store itself
+        self.store = delegating(inner, health_hook(inner, self.health), metrics_hook(inner))
         self.poll_policy = settings.poll_policy
         self.limits = settings.limits
         self.shared = self.store.shared

@@ -3,32 +3,37 @@
 :func:`traced_run` and :func:`traced_inline` wrap a run's work in its span when a tracer
 provider is set (else they return the work itself).
 
-:func:`observed` wraps a store only when a meter provider is set as the engine is built, so an
-engine without an SDK calls its store directly (nothing of this module between; a shared store
-is watched for its health, :mod:`.outage`). The wrapper times every
-operation and counts those that raise (:class:`~..errors.TaskStoreError` and anything else;
-a compare-and-set conflict is an answer, not an error), by store kind and operation, and is
-otherwise the store itself.
+:func:`metrics_hook` is a hook on the engine's one store layer (:mod:`.stores.delegating`, beside
+the health's, :mod:`.outage`) only when a meter provider is set as the engine is built, so an
+engine without an SDK has nothing of this module between it and its store. The hook times every
+operation, the workers' queue's included, and counts those that raise
+(:class:`~..errors.TaskStoreError` and anything else; a compare-and-set conflict is an answer,
+not an error), by store kind and operation.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from .._observe import metering, metrics, traces, tracing
 from ..core._model import utc_now
 from .records import TaskRecord
-from .stores import EVERY_OWNER, ActiveLimitReached, Notifier, StoreConflict, TaskState, TaskStore
-from .stores.contract import EveryOwner
+from .stores import ActiveLimitReached, StoreConflict, TaskStore
+from .stores.delegating import StoreOperation
 
-__all__ = ["ObservedStore", "joined", "note_read", "observed", "store_kind", "traced_inline", "traced_run"]
+__all__ = [
+    "MetricsHook",
+    "joined",
+    "metrics_hook",
+    "note_read",
+    "store_kind",
+    "traced_inline",
+    "traced_run",
+]
 
 _Work = Callable[[], Awaitable[Mapping[str, Any]]]
-
-T = TypeVar("T")
 
 _KINDS: Final = {"InMemoryTaskStore": "memory", "SqliteTaskStore": "sqlite", "RedisTaskStore": "redis"}
 
@@ -102,85 +107,30 @@ def store_kind(store: TaskStore) -> str:
     return _KINDS.get(name, name)
 
 
-def observed(store: TaskStore) -> TaskStore:
-    """``store`` timed when metering, else ``store`` itself."""
-    if not metering() or isinstance(store, ObservedStore):
-        return store
-    return ObservedStore(store)
+def metrics_hook(store: TaskStore) -> MetricsHook | None:
+    """The hook timing ``store``'s operations (:class:`MetricsHook`) when metering, else ``None``
+    (nothing between the engine and its store for metrics)."""
+    return MetricsHook(store_kind(store)) if metering() else None
 
 
-class ObservedStore:
-    """A :class:`TaskStore` that times each operation of the one it wraps."""
+class MetricsHook:
+    """Times each operation of a store (``kind``: :func:`store_kind`) and its workers' queue, on
+    the engine's one store layer (:mod:`.stores.delegating`), and counts those that raise."""
 
-    def __init__(self, inner: TaskStore) -> None:
-        self.inner = inner
-        self.kind = store_kind(inner)
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
 
-    async def _timed(self, operation: str, call: Callable[[], Awaitable[T]]) -> T:
-        started = time.perf_counter()
-        failed = False
-        try:
-            return await call()
-        except (StoreConflict, ActiveLimitReached):  # answers, not store failures
-            raise
-        except Exception:
-            failed = True
-            raise
-        finally:
-            metrics.store_operation(self.kind, operation, time.perf_counter() - started, failed=failed)
+    def before(self, operation: StoreOperation) -> float:
+        return time.perf_counter()
 
-    @property
-    def shared(self) -> bool:
-        return self.inner.shared
+    def succeeded(self, operation: StoreOperation, mark: float) -> None:
+        metrics.store_operation(self.kind, operation.name, time.perf_counter() - mark, failed=False)
 
-    @property
-    def notifier(self) -> Notifier:
-        return self.inner.notifier
-
-    @property
-    def describe(self) -> str:
-        return self.inner.describe
-
-    async def open(self) -> None:
-        await self._timed("open", self.inner.open)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
-        await self._timed("create", lambda: self.inner.create(state, active_limit=active_limit))
-
-    async def get(self, task_id: str) -> TaskState | None:
-        return await self._timed("get", lambda: self.inner.get(task_id))
-
-    async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
-        return await self._timed("save", lambda: self.inner.save(state, fence=fence))
-
-    async def delete(self, task_id: str) -> None:
-        await self._timed("delete", lambda: self.inner.delete(task_id))
-
-    async def count_active(self, owner: str | None, *, at_most: int) -> int:
-        return await self._timed("count_active", lambda: self.inner.count_active(owner, at_most=at_most))
-
-    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
-        return await self._timed("due_for_expiry", lambda: self.inner.due_for_expiry(now, limit=limit))
-
-    async def next_expiry(self) -> datetime | None:
-        return await self._timed("next_expiry", self.inner.next_expiry)
-
-    async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
-        return await self._timed("lease_expired", lambda: self.inner.lease_expired(now, limit=limit))
-
-    async def list_tasks(
-        self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
-    ) -> tuple[list[TaskState], str | None]:
-        return await self._timed(
-            "list_tasks", lambda: self.inner.list_tasks(owner=owner, cursor=cursor, limit=limit)
-        )
-
-    def __getattr__(self, name: str) -> object:
-        """Anything else a store has (a test's or a tool's look inside) is the wrapped store's."""
-        return getattr(self.inner, name)
+    def raised(self, operation: StoreOperation, mark: float, exc: BaseException) -> None:
+        """Timed too; counted as an error unless it is an answer (a lost compare-and-set, the
+        per-owner limit) or a cancellation (nothing failed)."""
+        failed = isinstance(exc, Exception) and not isinstance(exc, (StoreConflict, ActiveLimitReached))
+        metrics.store_operation(self.kind, operation.name, time.perf_counter() - mark, failed=failed)
 
 
 def joined(record: TaskRecord, method: str) -> traces.CallSpan | traces.NoSpan:

@@ -10,17 +10,18 @@ instead (:meth:`StoreHealth.failed`), which logs the first failure of an outage 
     10.0.0.5:6379. Connection refused.): renewing the lease of task 3f2a... failed; until it
     answers, what fails is counted, not logged
 
-and counts the rest (each at DEBUG, with its traceback: ``-v`` shows them). The engine's store is
-wrapped (:func:`watched`) so that the first operation that succeeds after the outage began ends
-it, in one line with the count::
+and counts the rest (each at DEBUG, with its traceback: ``-v`` shows them). Every operation of the
+engine's store, its workers' queue included, is told to the health (:class:`HealthHook`, a hook
+on the engine's one store layer, :mod:`.stores.delegating`) so that the first operation that
+succeeds after the outage began ends it, in one line with the count::
 
     task store redis://10.0.0.5:6379/0 back after 5.2 s; 37 calls failed meanwhile
 
 "Succeeds" asks as much as failed: once a write failed, only a write that lands ends the outage
 (a SQLite file locked by another process still serves reads), and an operation that began before
 the outage proves nothing. A refused request is answered to its client (-32603 with the store's
-message) and is not counted here. A store that cannot fail (``memory:``, not shared) is not
-wrapped: its calls go straight to it.
+message) and is not counted here. A store that cannot fail (``memory:``, not shared) has no
+health hook.
 """
 
 from __future__ import annotations
@@ -28,14 +29,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any
 
 from ..errors import CompatError
-from .stores import EVERY_OWNER, Notifier, TaskState, TaskStore
-from .stores.contract import EveryOwner
+from .stores import TaskStore
+from .stores.delegating import StoreOperation
 
-__all__ = ["StoreHealth", "WatchedStore", "watched"]
+__all__ = ["HealthHook", "StoreHealth", "health_hook"]
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
@@ -120,98 +119,27 @@ class StoreHealth:
         )
 
 
-def watched(store: TaskStore, health: StoreHealth) -> TaskStore:
-    """``store`` reporting its successes to ``health`` (:class:`WatchedStore`); a store that is
-    not shared (``memory:``: one process, nothing to go away) as it is."""
-    return WatchedStore(store, health) if store.shared else store
+def health_hook(store: TaskStore, health: StoreHealth) -> HealthHook | None:
+    """The hook telling ``health`` of ``store``'s operations that succeed (:class:`HealthHook`);
+    ``None`` for a store that is not shared (``memory:``: one process, nothing to go away)."""
+    return HealthHook(health) if store.shared else None
 
 
-class WatchedStore:
-    """A :class:`TaskStore` that tells its :class:`StoreHealth` of every operation that succeeds
-    (whether it wrote), and is otherwise the store it wraps. Failures are reported by the parts,
-    which know what failed (:meth:`StoreHealth.failed`).
+class HealthHook:
+    """Tells a :class:`StoreHealth` of every store operation that succeeds (and whether it
+    wrote), on the engine's one store layer (:mod:`.stores.delegating`), the workers' queue
+    included. Failures are reported by the parts, which know what failed
+    (:meth:`StoreHealth.failed`): told here too, one outage would be two failures per call and
+    its first line would name the operation, not what the server was doing."""
 
-    The operations take what the wrapped store's take and hand it on as given, so a store's own
-    keywords pass through."""
-
-    def __init__(self, inner: TaskStore, health: StoreHealth) -> None:
-        self.inner = inner
+    def __init__(self, health: StoreHealth) -> None:
         self.health = health
 
-    @property
-    def shared(self) -> bool:
-        return self.inner.shared
+    def before(self, operation: StoreOperation) -> int:
+        return self.health.epoch  # an outage begun meanwhile is not ended by this operation
 
-    @property
-    def notifier(self) -> Notifier:
-        return self.inner.notifier
+    def succeeded(self, operation: StoreOperation, mark: int) -> None:
+        self.health.succeeded(mark, writing=operation.writes)
 
-    @property
-    def describe(self) -> str:
-        return self.inner.describe
-
-    async def open(self) -> None:
-        await self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    # Each operation inline (not through a helper coroutine): one frame more per store call, no more.
-
-    async def create(self, state: TaskState, *args: Any, **kwargs: Any) -> None:
-        epoch = self.health.epoch
-        await self.inner.create(state, *args, **kwargs)
-        self.health.succeeded(epoch, writing=True)
-
-    async def get(self, task_id: str, *args: Any, **kwargs: Any) -> TaskState | None:
-        epoch = self.health.epoch
-        state = await self.inner.get(task_id, *args, **kwargs)
-        self.health.succeeded(epoch, writing=False)
-        return state
-
-    async def save(self, state: TaskState, *args: Any, **kwargs: Any) -> TaskState:
-        epoch = self.health.epoch
-        saved = await self.inner.save(state, *args, **kwargs)
-        self.health.succeeded(epoch, writing=True)
-        return saved
-
-    async def delete(self, task_id: str, *args: Any, **kwargs: Any) -> None:
-        epoch = self.health.epoch
-        await self.inner.delete(task_id, *args, **kwargs)
-        self.health.succeeded(epoch, writing=True)
-
-    async def count_active(self, owner: str | None, *, at_most: int) -> int:
-        epoch = self.health.epoch
-        count = await self.inner.count_active(owner, at_most=at_most)
-        self.health.succeeded(epoch, writing=False)
-        return count
-
-    async def due_for_expiry(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
-        epoch = self.health.epoch
-        due = await self.inner.due_for_expiry(now, limit=limit)
-        self.health.succeeded(epoch, writing=False)
-        return due
-
-    async def next_expiry(self) -> datetime | None:
-        epoch = self.health.epoch
-        soonest = await self.inner.next_expiry()
-        self.health.succeeded(epoch, writing=False)
-        return soonest
-
-    async def lease_expired(self, now: datetime, *, limit: int = 100) -> list[TaskState]:
-        epoch = self.health.epoch
-        lost = await self.inner.lease_expired(now, limit=limit)
-        self.health.succeeded(epoch, writing=False)
-        return lost
-
-    async def list_tasks(
-        self, *, owner: str | EveryOwner | None = EVERY_OWNER, cursor: str | None = None, limit: int = 100
-    ) -> tuple[list[TaskState], str | None]:
-        epoch = self.health.epoch
-        page = await self.inner.list_tasks(owner=owner, cursor=cursor, limit=limit)
-        self.health.succeeded(epoch, writing=False)
-        return page
-
-    def __getattr__(self, name: str) -> object:
-        """Anything else a store has (a test's or a tool's look inside) is the wrapped store's."""
-        return getattr(self.inner, name)
+    def raised(self, operation: StoreOperation, mark: int, exc: BaseException) -> None:
+        """Nothing: the part that called reports it, with what it was doing."""
