@@ -54,6 +54,9 @@ def worker_engine(policy: TaskPolicy, sdk_server: Any, store: TaskStore | str | 
         )
     )
     engine.reruns.update(served.reruns)
+    engine.runs.result_rules.update(
+        served.runs.result_rules
+    )  # given by its services (none is built on this one)
     engine.rerun_work = get_adapter().builder.tool_runner(sdk_server)
     return engine
 

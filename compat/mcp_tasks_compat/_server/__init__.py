@@ -29,10 +29,18 @@ from .service_2025 import (
     TOOL_FORBIDS_TASKS,
     TaskCall,
     Tasks2025Service,
+    fails_task_2025,
     refuse_plain_call,
     task_not_found,
 )
-from .service_2026 import CallMode, ResponseCheck, Tasks2026Service, ToolCall2026, missing_extension
+from .service_2026 import (
+    CallMode,
+    ResponseCheck,
+    Tasks2026Service,
+    ToolCall2026,
+    fails_task_2026,
+    missing_extension,
+)
 from .tool_input import ask
 
 __all__ = [
@@ -53,6 +61,8 @@ __all__ = [
     "ask",
     "asked_task_ids",
     "asks_core_kinds",
+    "fails_task_2025",
+    "fails_task_2026",
     "missing_extension",
     "owner_2025",
     "owner_2026",

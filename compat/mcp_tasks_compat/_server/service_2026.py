@@ -21,12 +21,19 @@ from .._engine.limits import echoed_id
 from .._engine.observed import joined, note_read, traced_inline
 from .._engine.runs import current_run
 from ..core import _codec_2026 as codec
-from ..core._model import Task
+from ..core._model import Task, TaskStatus
 from ..dialects import DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
 from ..errors import INVALID_PARAMS, PeerProtocolError
 from .caller import Caller, owner_2026
 
-__all__ = ["CallMode", "ResponseCheck", "Tasks2026Service", "ToolCall2026", "missing_extension"]
+__all__ = [
+    "CallMode",
+    "ResponseCheck",
+    "Tasks2026Service",
+    "ToolCall2026",
+    "fails_task_2026",
+    "missing_extension",
+]
 
 T = TypeVar("T")
 
@@ -62,6 +69,12 @@ def _run_record() -> TaskRecord | None:
     return None if run is None else run[1]
 
 
+def fails_task_2026(result: Mapping[str, Any]) -> bool:
+    """2026-07-28's result rule (the engine's :data:`~.._engine.runs.ResultRule`): no tool result
+    fails its task, ``isError`` or not; ``failed`` is for a JSON-RPC error only."""
+    return codec.status_for_tool_result(result) is TaskStatus.FAILED
+
+
 def missing_extension() -> PeerProtocolError:
     """-32021: the request does not declare the Tasks extension, which it needs."""
     error = codec.missing_capability_error()
@@ -74,6 +87,7 @@ class Tasks2026Service:
     def __init__(self, tasks: TaskPolicy) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
+        self.engine.runs.result_rules[DIALECT_2026_07_28] = fails_task_2026  # re-runs and workers too
 
     def plan_call(self, tool_name: str, *, declares_tasks: bool) -> CallMode:
         """A forbidden tool, or a request without the extension, runs plainly (a required tool
