@@ -26,7 +26,7 @@ from ..core._model import JsonRpcError, Progress, Task
 from ..dialects import Dialect
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .grace import GraceTicket
-from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
+from .inline import InlineCall, Outcome, RoundTripAnswer
 from .records import LiveRecords, RunStop, TaskRecord
 from .stores import TaskState
 from .writer import TaskWriter
@@ -261,7 +261,6 @@ class TaskRuns:
         ticket: GraceTicket,
         create: Callable[[str | None], Awaitable[TaskRecord]],
         always_task: bool = False,
-        rounds: RoundTrips | None = None,
         context: contextvars.Context | None = None,
     ) -> Outcome | Task:
         """Start ``work`` undecided; the plain outcome if it ends within its grace, else its task
@@ -279,7 +278,7 @@ class TaskRuns:
         no grace (0 s: off, or skipped for a tool known to be long) the task is created before the
         work starts, as ``start`` does, so a refused create runs nothing.
         """
-        call = InlineCall(_new_stop(), rounds)
+        call = InlineCall(_new_stop())
         spawn_in = (context or contextvars.copy_context()).run
         if ticket.seconds <= 0:  # no grace: the task first, so a create refused runs nothing
             call.escalate()

@@ -5,9 +5,10 @@ Rules of this layer (read before changing anything under ``_server/``):
 * It imports no ``mcp``: it works on wire JSON with the codecs of ``core`` and asks the engine
   (``_engine``) for everything about tasks. What it needs from an SDK on each request is the
   :class:`~.caller.Caller` protocol (who is asking, how to send a request to the client on this
-  request's stream); the adapters (``_adapters/v1``, ``_adapters/v2``) implement it, route the
-  SDK's requests here and turn :class:`~mcp_tasks_compat.errors.PeerProtocolError` into the SDK's
-  error type, in one place each.
+  request's stream), and for a 2026-07-28 tool's own input rounds two primitives (a result read
+  as an ``input_required`` wire, the answers set as the retry's params); the adapters
+  (``_adapters/v1``, ``_adapters/v2``) implement them, route the SDK's requests here and turn
+  :class:`~mcp_tasks_compat.errors.PeerProtocolError` into the SDK's error type, in one place each.
 * It does not know which SDK major runs it (h11's rule: one set of semantics, whoever plays it).
   So the owner of a task, the poll hint a read shows, how ``tasks/list`` pages and what a
   refusal says are decided here once, and are the same on mcp 1.x and 2.x.
@@ -15,13 +16,17 @@ Rules of this layer (read before changing anything under ``_server/``):
 Modules: ``caller`` (the :class:`Caller` protocol and the owner rule), ``service_2025`` (the
 2025-11-25 experimental tasks: capabilities, tool annotations, the refuse/plain/task decision of
 ``tools/call``, ``tasks/get|result|list|cancel``), ``service_2026`` (the Tasks extension: the
-decision of ``tools/call``, ``tasks/get|update|cancel``).
+decision of ``tools/call``, ``tasks/get|update|cancel``), ``rounds_2026`` (its multi-round-trip
+input: rounds before any task, a tool's own rounds relayed through its task), ``listen_2026``
+(``subscriptions/listen``), ``tool_input`` (where a tool body's question goes). Each dialect's
+service also gives the engine that dialect's result rule: the engine reads no codec.
 """
 
 from __future__ import annotations
 
 from .caller import Caller, Launch, owner_2025, owner_2026, principal_id
 from .listen_2026 import ListenStream, TaskListen2026, asked_task_ids, asks_core_kinds
+from .rounds_2026 import InputRequiredWire, RetryWith, RoundTrips, relay_rounds
 from .service_2025 import (
     NO_SESSION,
     REQUIRED_TOOL_CALLED_PLAINLY,
@@ -35,11 +40,13 @@ from .service_2025 import (
 )
 from .service_2026 import (
     CallMode,
+    InvalidAnswer,
     ResponseCheck,
     Tasks2026Service,
     ToolCall2026,
     fails_task_2026,
     missing_extension,
+    no_input_channel,
 )
 from .tool_input import ask
 
@@ -50,9 +57,13 @@ __all__ = [
     "TOOL_FORBIDS_TASKS",
     "CallMode",
     "Caller",
+    "InputRequiredWire",
+    "InvalidAnswer",
     "Launch",
     "ListenStream",
     "ResponseCheck",
+    "RetryWith",
+    "RoundTrips",
     "TaskCall",
     "TaskListen2026",
     "Tasks2025Service",
@@ -64,9 +75,11 @@ __all__ = [
     "fails_task_2025",
     "fails_task_2026",
     "missing_extension",
+    "no_input_channel",
     "owner_2025",
     "owner_2026",
     "principal_id",
     "refuse_plain_call",
+    "relay_rounds",
     "task_not_found",
 ]
