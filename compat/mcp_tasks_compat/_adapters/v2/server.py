@@ -228,7 +228,8 @@ def _retry_with(params: CallToolRequestParams, answers: Mapping[str, Any], reque
 async def _relayed_rounds(
     params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
 ) -> HandlerResult:
-    """The rest of the chain, its ``input_required`` rounds handled by the service's rule."""
+    """The rest of the chain, its ``input_required`` rounds handled by ``_server``
+    (:func:`~.._server.relay_rounds`), given this module's two primitives."""
     return await relay_rounds(
         lambda: call_next(ctx),
         input_required=_input_required_wire,
