@@ -252,6 +252,37 @@ def test_the_stores_import_nothing_else_of_the_engine() -> None:
     assert upward == []
 
 
+def imported_names(path: Path) -> list[str]:
+    """Every module ``path`` imports and every name it imports from one, relative imports resolved
+    (``from ..core import _codec_2025`` is ``mcp_tasks_compat.core._codec_2025``)."""
+    name = structure_figures.module_name(path, PACKAGE)
+    base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            anchor = base[: len(base) - (node.level - 1)] if node.level else []
+            module = ".".join(anchor + ([node.module] if node.module else []))
+            found += [module] + [f"{module}.{alias.name}" for alias in node.names]
+    return found
+
+
+def test_the_engine_reads_no_dialects_codec() -> None:
+    """``_engine/`` picks no dialect's codec and writes no wire: what a result means and what goes
+    on the wire are each dialect's, given by ``_server/`` (the result rule, the rounds)."""
+    codecs = f"{PACKAGE.name}.core._codec_"
+    engine_files = sorted((PACKAGE / "_engine").rglob("*.py"))
+    assert len(engine_files) > 10  # the walk finds the engine
+    reading = [
+        f"{path.relative_to(PACKAGE).as_posix()}: {target}"
+        for path in engine_files
+        for target in imported_names(path)
+        if target.startswith(codecs)
+    ]
+    assert reading == []
+
+
 def test_the_core_uses_the_standard_library_only() -> None:
     """``core/`` is the part tested the same under every SDK: no anyio, no pydantic, no mcp."""
     third_party = sorted(

@@ -33,6 +33,7 @@ from mcp_tasks_compat._engine import (
 from mcp_tasks_compat._engine.expiry import SWEEP_BATCH
 from mcp_tasks_compat._engine.grace import GraceTicket
 from mcp_tasks_compat._engine.limits import TaskLimits
+from mcp_tasks_compat._server import fails_task_2025, fails_task_2026
 from mcp_tasks_compat.core._model import DEFAULT_TTL_MS, JsonRpcError, Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PeerProtocolError
@@ -92,6 +93,15 @@ async def run_to_end(engine: TaskEngine, work: Work, **create_kwargs: Any) -> Ta
         record = await create(engine, **create_kwargs)
         engine.start(record, work, group)
     return record.task
+
+
+def served_engine() -> TaskEngine:
+    """An engine with the result rules its services give it (``_server``: the engine has none)."""
+    engine = TaskEngine()
+    engine.runs.result_rules.update(
+        {DIALECT_2025_11_25: fails_task_2025, DIALECT_2026_07_28: fails_task_2026}
+    )
+    return engine
 
 
 # --- creation and outcomes ----------------------------------------------------------------------
@@ -159,7 +169,7 @@ async def test_tool_call_failure_fails_the_task_with_that_error() -> None:
 async def test_is_error_result_fails_on_2025_and_completes_on_2026(
     dialect: Dialect, status: TaskStatus
 ) -> None:
-    task = await run_to_end(TaskEngine(), returning(TOOL_ERROR_RESULT), dialect=dialect)
+    task = await run_to_end(served_engine(), returning(TOOL_ERROR_RESULT), dialect=dialect)
     assert task.status is status
     assert task.result == TOOL_ERROR_RESULT  # 2025 serves it from tasks/result, 2026 inline
     assert task.error is None
@@ -167,8 +177,20 @@ async def test_is_error_result_fails_on_2025_and_completes_on_2026(
 
 @pytest.mark.parametrize("dialect", [DIALECT_2025_11_25, DIALECT_2026_07_28])
 async def test_a_plain_result_completes_in_both_dialects(dialect: Dialect) -> None:
-    task = await run_to_end(TaskEngine(), returning(OK_RESULT), dialect=dialect)
+    task = await run_to_end(served_engine(), returning(OK_RESULT), dialect=dialect)
     assert task.status is TaskStatus.COMPLETED
+
+
+async def test_a_result_is_judged_only_by_the_rule_given_for_its_dialect() -> None:
+    """The engine reads no result: without a rule for the dialect a result completes its task."""
+    engine = TaskEngine()
+    assert (await run_to_end(engine, returning(TOOL_ERROR_RESULT), dialect=DIALECT_2025_11_25)).status is (
+        TaskStatus.COMPLETED
+    )
+    engine.runs.result_rules[DIALECT_2026_07_28] = lambda result: result.get("content") == []
+    failing = await run_to_end(engine, returning({"content": []}), dialect=DIALECT_2026_07_28)
+    assert failing.status is TaskStatus.FAILED
+    assert failing.result == {"content": []}  # a failed result is kept, as 2025-11-25 serves it
 
 
 # --- waiting ------------------------------------------------------------------------------------
@@ -299,7 +321,7 @@ async def test_cancel_reason_becomes_the_status_message() -> None:
 async def test_cancelling_an_ended_task_is_refused_strictly_and_acknowledged_otherwise(
     end: TaskStatus,
 ) -> None:
-    engine = TaskEngine()
+    engine = served_engine()
     record = await create(engine)
     if end is TaskStatus.CANCELLED:
         await engine.cancel(record.task.task_id, "alice", strict=True)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
 from mcp_tasks_compat._engine import EXPIRED_GRACE_MS, TaskEngine, TaskRecord, ToolCallFailure, UnknownTask
+from mcp_tasks_compat._server import fails_task_2025, fails_task_2026
 from mcp_tasks_compat.core._model import JsonRpcError, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from mcp_tasks_compat.errors import INVALID_PARAMS, PeerProtocolError
@@ -96,7 +97,12 @@ class EngineMachine(RuleBasedStateMachine):
         self.model: dict[str, Expected] = {}
 
     async def _make_engine(self) -> TaskEngine:
-        return TaskEngine(clock=self.clock, ttl_floor_ms=0)
+        engine = TaskEngine(clock=self.clock, ttl_floor_ms=0)
+        # the rules the dialects' services give a server's engine (the engine judges no result)
+        engine.runs.result_rules.update(
+            {DIALECT_2025_11_25: fails_task_2025, DIALECT_2026_07_28: fails_task_2026}
+        )
+        return engine
 
     async def _host_runs(self, *, task_status: anyio.abc.TaskStatus[anyio.abc.TaskGroup]) -> None:
         async with anyio.create_task_group() as group:

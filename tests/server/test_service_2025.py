@@ -374,6 +374,22 @@ async def test_a_task_failed_with_a_jsonrpc_error_answers_result_with_that_error
     assert (error.jsonrpc_code, error.message, error.data) == (INTERNAL_ERROR, "the build broke", {"step": 3})
 
 
+async def test_an_is_error_result_fails_the_task_and_is_kept_for_tasks_result() -> None:
+    """The service gives its engine 2025-11-25's result rule (the engine judges no result)."""
+    svc = service()
+    caller = FakeCaller()
+    tool_error = {"content": [{"type": "text", "text": "no such file"}], "isError": True}
+
+    async def errs() -> Mapping[str, Any]:
+        return tool_error
+
+    async with anyio.create_task_group() as group:
+        task_id = await start(svc, caller, group, errs)
+    assert (await svc.get({"taskId": task_id}, caller))["status"] == "failed"
+    answer = await svc.result({"taskId": task_id}, caller)
+    assert answer["isError"] is True
+
+
 async def test_the_task_id_param_names_the_task_whatever_related_task_meta_says() -> None:
     svc = service()
     caller = FakeCaller()

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_compat._engine import EVERY_OWNER, Outcome, RoundTrips, TaskPolicy, current_run
+from mcp_tasks_compat._engine import EVERY_OWNER, TaskPolicy, current_run
 from mcp_tasks_compat._engine.grace import QUICK_STREAK
-from mcp_tasks_compat._server import Tasks2026Service, ToolCall2026, principal_id
+from mcp_tasks_compat._server import InvalidAnswer, Tasks2026Service, ToolCall2026, principal_id
 from mcp_tasks_compat.core._codec_2026 import EXTENSION_ID
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY
 from mcp_tasks_compat.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, PeerProtocolError
@@ -30,8 +30,8 @@ def service(**policy: Any) -> Tasks2026Service:
     return Tasks2026Service(TaskPolicy(tools=dict(TOOLS), **policy))
 
 
-def never_checked(key: str, method: str, response: Mapping[str, Any]) -> None:
-    raise AssertionError(f"{key} ({method}) answers no outstanding request and must not be checked")
+def never_checked(method: str, response: Mapping[str, Any]) -> InvalidAnswer | None:
+    raise AssertionError(f"{response} answers no outstanding {method} request and must not be checked")
 
 
 @pytest.mark.parametrize(
@@ -97,15 +97,14 @@ async def test_cancel_acknowledges_and_leaves_an_ended_task_as_it_is() -> None:
 
 async def test_update_checks_each_answer_against_its_request_and_delivers_it() -> None:
     svc = service()
-    checked: list[tuple[str, str]] = []
+    checked: list[str] = []
     answers: list[Mapping[str, Any]] = []
 
-    def check(key: str, method: str, response: Mapping[str, Any]) -> None:
-        checked.append((key, method))
+    def check(method: str, response: Mapping[str, Any]) -> InvalidAnswer | None:
+        checked.append(method)
         if response.get("action") not in ("accept", "decline", "cancel"):
-            raise PeerProtocolError(
-                f"inputResponses[{key!r}] is not a valid ElicitResult", jsonrpc_code=INVALID_PARAMS
-            )
+            return InvalidAnswer("ElicitResult", 1)
+        return None
 
     async def asks() -> Mapping[str, Any]:
         run = current_run()
@@ -123,14 +122,19 @@ async def test_update_checks_each_answer_against_its_request_and_delivers_it() -
             await record.changed.wait()
         (key,) = record.task.input_requests
         task_id = record.task.task_id
-        with pytest.raises(PeerProtocolError):
+        with pytest.raises(PeerProtocolError) as caught:
             await svc.update(task_id, {key: {"action": "maybe"}}, FakeCaller(ALICE), check)
+        assert (caught.value.jsonrpc_code, caught.value.message) == (
+            INVALID_PARAMS,
+            f"inputResponses[{key!r}] is not a valid ElicitResult (the answer to elicitation/create): "
+            "1 validation error(s)",
+        )
         assert await svc.update(task_id, {"not-asked": {"x": 1}}, FakeCaller(ALICE), never_checked) == {}
         assert (
             await svc.update(task_id, {key: {"action": "accept", "content": {}}}, FakeCaller(ALICE), check)
             == {}
         )
-    assert checked == [(key, "elicitation/create"), (key, "elicitation/create")]
+    assert checked == ["elicitation/create", "elicitation/create"]
     assert answers == [{"action": "accept", "content": {}}]
     assert (await svc.get(task_id, FakeCaller(ALICE)))["status"] == "completed"
 
@@ -168,9 +172,7 @@ async def test_a_plain_call_is_the_adapters_plain_answer_and_launches_nothing() 
     called = Called()
     caller = FakeCaller(ALICE)
     for call in (call_of("quick"), call_of("echo", declares=False)):
-        answer = await svc.call_tool(
-            call, caller, work=called.work, plain=called.plain_call, rounds=RoundTrips(None, None)
-        )
+        answer = await svc.call_tool(call, caller, work=called.work, plain=called.plain_call)
         assert answer == "answered plainly"
     assert (called.plain, called.worked, caller.launched) == (2, 0, [])
 
@@ -180,11 +182,8 @@ async def test_a_quick_optional_call_is_answered_with_its_outcome_and_makes_no_t
     called = Called()
     async with anyio.create_task_group() as group:
         caller = FakeCaller(ALICE, group=group)
-        answer = await svc.call_tool(
-            call_of("echo"), caller, work=called.work, plain=called.plain_call, rounds=RoundTrips(None, None)
-        )
-    assert isinstance(answer, Outcome)
-    assert answer.result == called.result
+        answer = await svc.call_tool(call_of("echo"), caller, work=called.work, plain=called.plain_call)
+    assert answer == called.result  # the work's own result, as a plain call answers it
     assert (called.worked, caller.launched) == (1, ["echo"])
     tasks, _ = await svc.engine.store.list_tasks(owner=EVERY_OWNER, cursor=None)
     assert tasks == []
@@ -204,7 +203,6 @@ async def test_a_required_tool_or_a_task_asked_for_is_a_task_owned_by_the_princi
             caller,
             work=called.work,
             plain=called.plain_call,
-            rounds=RoundTrips(None, None),
         )
         assert isinstance(answer, dict)
         assert answer["resultType"] == "task"
@@ -229,7 +227,6 @@ async def test_a_task_asked_for_past_the_owners_limit_is_refused_and_runs_nothin
             caller,
             work=first.work,
             plain=first.plain_call,
-            rounds=RoundTrips(None, None),
         )
         assert isinstance(answer, dict)
         assert answer["resultType"] == "task"
@@ -239,7 +236,6 @@ async def test_a_task_asked_for_past_the_owners_limit_is_refused_and_runs_nothin
                 caller,
                 work=second.work,
                 plain=second.plain_call,
-                rounds=RoundTrips(None, None),
             )
         release.set()
     assert (first.worked, second.worked, second.plain) == (1, 0, 0)
@@ -256,7 +252,6 @@ async def test_a_tool_quick_in_its_recent_calls_starts_its_next_call_undetached(
                 caller,
                 work=called.work,
                 plain=called.plain_call,
-                rounds=RoundTrips(None, None),
             )
-            assert isinstance(answer, Outcome)
+            assert answer == called.result
     assert caller.detached == [True] * QUICK_STREAK + [False]

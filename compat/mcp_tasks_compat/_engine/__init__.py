@@ -39,7 +39,8 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``polling``: :class:`PollPolicy`, the poll-hint rule;
 * ``runs``: a task's run (started as a task, or undecided first), the work's outcome ending the
   task, and the current run of a tool body (``current_run``, ``report_status``);
-* ``inline``: a call not yet known to be a task (the inline grace; multi-round-trip input);
+* ``inline``: a call not yet known to be a task (the inline grace; an input round answered
+  before any task, whose wire is ``_server``'s);
 * ``grace``: which calls wait out the inline grace (a tool whose calls outlive it skips it);
 * ``inputs``: input requests relayed between the work and the client;
 * ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
@@ -85,15 +86,7 @@ from .engine import (
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .hosting import EngineHost, ToolRunner
-from .inline import (
-    DEFAULT_INLINE_GRACE_S,
-    InlineCall,
-    Outcome,
-    RoundTripAnswer,
-    RoundTrips,
-    plain_rounds,
-    rounds_of_plain_call,
-)
+from .inline import DEFAULT_INLINE_GRACE_S, InlineCall, Outcome, RoundTripAnswer
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .limits import UnknownTask
 from .policy import SUPPORT_VALUES, TaskPolicy
@@ -134,7 +127,6 @@ __all__ = [
     "Outcome",
     "PollPolicy",
     "RoundTripAnswer",
-    "RoundTrips",
     "SilentNotifier",
     "SqliteTaskStore",
     "StoreConflict",
@@ -154,8 +146,6 @@ __all__ = [
     "input_key_prefix",
     "new_task_id",
     "pending_call",
-    "plain_rounds",
     "report_status",
-    "rounds_of_plain_call",
     "store_from_url",
 ]

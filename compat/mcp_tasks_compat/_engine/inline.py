@@ -4,32 +4,28 @@ On 2026-07-28 the server decides per call whether to answer with a task (SEP-266
 starts the work *before* deciding (:meth:`~.runs.TaskRuns.begin`): an :class:`InlineCall`
 is the run while it is still undecided. It ends one of two ways, decided exactly once:
 
-* **answered**: the work finished (or asked for input as a multi-round-trip round, see
-  :class:`RoundTrips`) while undecided; the caller answers the ``tools/call`` plainly and no task
-  ever exists;
+* **answered**: the work finished (or asked for input as a multi-round-trip round, which it
+  raises as :class:`RoundTripAnswer`) while undecided; the caller answers the ``tools/call``
+  plainly and no task ever exists;
 * **a task**: the grace ran out, or the work asked for input that only a task can carry; the
   task is created then and attached to the run, which goes on as the task's work, unrestarted.
 
 Why here and not in the adapter: the same run must be able to become a task halfway, with its
-cancel scope, status and input relay, and only the engine owns those.
+cancel scope, status and input relay, and only the engine owns those. What a round says on the
+wire, and how its answers come back, is the dialect's (``_server/rounds_2026.py``): a round's
+answer is opaque here.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextvars
-import json
 import logging
-from collections.abc import Callable, Generator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import anyio
 import anyio.lowlevel
 
-from .inputs import input_key_prefix
 from .records import RunStop, TaskRecord
 
 __all__ = [
@@ -37,9 +33,6 @@ __all__ = [
     "InlineCall",
     "Outcome",
     "RoundTripAnswer",
-    "RoundTrips",
-    "plain_rounds",
-    "rounds_of_plain_call",
     "run_task_hook",
 ]
 
@@ -53,16 +46,15 @@ for a loaded machine, and is short enough that a client waiting for its task han
 notice it.
 """
 
-_STATE_VERSION: Final = 1
-
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
 
 class RoundTripAnswer(Exception):
-    """The call's answer is an ``input_required`` round (multi-round trip, SEP-2322).
+    """The call's answer is an input round (multi-round trip, SEP-2322): ``result``, as the server
+    layer wrote it.
 
     Raised by the work while the call is still undecided; the caller answers it plainly. It can
-    never be a task's outcome: a task asks through ``inputRequests`` instead.
+    never be a task's outcome: a task asks through its input relay instead.
     """
 
     def __init__(self, result: Mapping[str, Any]) -> None:
@@ -80,96 +72,6 @@ class Outcome:
     @property
     def is_round_trip(self) -> bool:
         return isinstance(self.error, RoundTripAnswer)
-
-
-class RoundTrips:
-    """The answers a multi-round-trip call has gathered so far, and the next question.
-
-    A tool asks with ``elicit(..., before_task=True)`` (and the like): each such question gets a
-    key from the order it is asked in (``elicit-1``, ``elicit-2``), so asking again in the next
-    round (the tool runs again from its start) finds the answer. Answers of earlier rounds ride in
-    ``requestState`` (JSON, base64url): the client only echoes it, and what it could change there
-    are its own answers. ``MCPServer`` seals ``requestState`` at the wire boundary anyway. A
-    ``requestState`` of another shape is the tool's own (the SDK's multi-round-trip flow) and
-    carries no answers here.
-    """
-
-    def __init__(
-        self,
-        responses: Mapping[str, Any] | None,
-        state: str | None,
-        *,
-        error: Callable[[Mapping[str, Any]], Exception] = RoundTripAnswer,
-    ) -> None:
-        answers = _decode_state(state) if state is not None else {}
-        answers.update(dict(responses or {}))
-        self._answers: dict[str, Any] = answers
-        self._asked = 0
-        self._error = error
-        self.question: dict[str, Any] | None = None
-        """The round this run asked (set even if the tool swallowed the exception)."""
-
-    def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The client's answer to this question if it gave one; else ends the round.
-
-        Ending the round raises ``error(result)`` (an exception the SDK's tool layer lets through:
-        the adapter passes its own) and remembers the round in :attr:`question`.
-        """
-        self._asked += 1
-        key = f"{input_key_prefix(method)}-{self._asked}"
-        answer = self._answers.get(key)
-        if isinstance(answer, Mapping):
-            return dict(answer)  # pyright: ignore[reportUnknownArgumentType]
-        request: dict[str, Any] = {"method": method}
-        if params:
-            request["params"] = dict(params)
-        self.question = {
-            "resultType": "input_required",
-            "inputRequests": {key: request},
-            "requestState": _encode_state(self._answers),
-        }
-        raise self._error(self.question)
-
-
-_plain: contextvars.ContextVar[RoundTrips | None] = contextvars.ContextVar(
-    "mcp_tasks_compat_plain_rounds", default=None
-)
-
-
-@contextmanager
-def rounds_of_plain_call(rounds: RoundTrips) -> Generator[RoundTrips]:
-    """A plain 2026-07-28 call (never a task) whose ``before_task`` questions are rounds too."""
-    token = _plain.set(rounds)
-    try:
-        yield rounds
-    finally:
-        _plain.reset(token)
-
-
-def plain_rounds() -> RoundTrips | None:
-    """The rounds of the plain 2026-07-28 call running in this context, if any."""
-    return _plain.get()
-
-
-def _encode_state(answers: Mapping[str, Any]) -> str:
-    raw = json.dumps({"v": _STATE_VERSION, "answers": dict(answers)}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode()
-
-
-def _decode_state(state: str) -> dict[str, Any]:
-    """The answers carried by a ``requestState`` this server wrote; none for any other (the tool's
-    own multi-round-trip state, which it reads itself, passes through untouched)."""
-    try:
-        decoded: Any = json.loads(base64.urlsafe_b64decode(state.encode()))
-    except (binascii.Error, ValueError, UnicodeError):
-        return {}
-    if (
-        not isinstance(decoded, dict)
-        or decoded.get("v") != _STATE_VERSION  # pyright: ignore[reportUnknownMemberType]
-        or not isinstance(decoded.get("answers"), dict)  # pyright: ignore[reportUnknownMemberType]
-    ):
-        return {}
-    return dict(decoded["answers"])  # pyright: ignore[reportUnknownArgumentType]
 
 
 _Phase = Literal["open", "answered", "escalating", "task", "dropped"]
@@ -192,13 +94,11 @@ class InlineCall:
         "_phase",
         "outcome",
         "record",
-        "rounds",
         "scope",
         "status_message",
     )
 
-    def __init__(self, stop: RunStop, rounds: RoundTrips | None = None) -> None:
-        self.rounds = rounds
+    def __init__(self, stop: RunStop) -> None:
         self.record: TaskRecord | None = None
         self.outcome: Outcome | None = None
         self.status_message: str | None = None

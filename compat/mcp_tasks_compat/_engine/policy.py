@@ -136,11 +136,14 @@ class TaskPolicy:
 
     def engine_on(self, store: TaskStore | str | None) -> TaskEngine:
         """This server's engine, or one built from the same settings on ``store`` (a worker's
-        ``--store``), reading the same re-run declarations."""
+        ``--store``), reading the same re-run declarations and result rules (each dialect's
+        service gives them to this server's engine)."""
         if store is None:
             return self.engine
         store = store_from_url(store) if isinstance(store, str) else store
-        return TaskEngine(self.settings.with_store(store), reruns=self.reruns)
+        engine = TaskEngine(self.settings.with_store(store), reruns=self.reruns)
+        engine.runs.result_rules = self.engine.runs.result_rules  # one table: the services fill it
+        return engine
 
     @property
     def inline_grace_s(self) -> float:

@@ -4,6 +4,8 @@ The engine owns a task's state; this module owns its *run*: the anyio task that 
 the context variable through which the work knows its task (:func:`current_run`), the undecided
 call that may still be answered plainly (:func:`pending_call`), and how the work's outcome ends
 the task. Every change it makes goes through the engine's writer (:class:`~.writer.TaskWriter`).
+Whether a tool's result fails its task is its dialect's rule (:data:`ResultRule`), which the
+services of ``_server`` give the engine: no dialect's codec is read here.
 """
 
 from __future__ import annotations
@@ -19,20 +21,19 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..core import _codec_2025 as codec_2025
-from ..core import _codec_2026 as codec_2026
 from ..core._lifecycle import TaskEvent
-from ..core._model import JsonRpcError, Progress, Task, TaskStatus
-from ..dialects import DIALECT_2025_11_25
+from ..core._model import JsonRpcError, Progress, Task
+from ..dialects import Dialect
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .grace import GraceTicket
-from .inline import InlineCall, Outcome, RoundTripAnswer, RoundTrips
+from .inline import InlineCall, Outcome, RoundTripAnswer
 from .records import LiveRecords, RunStop, TaskRecord
 from .stores import TaskState
 from .writer import TaskWriter
 
 __all__ = [
     "SERVER_STOPPED",
+    "ResultRule",
     "TaskRuns",
     "ToolCallFailure",
     "Work",
@@ -46,6 +47,11 @@ logger = logging.getLogger("mcp_tasks_compat.engine")
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
 """A tool's work: called once, its result (wire JSON) or exception ends the task."""
+
+ResultRule = Callable[[Mapping[str, Any]], bool]
+"""``fails(result)``: whether a tool's result ends its task ``failed``. It is the rule of the task's
+dialect, which the server layer gives the engine (:attr:`TaskRuns.result_rules`): the engine
+judges no result itself."""
 
 SERVER_STOPPED = "the server stopped this task"
 """Status message of a task whose run was stopped with its server (not by ``tasks/cancel``)."""
@@ -209,6 +215,9 @@ class TaskRuns:
         self._host = host
         self._records = records
         self._left_for_rerun = left_for_rerun
+        self.result_rules: dict[Dialect, ResultRule] = {}
+        """Dialect to whether a tool's result fails its task: set by that dialect's service (a
+        worker's engine copies its server's); a result of a dialect without one completes its task."""
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal, or
@@ -252,7 +261,6 @@ class TaskRuns:
         ticket: GraceTicket,
         create: Callable[[str | None], Awaitable[TaskRecord]],
         always_task: bool = False,
-        rounds: RoundTrips | None = None,
         context: contextvars.Context | None = None,
     ) -> Outcome | Task:
         """Start ``work`` undecided; the plain outcome if it ends within its grace, else its task
@@ -270,7 +278,7 @@ class TaskRuns:
         no grace (0 s: off, or skipped for a tool known to be long) the task is created before the
         work starts, as ``start`` does, so a refused create runs nothing.
         """
-        call = InlineCall(_new_stop(), rounds)
+        call = InlineCall(_new_stop())
         spawn_in = (context or contextvars.copy_context()).run
         if ticket.seconds <= 0:  # no grace: the task first, so a create refused runs nothing
             call.escalate()
@@ -324,8 +332,8 @@ class TaskRuns:
         error = outcome.error
         if error is None:
             result = dict(outcome.result or {})  # a lazily dumped result is dumped (and kept) here
-            codec = codec_2025 if record.dialect == DIALECT_2025_11_25 else codec_2026
-            failed = codec.status_for_tool_result(result) is TaskStatus.FAILED  # the dialect's rule
+            rule = self.result_rules.get(record.dialect)
+            failed = rule is not None and rule(result)  # the dialect's rule, given by its service
             event = TaskEvent.FAIL if failed else TaskEvent.COMPLETE
             await self._writer.finish(record, event, result=result, fence=record.run_claim)
             return

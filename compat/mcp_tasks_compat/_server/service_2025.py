@@ -35,6 +35,7 @@ __all__ = [
     "TOOL_FORBIDS_TASKS",
     "TaskCall",
     "Tasks2025Service",
+    "fails_task_2025",
     "refuse_plain_call",
     "task_not_found",
 ]
@@ -68,6 +69,12 @@ class TaskCall:
     owner: str | None
     tool_name: str
     ttl_ms: int | None
+
+
+def fails_task_2025(result: Mapping[str, Any]) -> bool:
+    """2025-11-25's result rule (the engine's :data:`~.._engine.runs.ResultRule`): a tool result
+    with ``isError: true`` fails its task (its result still served from ``tasks/result``)."""
+    return codec.status_for_tool_result(result) is TaskStatus.FAILED
 
 
 def task_not_found(unknown: UnknownTask) -> PeerProtocolError:
@@ -124,6 +131,7 @@ class Tasks2025Service:
     def __init__(self, tasks: TaskPolicy) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
+        self.engine.runs.result_rules[DIALECT_2025_11_25] = fails_task_2025  # re-runs and workers too
 
     # --- what the handshake and tools/list say -----------------------------------------------------
 

@@ -21,6 +21,7 @@ import anyio.lowlevel
 from .. import _engine
 from ..dialects import DIALECT_2025_11_25
 from ..errors import TaskStateError
+from .rounds_2026 import call_rounds
 
 __all__ = ["PlainInput", "UndeclaredCapability", "ask"]
 
@@ -43,13 +44,13 @@ async def ask(
     run = _engine.current_run()
     if run is None:
         call = _engine.pending_call()
+        rounds = call_rounds() if before_task else None
         if call is None:
-            rounds = _engine.plain_rounds() if before_task else None
             if rounds is not None:  # a plain 2026-07-28 call: the question is a round all the same
                 return rounds.ask(method, params)
             return await plain(method, params)
-        if before_task and call.is_open and call.rounds is not None:
-            return call.rounds.ask(method, params)
+        if rounds is not None and call.is_open:  # still undecided: a round, before any task
+            return rounds.ask(method, params)
         await call.task()
         run = _engine.current_run()
         assert run is not None

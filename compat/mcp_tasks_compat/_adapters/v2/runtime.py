@@ -143,7 +143,7 @@ def tool_result_wire(result: HandlerResult) -> Mapping[str, Any]:
         wire = dict(result)
         kind = wire.get("resultType")
     if kind == "input_required":
-        # A task's rounds are relayed by the extension's interceptor (server._with_round_trips); one
+        # A task's rounds are relayed by the extension's interceptor (_server.relay_rounds); one
         # that reaches here had none to relay it (a re-run, a server serving 2025-11-25 only), so
         # the task ends failed, visibly.
         raise ToolCallFailure(

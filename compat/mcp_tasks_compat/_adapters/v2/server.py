@@ -13,6 +13,13 @@
   the ``tasks/result`` stream in ``dialect_2025``); in a plain call it is the ordinary request of the
   current ``tools/call`` (:func:`plain_input`), which a 2026-07-28 plain call cannot make.
 
+What the peer sees (the plan of a call, the inline grace and its plain answers, multi-round-trip
+rounds, every refusal's words) is decided in ``_server`` (:class:`~.._server.Tasks2026Service`,
+``_server/rounds_2026.py``); this module routes the SDK's requests there and gives what only the
+SDK can: the tool chain as work, a result read as an ``input_required`` wire and the answers set
+as the retry's params (the two round primitives), an answer validated against the SDK's result
+type, the ``Mcp-Name`` header read.
+
 ``MCPServer`` fixes its extensions, lifespan and middleware when it is built, so it is enabled
 with :func:`mcpserver_kwargs`; the low-level ``Server`` is enabled in place with :func:`install`.
 """
@@ -22,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
-import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler, compose_tool_call_handler
 from mcp.server.lowlevel.server import Server
@@ -34,23 +40,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from ..._detect import SdkInfo, refuse_unsupported, sdk_info
-from ..._engine import (
-    InputRefused,
-    InputRelay,
-    Outcome,
-    RoundTripAnswer,
-    RoundTrips,
-    TaskPolicy,
-    TaskRecord,
-    ToolCallFailure,
-    current_run,
-    pending_call,
-    rounds_of_plain_call,
-)
-from ..._server import ToolCall2026, refuse_plain_call
-from ...core import _codec_2026 as codec_2026
+from ..._engine import InputRefused, TaskPolicy, current_run
+from ..._server import InvalidAnswer, ToolCall2026, no_input_channel, refuse_plain_call, relay_rounds
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
-from ...errors import HEADER_MISMATCH, PeerProtocolError, UnsupportedOptIn, UnsupportedOptInError
+from ...errors import UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
 from .push import push_middleware
 from .runtime import (
@@ -98,23 +91,12 @@ def served_dialects(tasks: TaskPolicy, info: SdkInfo | None = None) -> tuple[Dia
     return tasks.dialects
 
 
-def _check_mcp_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
-    """-32020 when an ``Mcp-Name`` header is present and names another task.
-
-    The SDK checks the header only for its own name-bearing methods; some clients omit it for
-    ``tasks/*``, so a missing header is accepted.
-    """
+def _mcp_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The request's ``Mcp-Name`` header, decoded, if it has one (the SDK checks it only for its
+    own name-bearing methods; the service checks it for ``tasks/*``)."""
     headers = getattr(ctx.request, "headers", None)
-    if headers is None:
-        return
-    raw = headers.get(MCP_NAME_HEADER)
-    if raw is None:
-        return
-    if decode_header_value(str(raw)) != task_id:
-        raise PeerProtocolError(
-            "Mcp-Name header does not match the request body's 'taskId' parameter",
-            jsonrpc_code=HEADER_MISMATCH,
-        )
+    raw = headers.get(MCP_NAME_HEADER) if headers is not None else None
+    return None if raw is None else decode_header_value(str(raw))
 
 
 class TasksExtension(Extension):
@@ -158,31 +140,32 @@ class TasksExtension(Extension):
             if current_run() is None:
                 refuse_plain_call(params.name, self._runtime.tasks.support_for(params.name))
                 return await call_next(ctx)
-            return await _with_round_trips(params, ctx, call_next, None)
-        rounds = _rounds_of(params)
+            return await _relayed_rounds(params, ctx, call_next)
         meta: object = params.meta
         call = ToolCall2026(
             params.name,
             params.arguments,
             cast("Mapping[str, Any]", meta) if isinstance(meta, Mapping) else None,
             declares_tasks(ctx),
+            _wire_responses(params),
+            params.request_state,
         )
         answer = await self._service.call_tool(
             call,
             self._runtime.caller(ctx),
             # Detached from the start, as a task's run: the call may become a task at any moment,
             # and its running frames keep whatever request context they were given.
-            work=tool_work(lambda run: _with_round_trips(params, run, call_next, rounds)),
-            plain=lambda: _plain_with_rounds(params, ctx, call_next, rounds),
-            rounds=rounds,
+            work=tool_work(lambda run: _relayed_rounds(params, run, call_next)),
+            plain=lambda: call_next(ctx),
+            ends_round=_RoundTripRequest,
         )
-        return _plain_answer(answer) if isinstance(answer, Outcome) else answer
+        return _handler_result(answer)
 
     # --- tasks/* ---------------------------------------------------------------------------------
 
     def _task_id(self, ctx: ServerRequestContext[Any, Any]) -> str:
         task_id = self._service.task_id(ctx.params, declares_tasks=declares_tasks(ctx))
-        _check_mcp_name(ctx, task_id)
+        self._service.check_mcp_name(task_id, _mcp_name(ctx))
         return task_id
 
     async def tasks_get(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
@@ -196,44 +179,20 @@ class TasksExtension(Extension):
     async def tasks_update(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> HandlerResult:
         with sdk_errors():
             task_id, responses = self._service.update_params(ctx.params, declares_tasks=declares_tasks(ctx))
-            _check_mcp_name(ctx, task_id)
-            return await self._service.update(
-                task_id, responses, self._runtime.caller(ctx), _check_input_response
-            )
+            self._service.check_mcp_name(task_id, _mcp_name(ctx))
+            return await self._service.update(task_id, responses, self._runtime.caller(ctx), _invalid_answer)
 
 
-# --- the inline grace and multi-round-trip input ---------------------------------------------------
+# --- the SDK's part of the inline grace and multi-round-trip input (the rest: _server) --------------
 
 
 class _RoundTripRequest(MCPError):
     """Ends a tool body that asked ``before_task`` while its call is undecided (an ``MCPError``, so
-    ``MCPServer``'s tool layer lets it through); the interceptor answers the round plainly."""
+    ``MCPServer``'s tool layer lets it through); the service answers the round plainly."""
 
     def __init__(self, result: Mapping[str, Any]) -> None:
         super().__init__(code=INTERNAL_ERROR, message="the tool asks for input before it runs as a task")
         self.result = dict(result)
-
-
-def _rounds_of(params: CallToolRequestParams) -> RoundTrips:
-    """The call's multi-round-trip state: its ``inputResponses`` and ``requestState``."""
-    return RoundTrips(_wire_responses(params), params.request_state, error=_RoundTripRequest)
-
-
-async def _plain_with_rounds(
-    params: CallToolRequestParams,
-    ctx: ServerRequestContext[Any, Any],
-    call_next: CallNext,
-    call_rounds: RoundTrips,
-) -> HandlerResult:
-    """A plain 2026-07-28 call: a ``before_task`` question is answered as a round, no task needed."""
-    with rounds_of_plain_call(call_rounds) as rounds:
-        try:
-            result = await call_next(ctx)
-        except Exception:
-            if rounds.question is not None:
-                return rounds.question
-            raise
-        return rounds.question if rounds.question is not None else result
 
 
 def _wire_responses(params: CallToolRequestParams) -> dict[str, Any] | None:
@@ -245,8 +204,8 @@ def _wire_responses(params: CallToolRequestParams) -> dict[str, Any] | None:
     }
 
 
-def _result_wire(result: HandlerResult) -> Mapping[str, Any] | None:
-    """An ``input_required`` result as wire JSON, else ``None``."""
+def _input_required_wire(result: HandlerResult) -> Mapping[str, Any] | None:
+    """The primitive "result to wire": an ``input_required`` result as wire JSON, else ``None``."""
     if isinstance(result, BaseModel):
         if getattr(result, "result_type", None) != "input_required":
             return None
@@ -256,98 +215,48 @@ def _result_wire(result: HandlerResult) -> Mapping[str, Any] | None:
     return None
 
 
-async def _with_round_trips(
-    params: CallToolRequestParams,
-    ctx: ServerRequestContext[Any, Any],
-    call_next: CallNext,
-    rounds: RoundTrips | None,
+def _retry_with(params: CallToolRequestParams, answers: Mapping[str, Any], request_state: str | None) -> None:
+    """The primitive "answers to retry params": the handler is invoked with this very params object
+    (the SDK binds it into the chain), so the next round is the retry the client would send."""
+    retry = CallToolRequestParams.model_validate(
+        {"name": params.name, "arguments": params.arguments, "inputResponses": answers}, by_name=False
+    )
+    params.input_responses = retry.input_responses
+    params.request_state = request_state
+
+
+async def _relayed_rounds(
+    params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
 ) -> HandlerResult:
-    """The rest of the chain, with the tool's multi-round-trip input handled.
-
-    While the call is undecided, an ``input_required`` round (the tool's own, or a ``before_task``
-    question) is the call's plain answer: :class:`RoundTripAnswer` carries it out of the work.
-    Once the call is a task, the tool's ``inputRequests`` are relayed as the task's (status
-    ``input_required``, answered by ``tasks/update``, or on ``tasks/result`` in 2025-11-25) and
-    the tool runs again with the answers and its ``requestState``, as the client would retry it.
-    """
-    while True:
-        try:
-            result = await call_next(ctx)
-        except Exception:
-            if rounds is not None and rounds.question is not None:
-                raise RoundTripAnswer(rounds.question) from None
-            raise
-        if rounds is not None and rounds.question is not None:  # the tool swallowed the exception
-            raise RoundTripAnswer(rounds.question)
-        wire = _result_wire(result)
-        if wire is None:
-            return result
-        call = pending_call()
-        if call is not None and call.is_open:
-            raise RoundTripAnswer(wire)
-        if call is not None:
-            await call.task()
-        run = current_run()
-        if run is None:
-            return result
-        engine, record = run
-        requests = cast("Mapping[str, Mapping[str, Any]]", wire.get("inputRequests") or {})
-        answers = await _relayed(engine.inputs, record, requests)
-        # The handler is invoked with this very params object (the SDK binds it into the chain);
-        # the next round is the retry the client would send: the answers and the echoed state.
-        retry = CallToolRequestParams.model_validate(
-            {"name": params.name, "arguments": params.arguments, "inputResponses": answers}, by_name=False
-        )
-        params.input_responses = retry.input_responses
-        params.request_state = cast("str | None", wire.get("requestState"))
+    """The rest of the chain, its ``input_required`` rounds handled by ``_server``
+    (:func:`~.._server.relay_rounds`), given this module's two primitives."""
+    return await relay_rounds(
+        lambda: call_next(ctx),
+        input_required=_input_required_wire,
+        retry_with=lambda answers, state: _retry_with(params, answers, state),
+    )
 
 
-async def _relayed(
-    inputs: InputRelay, record: TaskRecord, requests: Mapping[str, Mapping[str, Any]]
-) -> dict[str, Any]:
-    """Every request relayed through the task at once; the answers under the tool's own keys."""
-    answers: dict[str, Any] = {}
-
-    async def relay(key: str, request: Mapping[str, Any]) -> None:
-        answers[key] = await inputs.request(record, request)
-
-    async with anyio.create_task_group() as group:
-        for key, request in requests.items():
-            group.start_soon(relay, key, request)
-    return answers
+def _handler_result(answer: HandlerResult | Mapping[str, Any]) -> HandlerResult:
+    """The service's answer as the SDK's: a tool result answered within the grace is the SDK's own
+    model again, as a plain call would have answered it."""
+    if isinstance(answer, ToolResultWire):
+        return answer.model
+    if answer is None or isinstance(answer, (BaseModel, dict)):
+        return answer
+    return dict(answer)
 
 
-def _plain_answer(outcome: Outcome) -> HandlerResult:
-    """What the ``tools/call`` answers when the call ended within the grace: what it would have."""
-    error = outcome.error
-    if error is None:
-        result = outcome.result
-        if isinstance(result, ToolResultWire):
-            return result.model  # the SDK's own result, as a plain call would have answered
-        return dict(result or {})
-    if isinstance(error, RoundTripAnswer):
-        return error.result
-    if isinstance(error, ToolCallFailure):
-        if isinstance(error.__cause__, Exception):
-            raise error.__cause__
-        failure = error.error
-        raise PeerProtocolError(failure.message, jsonrpc_code=failure.code, data=failure.data)
-    raise error
-
-
-def _check_input_response(key: str, method: str, response: Mapping[str, Any]) -> None:
-    """-32602 for an answer to an outstanding request that is not that request's result type."""
+def _invalid_answer(method: str, response: Mapping[str, Any]) -> InvalidAnswer | None:
+    """Why ``response`` is not the SDK's result type of a ``method`` request, else ``None``."""
     model = INPUT_RESULT_TYPES.get(method)
     if model is None:
-        return
+        return None
     try:
         model.model_validate(response, by_name=False)
     except ValidationError as exc:
-        raise PeerProtocolError(
-            f"inputResponses[{key!r}] is not a valid {model.__name__} (the answer to {method}): "
-            f"{exc.error_count()} validation error(s)",
-            jsonrpc_code=INVALID_PARAMS,
-        ) from None
+        return InvalidAnswer(model.__name__, exc.error_count())
+    return None
 
 
 # --- input from inside a tool body ----------------------------------------------------------------
@@ -371,20 +280,7 @@ async def plain_input(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """
     ctx = _required_request(method)
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        if declares_tasks(ctx):
-            raise MCPError(
-                code=INTERNAL_ERROR,
-                message=f"the tool asked for input ({method}) in a plain 2026-07-28 call, which has no "
-                "channel for it, and the tool does not run as a task; declare it 'optional' or 'required' "
-                "in ServerTasks(tools=...)",
-            )
-        error = codec_2026.missing_capability_error()
-        raise MCPError(
-            code=error.code,
-            message=f"{error.message}: the tool asks for input ({method}), which a 2026-07-28 call can "
-            f"only give as a task; declare the {TASKS_EXTENSION_ID} extension",
-            data=error.data,
-        )
+        raise mcp_error(no_input_channel(method, declares_tasks=declares_tasks(ctx)))
     request: dict[str, Any] = {"method": method}
     if params:
         request["params"] = dict(params)
