@@ -93,6 +93,14 @@ def session_kwargs(
     )
 
 
+def task_message_handler(chained: Any) -> Any:
+    """The ``message_handler`` a ``TaskClientSession`` is built with, composed with ``chained``: it
+    hands the server's pushed task statuses to whoever follows the task, then every message to
+    ``chained``. For a framework that builds its own ``ClientSession`` from a handler it is given
+    and takes no session class (fastmcp's ``Client``); statuses are polled without it."""
+    return session_kwargs(message_handler=chained).get("message_handler", chained)
+
+
 async def connection_of(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
     """The library's negotiated connection on ``session`` (negotiated on first use, then cached)."""
     if isinstance(session, TaskSessionWrapper):

@@ -7,7 +7,6 @@ dialect, the only one mcp 1.x speaks. What both majors share is in :mod:`..share
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -25,15 +24,12 @@ from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
 from . import builder
+from .client import initialize_answer, keep_initialize_answer
 from .client import list_tools as list_tools  # the client facet's, as wire JSON
 from .server import lowlevel_server_of
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
-
-_IDENTITY_ATTRIBUTE = "_mcp_tasks_compat_server_info"
-"""Where :func:`handshake` keeps the ``initialize`` answer on the session (1.x does not keep it)."""
-
 
 # --- the server ---------------------------------------------------------------------------------
 
@@ -109,20 +105,20 @@ async def handshake(session: ClientSession, *, dialect_2025: bool) -> str | None
     """Send ``initialize`` ourselves (1.x has only this handshake) and keep what it answered.
 
     ``negotiate`` then reuses the open connection; mcp 1.x keeps neither the protocol version nor
-    ``serverInfo``, so both are read here. Every 1.x connection is a 2025-11-25 one.
+    ``serverInfo``, so the answer is kept on the session (``Negotiated.protocol_version`` and
+    :func:`server_identity` read it). Every 1.x connection is a 2025-11-25 one.
     """
     del dialect_2025
     result = await session.initialize()
-    with contextlib.suppress(AttributeError):
-        setattr(session, _IDENTITY_ATTRIBUTE, result.serverInfo)
+    keep_initialize_answer(session, result)
     return str(result.protocolVersion)
 
 
 def server_identity(session: ClientSession) -> tuple[str | None, str | None]:
-    info: object = getattr(session, _IDENTITY_ATTRIBUTE, None)
-    if not isinstance(info, types.Implementation):
+    answer = initialize_answer(session)
+    if answer is None:
         return None, None
-    return info.name, info.version
+    return answer.serverInfo.name, answer.serverInfo.version
 
 
 def is_modern(version: str | None) -> bool:
