@@ -345,6 +345,9 @@ async def call_tool(
     instead of answering it, ``input_responses`` / ``request_state`` continue such a call. A
     keyword the installed SDK does not have is a ``TypeError``, as it would be there.
     """
+    # No task at once (start_tool asks for one): the call follows the task to its result, so the
+    # inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool in one
+    # request, where a task at once would cost a create, a listen stream and a read.
     options = CallOptions.of(
         timeout=timeout, ttl=ttl, cancel_grace=cancel_grace, read_timeout_seconds=read_timeout_seconds
     )
@@ -369,9 +372,6 @@ async def call_tool_with(
     """:func:`call_tool` with its options normalised already: the one body of it and of a
     session's SDK-shaped ``call_tool`` (``TaskClientSession``, ``TaskSessionWrapper``)."""
     connection = await connection_of(session)
-    # No task-at-once hint here (start_tool sends it): the call follows the task to its result, so
-    # the inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool
-    # in one request, where a task at once would cost a create, a listen stream and a read.
     return await _call_tool(
         connection,
         name,
