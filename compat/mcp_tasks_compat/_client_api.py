@@ -18,6 +18,7 @@ from typing import Any, Final, TextIO, cast
 from ._adapters import get_adapter
 from ._client import (
     CANCEL_GRACE_SECONDS,
+    CallOptions,
     Mode,
     Negotiated,
     OnProgress,
@@ -26,6 +27,7 @@ from ._client import (
     TaskRun,
     call_with_defaults,
     open_negotiated,
+    positive_seconds,
     seconds,
     statuses_as_progress,
 )
@@ -34,7 +36,6 @@ from ._client import call_tool as _call_tool
 from ._client import resume as _resume
 from ._client import start_tool as _start_tool
 from ._detect import refuse_unsupported, sdk_info
-from .core._model import DEFAULT_TTL_MS
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect
 from .errors import SessionOptionsError
 
@@ -92,7 +93,16 @@ def session_kwargs(
     )
 
 
-async def _connection(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
+def task_message_handler(chained: Any) -> Any:
+    """The ``message_handler`` a ``TaskClientSession`` is built with, composed with ``chained``: it
+    hands the server's pushed task statuses to whoever follows the task, then every message to
+    ``chained``. For a framework that builds its own ``ClientSession`` from a handler it is given
+    and takes no session class (fastmcp's ``Client``); statuses are polled without it."""
+    return session_kwargs(message_handler=chained).get("message_handler", chained)
+
+
+async def connection_of(session: Any, *, discover_timeout: float = DISCOVER_TIMEOUT_SECONDS) -> Any:
+    """The library's negotiated connection on ``session`` (negotiated on first use, then cached)."""
     if isinstance(session, TaskSessionWrapper):
         session = session.wrapped_session
     return await get_adapter().client.connection(session, discover_timeout=discover_timeout)
@@ -110,7 +120,7 @@ async def negotiate(
     """
     timeout = seconds(discover_timeout)
     assert timeout is not None
-    connection = await _connection(session, discover_timeout=timeout)
+    connection = await connection_of(session, discover_timeout=timeout)
     negotiated: Negotiated = connection.negotiated
     return negotiated
 
@@ -274,32 +284,8 @@ def _opened(
         session_kwargs=kwargs,
         negotiate=negotiate,
         dialect_2025=dialect == DIALECT_2025_11_25,
-        connect_timeout=_positive("connect_timeout", connect_timeout),
+        connect_timeout=positive_seconds("connect_timeout", connect_timeout),
     )
-
-
-DEFAULT_TTL_SECONDS = DEFAULT_TTL_MS / 1000  # an hour: the server's default TTL too
-"""The TTL asked of a 2025-11-25 server when the caller names none (and no longer ``timeout`` needs more).
-
-Finite on purpose: an unlimited (null) TTL does not round-trip through mcp 1.x, whose server
-drops it and whose client then rejects every status notification of the task.
-"""
-
-
-def _ttl_ms(ttl: float | timedelta | None, timeout: float | None) -> int:
-    value = seconds(ttl)
-    if value is None:
-        value = DEFAULT_TTL_SECONDS if timeout is None else max(DEFAULT_TTL_SECONDS, timeout + 60.0)
-    if value <= 0:
-        raise ValueError(f"ttl must be positive, not {ttl!r}")
-    return round(value * 1000)
-
-
-def _positive(name: str, value: float | timedelta | None) -> float | None:
-    converted = seconds(value)
-    if converted is not None and converted <= 0:
-        raise ValueError(f"{name} must be positive, not {value!r}")
-    return converted
 
 
 async def call_tool(
@@ -359,27 +345,42 @@ async def call_tool(
     instead of answering it, ``input_responses`` / ``request_state`` continue such a call. A
     keyword the installed SDK does not have is a ``TypeError``, as it would be there.
     """
-    grace = _positive("cancel_grace", cancel_grace)
-    assert grace is not None
-    overall = _positive("timeout", timeout)
-    read_timeout = _positive("read_timeout_seconds", read_timeout_seconds)
-    ttl_ms = _ttl_ms(ttl, overall)
-    connection = await _connection(session)
-    # No task-at-once hint here (start_tool sends it): the call follows the task to its result, so
-    # the inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool
-    # in one request, where a task at once would cost a create, a listen stream and a read.
+    # No task at once (start_tool asks for one): the call follows the task to its result, so the
+    # inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool in one
+    # request, where a task at once would cost a create, a listen stream and a read.
+    options = CallOptions.of(
+        timeout=timeout, ttl=ttl, cancel_grace=cancel_grace, read_timeout_seconds=read_timeout_seconds
+    )
+    return await call_tool_with(
+        session, name, arguments, options, mode=mode, on_status=on_status, meta=meta, on_progress=on_progress,
+        **sdk_options,
+    )  # fmt: skip
+
+
+async def call_tool_with(
+    session: Any,
+    name: str,
+    arguments: dict[str, Any] | None,
+    options: CallOptions,
+    *,
+    mode: Mode = "auto",
+    on_status: OnStatus | None = None,
+    meta: dict[str, Any] | None = None,
+    on_progress: OnProgress | None = None,
+    **sdk_options: Any,
+) -> Any:
+    """:func:`call_tool` with its options normalised already: the one body of it and of a
+    session's SDK-shaped ``call_tool`` (``TaskClientSession``, ``TaskSessionWrapper``)."""
+    connection = await connection_of(session)
     return await _call_tool(
         connection,
         name,
         arguments,
+        options,
         mode=mode,
         on_status=on_status,
-        overall_timeout=overall,
-        ttl_ms=ttl_ms,
         meta=meta,
-        cancel_grace=grace,
         on_progress=on_progress,
-        read_timeout=read_timeout,
         sdk_options=sdk_options,
     )
 
@@ -399,20 +400,10 @@ async def start_tool(
     Refused (before anything is sent) where ``call_tool(mode="task")`` would be. Use the handle as
     ``async with await start_tool(...) as run:`` to cancel the task if the block exits early.
     """
-    grace = _positive("cancel_grace", cancel_grace)
-    assert grace is not None
-    ttl_ms = _ttl_ms(ttl, None)
-    connection = await _connection(session)
-    return await _start_tool(
-        connection,
-        name,
-        arguments,
-        on_status=on_status,
-        ttl_ms=ttl_ms,
-        meta=meta,
-        cancel_grace=grace,
-        at_once=True,  # a handle is wanted: even a quick tool is a task (the hint, where sent)
-    )
+    # A handle is wanted: even a quick tool is a task (the hint, where the connection sends it).
+    options = CallOptions.of(ttl=ttl, cancel_grace=cancel_grace, at_once=True)
+    connection = await connection_of(session)
+    return await _start_tool(connection, name, arguments, options, on_status=on_status, meta=meta)
 
 
 async def resume(
@@ -429,10 +420,9 @@ async def resume(
     ``unauthenticated_2025_scope="task_id"``, keep an unauthenticated task to the creating
     session, and their refusal arrives as ``TaskNotFoundError`` saying so.
     """
-    grace = _positive("cancel_grace", cancel_grace)
-    assert grace is not None
-    connection = await _connection(session)
-    return await _resume(connection, task_id, on_status=on_status, cancel_grace=grace)
+    options = CallOptions.of(cancel_grace=cancel_grace)
+    connection = await connection_of(session)
+    return await _resume(connection, task_id, options, on_status=on_status)
 
 
 # --- reading a result the same way on both majors ------------------------------------------------
@@ -557,7 +547,7 @@ class TaskSessionWrapper:
             name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl,
             sdk_options,
         )  # fmt: skip
-        return await call_with_defaults(call_tool, self.wrapped_session, self, call)
+        return await call_with_defaults(call_tool_with, self.wrapped_session, self, call)
 
 
 def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None = None) -> TaskSessionWrapper:
@@ -569,4 +559,4 @@ def with_tasks(session: Any, *, mode: Mode = "auto", on_status: OnStatus | None 
 
 def task_client_session() -> type[Any]:
     """``client.TaskClientSession``, made on first use (a subclass of the installed SDK's ClientSession)."""
-    return get_adapter().client.task_session_class(call_tool, session_kwargs, tasks_extension)
+    return get_adapter().client.task_session_class(call_tool_with, session_kwargs, tasks_extension)

@@ -121,7 +121,7 @@ def mcp_tasks_server(mcp_tasks_toolset: ToolSet, mcp_tasks_server_options: dict[
 async def mcp_tasks_session(
     mcp_tasks_server: Any, mcp_tasks_dialect: Dialect | None
 ) -> AsyncGenerator[Any, None]:
-    """A ``ClientSession`` (``session_kwargs()``, negotiated) to ``mcp_tasks_server`` in memory."""
+    """A negotiated ``ClientSession`` with the library's settings to ``mcp_tasks_server`` in memory."""
     _skip_unless_spoken(mcp_tasks_dialect)
     async with connect_in_memory(mcp_tasks_server, dialect=mcp_tasks_dialect) as session:
         yield session

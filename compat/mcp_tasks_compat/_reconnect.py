@@ -18,15 +18,16 @@ import math
 import random
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import anyio
 
-from ._adapters import get_adapter
+from ._client.call_options import CallOptions
 from ._client.entry_points import call_tool, resume, start_tool
 from ._client.lost import connection_lost, leaves
-from ._client.protocols import CANCEL_GRACE_SECONDS, OnStatus
+from ._client.protocols import OnStatus
+from ._client_api import connection_of
 from .errors import ServerConnectionLostError, ServerUnreachableError, TaskTimeoutError, UnsupportedOptInError
 
 __all__ = ["OpenSession", "Reconnect", "ReconnectingClient"]
@@ -36,11 +37,8 @@ logger = logging.getLogger("mcp_tasks_compat.client")
 OpenSession = Callable[[], AbstractAsyncContextManager[Any]]
 """Opens a new, negotiated client session (e.g. the transport, ``ClientSession`` and ``negotiate``)."""
 
-GRACE_S: Final = CANCEL_GRACE_SECONDS
 FIRST_DELAY_S: Final = 0.5
 MAX_DELAY_S: Final = 8.0
-DISCOVER_TIMEOUT_S: Final = 5.0
-"""As :func:`mcp_tasks_compat.client.negotiate` waits for ``server/discover`` by default."""
 
 
 @dataclass(frozen=True)
@@ -129,37 +127,27 @@ class ReconnectingClient:
         on_status: OnStatus | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - it also cancels the remote task
     ) -> Any:
-        """The tool's ``CallToolResult``, as a task where the server offers one (else a plain call)."""
+        """The tool's ``CallToolResult``, as a task where the server offers one (else a plain call).
+
+        The call's options are ``client.call_tool``'s (a TTL of an hour, or ``timeout`` plus a
+        minute if longer; ``timeout`` positive), and it asks for the task at once, as
+        ``client.start_tool`` does: the task's id is what a new session resumes.
+        """
+        options = CallOptions.of(timeout=timeout, at_once=True)
         followed = _Followed()
 
         async def first(session: Any) -> Any:
-            connection = await _connection(session)
+            connection = await connection_of(session)
             try:
-                run = await start_tool(
-                    connection,
-                    name,
-                    arguments,
-                    on_status=on_status,
-                    ttl_ms=None,
-                    meta=None,
-                    cancel_grace=GRACE_S,
-                )
+                run = await start_tool(connection, name, arguments, options, on_status=on_status, meta=None)
             except UnsupportedOptInError:  # the server offers no task for this tool: a plain call
                 return await call_tool(
-                    connection,
-                    name,
-                    arguments,
-                    mode="plain",
-                    on_status=None,
-                    overall_timeout=timeout,
-                    ttl_ms=None,
-                    meta=None,
-                    cancel_grace=GRACE_S,
+                    connection, name, arguments, options, mode="plain", on_status=None, meta=None
                 )
             followed.task_id, followed.dialect = run.task_id, run.dialect
-            return await run.result(timeout=timeout)
+            return await run.result(timeout=options.timeout_s)
 
-        return await self._follow(first, followed, on_status, timeout)
+        return await self._follow(first, followed, on_status, options)
 
     async def result(
         self,
@@ -169,33 +157,34 @@ class ReconnectingClient:
         timeout: float | None = None,  # noqa: ASYNC109 - it also cancels the remote task
     ) -> Any:
         """Follow an existing task (started earlier, or by someone else) to its result."""
+        options = CallOptions.of(timeout=timeout)
         followed = _Followed(task_id=task_id)
 
         async def first(session: Any) -> Any:
-            return await self._resumed(session, followed, on_status, timeout)
+            return await self._resumed(session, followed, on_status, options)
 
-        return await self._follow(first, followed, on_status, timeout)
+        return await self._follow(first, followed, on_status, options)
 
     async def _resumed(
-        self,
-        session: Any,
-        followed: _Followed,
-        on_status: OnStatus | None,
-        timeout: float | None,  # noqa: ASYNC109 - passed on to TaskRun.result, which cancels the task
+        self, session: Any, followed: _Followed, on_status: OnStatus | None, options: CallOptions
     ) -> Any:
+        """The followed task resumed on ``session``, to its result within ``options.timeout_s``."""
         assert followed.task_id is not None
-        connection = await _connection(session)
-        run = await resume(connection, followed.task_id, on_status=on_status, cancel_grace=GRACE_S)
+        connection = await connection_of(session)
+        run = await resume(connection, followed.task_id, options, on_status=on_status)
         followed.dialect = run.dialect
-        return await run.result(timeout=timeout)
+        return await run.result(timeout=options.timeout_s)
 
     async def _follow(
         self,
         first: Callable[[Any], Awaitable[Any]],
         followed: _Followed,
         on_status: OnStatus | None,
-        timeout: float | None,  # noqa: ASYNC109 - the overall bound, across reconnections
+        options: CallOptions,
     ) -> Any:
+        """``first`` on a new session, then the followed task resumed on new ones while connections
+        are lost, within ``options.timeout_s`` overall."""
+        timeout = options.timeout_s
         deadline = math.inf if timeout is None else anyio.current_time() + timeout
         step = first
         attempt = 0
@@ -224,9 +213,10 @@ class ReconnectingClient:
                 if unsent is not None:
                     continue
                 left = None if timeout is None else max(0.0, deadline - anyio.current_time())
+                remaining = replace(options, timeout_s=left)
 
-                async def again(session: Any, left: float | None = left) -> Any:
-                    return await self._resumed(session, followed, on_status, left)
+                async def again(session: Any, remaining: CallOptions = remaining) -> Any:
+                    return await self._resumed(session, followed, on_status, remaining)
 
                 step = again
 
@@ -278,8 +268,3 @@ def _out_of_time(task_id: str | None, timeout: float | None) -> TaskTimeoutError
         "out before a new one)",
         task_id=task_id,
     )
-
-
-async def _connection(session: Any) -> Any:
-    """The library's connection on a session ``open_session`` gave (negotiated on first use)."""
-    return await get_adapter().client.connection(session, discover_timeout=DISCOVER_TIMEOUT_S)

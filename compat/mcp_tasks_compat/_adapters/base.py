@@ -59,11 +59,12 @@ class ClientFacet(Protocol):
 
     def task_session_class(
         self,
-        call_tool: Callable[..., Awaitable[Any]],
+        call_tool_with: Callable[..., Awaitable[Any]],
         session_kwargs: Callable[..., dict[str, Any]],
         extension: Callable[..., Any],
     ) -> type[Any]:
-        """The ``ClientSession`` subclass whose ``call_tool`` is ``call_tool(self, ...)``."""
+        """The ``ClientSession`` subclass whose ``call_tool`` is ``call_tool_with(self, ...)``, its
+        options normalised first."""
         ...
 
     def tasks_extension(self, *, dialect: Dialect | None, on_status: OnStatus | None = None) -> Any:

@@ -4,7 +4,8 @@ running tasks.
 ``ClientSession`` has the same import path and the same ``call_tool(name, arguments,
 read_timeout_seconds, progress_callback, *, meta, ...)`` shape on both majors (1.x takes a
 ``timedelta`` for the timeout, 2.x a float; both are accepted), so the class is written once. The
-public layer hands in its own ``call_tool`` and ``session_kwargs`` (this layer cannot import it),
+public layer hands in its own ``call_tool_with`` (``call_tool`` taking the normalised options) and
+``session_kwargs`` (this layer cannot import it),
 and the adapters' connections send the plain request through ``ClientSession.call_tool`` itself,
 so the override is never re-entered.
 """
@@ -50,9 +51,10 @@ SessionKwargs = Callable[..., dict[str, Any]]
 
 @cache
 def task_session_class(
-    call_tool: CallTool, session_kwargs: SessionKwargs, make_extension: Callable[..., Any]
+    call_tool_with: CallTool, session_kwargs: SessionKwargs, make_extension: Callable[..., Any]
 ) -> type[Any]:
-    """The subclass, made once per (``call_tool``, ``session_kwargs``, ``extension``) of the public layer."""
+    """The subclass, made once per (``call_tool_with``, ``session_kwargs``, ``extension``) of the
+    public layer."""
 
     class TaskClientSession(ClientSession):
         """A ``ClientSession`` whose ``call_tool`` runs a tool as a task where the server offers one.
@@ -107,6 +109,6 @@ def task_session_class(
                 name, arguments, read_timeout_seconds, progress_callback, meta, mode, on_status, timeout, ttl,
                 sdk_options,
             )  # fmt: skip
-            return await call_with_defaults(call_tool, self, self, call)
+            return await call_with_defaults(call_tool_with, self, self, call)
 
     return TaskClientSession

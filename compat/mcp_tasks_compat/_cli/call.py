@@ -17,7 +17,7 @@ import anyio
 
 from .._adapters import get_adapter
 from .._client.lost import lost_connection_error
-from .._client_api import call_tool, resume, session_kwargs
+from .._client_api import call_tool, resume
 from ..client import Mode
 from ..dialects import Dialect
 from ..errors import (
@@ -182,10 +182,9 @@ async def _call(options: CallOptions, report: CallReport, log: ServerLog) -> int
     answers = Answers(
         fixed=options.answer, interactive=options.answer is None and stdin_is_a_terminal(), display=display
     )
-    kwargs: dict[str, Any] = {} if options.mode == "plain" else session_kwargs()
-    kwargs["elicitation_callback"] = get_adapter().app.elicitation_callback(answers)
+    callbacks = {"elicitation_callback": get_adapter().app.elicitation_callback(answers)}
     try:
-        return await _call_connected(options, report, log, recorder, answers, kwargs)
+        return await _call_connected(options, report, log, recorder, answers, callbacks)
     except Exception as error:
         if report.protocol_version is None:
             raise  # never connected: "cannot reach the server", said by run_reporting
@@ -212,11 +211,17 @@ async def _call_connected(
     log: ServerLog,
     recorder: StatusRecorder,
     answers: Answers,
-    kwargs: dict[str, Any],
+    callbacks: Mapping[str, Any],
 ) -> int:
+    """The call on a session opened for it: ``--mode plain`` opens it without the library's task
+    settings (no Tasks extension declared), any other mode with them and ``callbacks`` added."""
     display = recorder.display
     async with connect(
-        options.target, kwargs=kwargs, dialect_2025=False, log=log, connect_timeout=options.connect_timeout
+        options.target,
+        session_options=callbacks,
+        bare=options.mode == "plain",
+        log=log,
+        connect_timeout=options.connect_timeout,
     ) as connected:
         report.protocol_version = connected.protocol_version
         report.dialect = connected.negotiated.dialect

@@ -1,7 +1,10 @@
 """Where the server is and how to reach it: the target, its stderr, an open negotiated session.
 
-:func:`connect` is the one place a command opens a client session; the transports and the session
-come from the adapter registry's app facet (``_adapters.get_adapter().app``).
+:func:`connect` is the one place a command opens a client session, with the client's own opener
+(:func:`.._client.open_negotiated`, what ``client.connect_http`` and ``client.connect_stdio``
+run), so a server that dies under a command ends it as it ends user code: with
+:class:`~mcp_tasks_compat.errors.ServerConnectionLostError` naming the task. The transports come
+from the adapter registry's app facet (``_adapters.get_adapter().app``).
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-import anyio
-
 from .._adapters import get_adapter
+from .._client import open_negotiated
+from .._client_api import merged_session_options
 from ..client import Negotiated, negotiate
+from ..dialects import DIALECT_2025_11_25, Dialect
+from ..errors import ServerUnreachableError
 from .common import CliError
 
 __all__ = ["Connected", "ServerLog", "Target", "connect"]
@@ -87,6 +92,11 @@ class ServerLog:
             self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         return self._file
 
+    def detail(self) -> str:
+        """What a failure to open a session adds: the server's last stderr line, if it said one."""
+        tail = self.last_line()
+        return f" (server stderr: {tail})" if tail else ""
+
     def last_line(self) -> str | None:
         if self._file is None:
             return None
@@ -105,25 +115,55 @@ class ServerLog:
 
 @asynccontextmanager
 async def connect(
-    target: Target, *, kwargs: Mapping[str, Any], dialect_2025: bool, log: ServerLog, connect_timeout: float
+    target: Target,
+    *,
+    session_options: Mapping[str, Any] | None = None,
+    dialect: Dialect | None = None,
+    bare: bool = False,
+    log: ServerLog,
+    connect_timeout: float,
 ) -> AsyncGenerator[Connected, None]:
-    """Open a session to ``target`` and negotiate it within ``connect_timeout`` seconds."""
+    """Open a session to ``target`` and negotiate it within ``connect_timeout`` seconds.
+
+    ``session_options`` are ``ClientSession`` keywords added to the library's (the command's
+    callbacks); ``bare`` leaves the library's out (``call --mode plain``: no Tasks extension
+    declared); ``dialect`` keeps tasks to one dialect, ``"2025-11-25"`` opening with
+    ``initialize``, as ``client.connect_http(dialect=...)`` does. A session that cannot be opened
+    is a one-line :class:`CliError`, nothing having been sent.
+    """
+    app = get_adapter().app
+    if target.url is not None:
+        transport = app.http_streams(target.url)
+    else:
+        command, *args = target.command
+        transport = app.stdio_streams(command, args, errlog=log.stream(), env=target.environment())
+    opening = open_negotiated(
+        app,
+        transport,
+        server=target.describe(),
+        session_kwargs=merged_session_options(session_options, dialect=dialect, bare=bare),
+        negotiate=negotiate,
+        dialect_2025=dialect == DIALECT_2025_11_25,
+        connect_timeout=connect_timeout,
+        detail=log.detail,
+    )
     async with AsyncExitStack() as stack:
-        if target.url is not None:
-            streams = await stack.enter_async_context(get_adapter().app.http_streams(target.url))
-        else:
-            command, *args = target.command
-            streams = await stack.enter_async_context(
-                get_adapter().app.stdio_streams(command, args, errlog=log.stream(), env=target.environment())
-            )
-        session = await stack.enter_async_context(get_adapter().app.open_session(streams, kwargs))
         try:
-            with anyio.fail_after(connect_timeout):
-                opened = await get_adapter().app.handshake(session, dialect_2025=dialect_2025)
-                negotiated = await negotiate(session)
-        except TimeoutError:
-            raise CliError(
-                f"no answer from {target.describe()} within {connect_timeout:g} s (--connect-timeout)"
-            ) from None
-        name, version = get_adapter().app.server_identity(session)
-        yield Connected(session, negotiated, negotiated.protocol_version or opened, name, version)
+            session = await stack.enter_async_context(opening)
+        except ServerUnreachableError as error:
+            raise _unreachable(error, target, connect_timeout) from error
+        negotiated = await negotiate(session)  # what the opener negotiated (cached)
+        name, version = app.server_identity(session)
+        yield Connected(session, negotiated, negotiated.protocol_version, name, version)
+
+
+def _unreachable(error: ServerUnreachableError, target: Target, connect_timeout: float) -> CliError:
+    """A session that never opened, in the command line's words, then the client's own."""
+    if isinstance(error.cause, TimeoutError):  # the opener's: the handshake went unanswered
+        within = f"within {connect_timeout:g} s (--connect-timeout)"
+        return CliError(f"no answer from {target.describe()} {within}")
+    if target.url is not None:
+        return CliError(f"cannot reach the server: {error.message}")
+    if isinstance(error.cause, (FileNotFoundError, PermissionError)):  # the process never started
+        return CliError(f"cannot start the server command: {error.message}")
+    return CliError(f"the server command ended before its session opened: {error.message}")

@@ -15,7 +15,7 @@ from typing import Any, Final, TextIO
 import anyio
 
 from .._adapters import get_adapter
-from .._client_api import call_tool, negotiate, session_kwargs, start_tool
+from .._client_api import call_tool, connect_in_memory, negotiate, start_tool
 from .._detect import sdk_info
 from ..core._model import Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -78,12 +78,11 @@ class _DemoSession:
         return StatusLine.for_stream(self.out, indent="   ")
 
 
-async def _open(session: Any, *, dialect_2025: bool, out: TextIO) -> Dialect:
-    """Handshake and negotiate; the task dialect, after a line saying how the connection was opened."""
-    opened = await get_adapter().app.handshake(session, dialect_2025=dialect_2025)
-    negotiated = await negotiate(session)
+async def _opened(session: Any, *, out: TextIO) -> Dialect:
+    """The task dialect the opener negotiated, after a line saying how the connection was opened."""
+    negotiated = await negotiate(session)  # what the opener negotiated (cached)
     dialect = negotiated.dialect
-    version = negotiated.protocol_version or opened
+    version = negotiated.protocol_version
     if dialect is None:
         raise CliError(f"the connection offers no tasks: {negotiated.reason}")
     handshake = "server/discover" if get_adapter().app.is_modern(version) else "initialize"
@@ -191,20 +190,17 @@ async def _run_ask(demo: _DemoSession, answers: Answers) -> None:
 
 async def _demo(options: DemoOptions, out: TextIO) -> int:
     info = sdk_info()
-    kwargs = session_kwargs(dialect=options.dialect)  # refuses what this install cannot do, first
-    # 1.x always opens with initialize; 2.x does when 2025-11-25 is asked for (else server/discover).
-    dialect_2025 = options.dialect == DIALECT_2025_11_25
     answers = _demo_answers(out)
-    kwargs["elicitation_callback"] = get_adapter().app.elicitation_callback(answers)
-
+    callbacks = {"elicitation_callback": get_adapter().app.elicitation_callback(answers)}
+    # The client's opener, as user code opens it; it refuses what this install cannot do before
+    # anything is printed. 1.x always opens with initialize; 2.x does when 2025-11-25 is asked for
+    # (else server/discover).
     server = build_example_server()
+    opening = connect_in_memory(server, dialect=options.dialect, client_session_kwargs=callbacks)
     _say(out, f"mcp-tasks-compat demo on mcp {info.mcp_version} (major {info.major})")
     _say(out, "example server in-process; client over in-memory JSON-RPC streams")
-    async with (
-        get_adapter().app.in_memory_streams(server) as streams,
-        get_adapter().app.open_session(streams, kwargs) as session,
-    ):
-        dialect = await _open(session, dialect_2025=dialect_2025, out=out)
+    async with opening as session:
+        dialect = await _opened(session, out=out)
         demo = _DemoSession(session, dialect, out)
         await _run_to_result(demo, options)
         await _run_and_cancel(demo, options)

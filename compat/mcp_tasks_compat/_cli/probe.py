@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .._adapters import get_adapter
-from .._client_api import session_kwargs
 from .._detect import sdk_info
-from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
+from ..dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
 from .common import EXIT_OK
 from .connect import ServerLog, Target, connect
 from .failures import describe_failure, run_reporting
@@ -41,14 +40,10 @@ async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
     identity: dict[str, Any] = {"name": None, "version": None}
     protocol_version: str | None = None
 
-    async def look(dialect_2025: bool) -> bool:
+    async def look(dialect: Dialect | None) -> bool:
         nonlocal protocol_version
         async with connect(
-            options.target,
-            kwargs=session_kwargs(),
-            dialect_2025=dialect_2025,
-            log=log,
-            connect_timeout=options.connect_timeout,
+            options.target, dialect=dialect, log=log, connect_timeout=options.connect_timeout
         ) as connected:
             negotiated = connected.negotiated
             connections.append(
@@ -71,11 +66,11 @@ async def _probe(options: ProbeOptions, log: ServerLog) -> dict[str, Any]:
                     tools[name] = support
             return get_adapter().app.is_modern(connected.protocol_version)
 
-    modern = await look(dialect_2025=False)
+    modern = await look(dialect=None)
     if modern:
         # A 2.x client can also open a handshake-era connection: does the server speak 2025-11-25 too?
         try:
-            await look(dialect_2025=True)
+            await look(dialect=DIALECT_2025_11_25)
         except Exception as error:
             code, message = describe_failure(error)
             del code

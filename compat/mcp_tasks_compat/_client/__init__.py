@@ -10,6 +10,8 @@ Rules of this layer:
 * A connection is negotiated once per session (:mod:`.connections`: the adapter reports its
   handshake, :func:`.connections.decide` names the dialect or why none, and one cache keeps the
   connection per session for both majors).
+* A public call's options (TTL, timeouts, cancel grace, the task-at-once hint) are normalised
+  once, into one :class:`.call_options.CallOptions` every entry point builds and hands down.
 * Whether a call runs as a task is decided before anything is sent (:mod:`.plan`).
 * The follower is picked once per dialect, from the wire's dialect (:func:`.following.follower_for`):
   :mod:`.follow_2025` and :mod:`.follow_2026` share the poll loop of :mod:`.poller`, and neither
@@ -21,9 +23,9 @@ Rules of this layer:
 
 from __future__ import annotations
 
+from .call_options import DEFAULT_TTL_SECONDS, CallOptions, Duration, positive_seconds, seconds
 from .connections import ConnectionCache, Handshake, NegotiatedConnection, PerSession, decide, negotiate
 from .entry_points import call_tool, follow, resume, start_tool
-from .following import seconds
 from .openers import SessionPlumbing, held_transport, open_negotiated
 from .plan import DeclaredSupport, declared_support
 from .poller import StatusListeners, clamp_poll_seconds
@@ -56,14 +58,17 @@ from .task_run import TaskRun
 __all__ = [
     "CANCEL_GRACE_SECONDS",
     "DEFAULT_POLL_SECONDS",
+    "DEFAULT_TTL_SECONDS",
     "MAX_INPUT_ROUNDS",
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
     "AnyTaskWire",
     "CallDefaults",
+    "CallOptions",
     "ClientConnection",
     "ConnectionCache",
     "DeclaredSupport",
+    "Duration",
     "Handshake",
     "InputReply",
     "InputRound",
@@ -96,6 +101,7 @@ __all__ = [
     "held_transport",
     "negotiate",
     "open_negotiated",
+    "positive_seconds",
     "resume",
     "seconds",
     "start_tool",

@@ -15,6 +15,7 @@ from typing import Any
 from .._observe import traces
 from ..core._model import Task
 from ..dialects import TASK_AT_ONCE_META_KEY
+from .call_options import CallOptions
 from .following import Guard, follower_for
 from .lost import lost_connection_error, raising_lost_connection
 from .outcomes import lookup_error
@@ -27,25 +28,36 @@ from .task_run import TaskRun
 __all__ = ["call_tool", "follow", "resume", "start_tool"]
 
 
+def _hinted(
+    connection: ClientConnection[Any], options: CallOptions, meta: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """``meta`` with the task-at-once hint when the caller wants the task at once and the
+    connection's class sends the hint (a server that decides per call: 2026-07-28 on mcp 2.x)."""
+    if options.at_once and connection.sends_task_at_once:
+        return {**(meta or {}), TASK_AT_ONCE_META_KEY: True}
+    return meta
+
+
 async def call_tool(
     connection: ClientConnection[ResultT],
     name: str,
     arguments: dict[str, Any] | None,
+    options: CallOptions,
     *,
     mode: str,
     on_status: OnStatus | None,
-    overall_timeout: float | None,
-    ttl_ms: int | None,
     meta: dict[str, Any] | None,
-    cancel_grace: float,
     on_progress: OnProgress | None = None,
-    read_timeout: float | None = None,
     sdk_options: Mapping[str, Any] | None = None,
 ) -> ResultT:
+    """A tool call followed to its result under a :class:`~.following.Guard`; a task the call makes
+    carries the task-at-once hint where ``options.at_once`` asks for it, as :func:`start_tool`'s does."""
     as_task = await plan_call(connection, name, mode)
+    if as_task:
+        meta = _hinted(connection, options, meta)
     guard = Guard(
-        timeout=overall_timeout,
-        grace=cancel_grace,
+        timeout=options.timeout_s,
+        grace=options.cancel_grace_s,
         what=f"tools/call {name!r}",
         dialect=connection.negotiated.dialect,
         settle=connection.settle,
@@ -60,10 +72,10 @@ async def call_tool(
                 name,
                 arguments,
                 as_task,
-                ttl_ms,
+                options.ttl_ms,
                 traces.with_trace_context(meta),
                 progress=progress,
-                read_timeout=read_timeout,
+                read_timeout=options.read_timeout_s,
                 sdk_options=dict(sdk_options or {}),
             )
         )
@@ -105,23 +117,20 @@ async def start_tool(
     connection: ClientConnection[ResultT],
     name: str,
     arguments: dict[str, Any] | None,
+    options: CallOptions,
     *,
     on_status: OnStatus | None,
-    ttl_ms: int | None,
     meta: dict[str, Any] | None,
-    cancel_grace: float,
-    at_once: bool = False,
 ) -> TaskRun[ResultT]:
     """One ``tools/call`` and a handle: nothing else is sent (no listen stream, no ``tasks/get``)
     until someone follows the task, and with no tracer set nothing is built for tracing; what a
     batch submitter pays per task beyond the SDK's own call (issue 27 §4).
 
-    ``at_once``: the caller wants the handle, not the result, so even a quick tool should be a
-    task; the call then carries the task-at-once hint where the connection's class sends it.
+    ``options.at_once``: the caller wants the handle, not the result, so even a quick tool should
+    be a task; the call then carries the task-at-once hint where the connection's class sends it.
     """
     await plan_call(connection, name, "task")
-    if at_once and connection.sends_task_at_once:
-        meta = {**(meta or {}), TASK_AT_ONCE_META_KEY: True}
+    meta = _hinted(connection, options, meta)
     dialect = connection.negotiated.dialect
     assert dialect is not None
     span = traces.client_call(name, dialect)  # to the task's outcome, as the handle learns it
@@ -129,7 +138,9 @@ async def start_tool(
         with span.current():
             if span is not traces.NO_SPAN:  # tracing: the call carries this span's context
                 meta = traces.with_trace_context(meta)
-            started = await connection.call(ToolCall(name, arguments, as_task=True, ttl_ms=ttl_ms, meta=meta))
+            started = await connection.call(
+                ToolCall(name, arguments, as_task=True, ttl_ms=options.ttl_ms, meta=meta)
+            )
     except BaseException as error:
         # A transport failure becomes ServerConnectionLostError (raising_lost_connection, inline).
         lost = None
@@ -141,7 +152,9 @@ async def start_tool(
         raise
     if not isinstance(started, Task):
         span.close()
-        return TaskRun(wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=cancel_grace)
+        return TaskRun(
+            wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=options.cancel_grace_s
+        )
     span.task(started.task_id)
     run = TaskRun(
         wire=connection.wire(),
@@ -149,7 +162,7 @@ async def start_tool(
         tool=name,
         dialect=dialect,
         on_status=on_status,
-        cancel_grace=cancel_grace,
+        cancel_grace=options.cancel_grace_s,
         settle=connection.settle,
         span=span,
     )
@@ -160,9 +173,9 @@ async def start_tool(
 async def resume(
     connection: ClientConnection[ResultT],
     task_id: str,
+    options: CallOptions,
     *,
     on_status: OnStatus | None,
-    cancel_grace: float,
 ) -> TaskRun[ResultT]:
     if not isinstance(task_id, str) or not task_id:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError(f"task_id must be a non-empty string, not {task_id!r}")
@@ -187,7 +200,7 @@ async def resume(
         dialect=negotiated.dialect,
         on_status=on_status,
         resumed=True,
-        cancel_grace=cancel_grace,
+        cancel_grace=options.cancel_grace_s,
         settle=connection.settle,
     )
     await run._reporter.report(task)  # pyright: ignore[reportPrivateUsage]

@@ -8,7 +8,6 @@ best-effort ``tasks/cancel`` for a task left unfinished when the call ends early
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -22,7 +21,7 @@ from .lost import lost_connection_error
 from .poller import Expiry, Poller, Reporter, best_effort_cancel
 from .protocols import AnyTaskWire, ResultT, TaskWire
 
-__all__ = ["Guard", "Settle", "end_early", "follower_for", "seconds"]
+__all__ = ["Guard", "Settle", "end_early", "follower_for"]
 
 
 def follower_for(
@@ -129,12 +128,3 @@ async def end_early(
             await best_effort_cancel(wire, task_id, grace=grace)
         if settle is not None:
             await settle()
-
-
-def seconds(value: float | timedelta | None) -> float | None:
-    """Accept seconds or a ``timedelta`` for every duration option."""
-    if value is None:
-        return None
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    return float(value)

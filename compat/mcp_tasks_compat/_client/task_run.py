@@ -17,7 +17,8 @@ from .._observe import traces
 from ..core._model import Task
 from ..dialects import Dialect
 from ..errors import TaskError
-from .following import Guard, Settle, end_early, follower_for, seconds
+from .call_options import seconds
+from .following import Guard, Settle, end_early, follower_for
 from .lost import raising_lost_connection
 from .outcomes import lookup_error
 from .poller import Expiry, Reporter

@@ -93,8 +93,8 @@ async def connect_in_memory(
     low-level ``mcp.server.lowlevel.Server``; on mcp 2.x an ``MCPServer`` or a low-level ``Server``
     (with the library's tasks installed, or not); any other object is a ``TypeError`` saying so.
     ``dialect`` pins the task dialect (``None``: the newest the connection offers);
-    ``session_options`` are ``ClientSession`` keywords added to ``session_kwargs(dialect=dialect)``
-    (e.g. ``{"elicitation_callback": ...}``; see :func:`merged_session_options`); ``bare=True``
+    ``session_options`` are ``ClientSession`` keywords added to the library's settings for
+    ``dialect`` (e.g. ``{"elicitation_callback": ...}``; see :func:`merged_session_options`); ``bare=True``
     uses them alone, a session without the library's task plumbing (what a plain client sees).
     """
     opening = _connected(

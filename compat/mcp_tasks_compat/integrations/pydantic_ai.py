@@ -46,12 +46,6 @@ class FinishedToolTask:
         return self._result
 
 
-def _seconds(timeout: timedelta | float | None) -> float | None:
-    if isinstance(timeout, timedelta):
-        return timeout.total_seconds()
-    return None if timeout is None else float(timeout)
-
-
 FASTMCP_FOR_MCP_1 = "'fastmcp>=3.3,<4'"
 """fastmcp's 3 line from the first release pydantic-ai's ``MCPToolset`` takes (pydantic-ai-slim
 2.68 asks ``fastmcp-slim>=3.3.0,<5``): every fastmcp 3 needs ``mcp>=1.24,<2``, fastmcp 4 ``mcp>=2.3``."""
@@ -96,7 +90,7 @@ def fastmcp_message_handler(client: Any) -> Any:
 @cache
 def task_client_class() -> type[Any]:
     """``TaskClient``, built once over fastmcp's own ``Client``."""
-    from .._client_api import session_kwargs, with_tasks
+    from .._client_api import call_tool, task_message_handler
 
     install, why = fastmcp_install(installed_mcp())
     fastmcp = require_framework("fastmcp", "fastmcp", adapter=__name__, install=install, why=why)
@@ -111,7 +105,7 @@ def task_client_class() -> type[Any]:
             # The session hears the server's pushed task statuses, then hands every message on to
             # the handler fastmcp would have used: without it the library polls for each status.
             chained = message_handler if message_handler is not None else fastmcp_message_handler(self)
-            routed = session_kwargs(message_handler=chained).get("message_handler", chained)
+            routed = task_message_handler(chained)
             framework_client: Any = super()
             framework_client.__init__(
                 *args, progress_handler=progress_handler, message_handler=routed, **kwargs
@@ -126,13 +120,15 @@ def task_client_class() -> type[Any]:
             timeout: timedelta | float | None = None,
             meta: dict[str, Any] | None = None,
         ) -> Any:
-            """The raw ``CallToolResult``, the tool run as a task where the server offers one."""
-            return await with_tasks(self.session).call_tool(
+            """The raw ``CallToolResult``, the tool run as a task where the server offers one
+            (``timeout`` bounds it, and cancels the task when it passes)."""
+            return await call_tool(
+                self.session,
                 name,
                 arguments,
-                progress_callback=progress_handler or self.task_progress_handler,
-                meta=meta,
-                timeout=_seconds(timeout),
+                on_progress=progress_handler or self.task_progress_handler,
+                meta=meta or None,
+                timeout=timeout,
             )
 
         async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:

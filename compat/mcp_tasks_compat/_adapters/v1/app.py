@@ -9,7 +9,6 @@ both majors share is in :mod:`..shared`.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -26,12 +25,9 @@ from ..base import Answerer, Streams
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
 from ..shared import stdio_streams as stdio_streams
+from .client import initialize_answer, keep_initialize_answer
 from .client import list_tools as list_tools  # the client facet's, as wire JSON
 from .server import lowlevel_server_of
-
-_IDENTITY_ATTRIBUTE = "_mcp_tasks_compat_server_info"
-"""Where :func:`handshake` keeps the ``initialize`` answer on the session (1.x does not keep it)."""
-
 
 # --- the server ---------------------------------------------------------------------------------
 
@@ -96,20 +92,20 @@ async def handshake(session: ClientSession, *, dialect_2025: bool) -> str | None
     """Send ``initialize`` ourselves (1.x has only this handshake) and keep what it answered.
 
     ``negotiate`` then reuses the open connection; mcp 1.x keeps neither the protocol version nor
-    ``serverInfo``, so both are read here. Every 1.x connection is a 2025-11-25 one.
+    ``serverInfo``, so the answer is kept on the session (``Negotiated.protocol_version`` and
+    :func:`server_identity` read it). Every 1.x connection is a 2025-11-25 one.
     """
     del dialect_2025
     result = await session.initialize()
-    with contextlib.suppress(AttributeError):
-        setattr(session, _IDENTITY_ATTRIBUTE, result.serverInfo)
+    keep_initialize_answer(session, result)
     return str(result.protocolVersion)
 
 
 def server_identity(session: ClientSession) -> tuple[str | None, str | None]:
-    info: object = getattr(session, _IDENTITY_ATTRIBUTE, None)
-    if not isinstance(info, types.Implementation):
+    answer = initialize_answer(session)
+    if answer is None:
         return None, None
-    return info.name, info.version
+    return answer.serverInfo.name, answer.serverInfo.version
 
 
 def is_modern(version: str | None) -> bool:

@@ -59,6 +59,8 @@ __all__ = [
     "PlainConnection",
     "Wire2025",
     "connection",
+    "initialize_answer",
+    "keep_initialize_answer",
     "session_kwargs",
     "task_session_class",
     "tasks_extension",
@@ -464,10 +466,34 @@ async def list_tools(session: ClientSession) -> list[dict[str, Any]]:
     return await list_all_tools(page)
 
 
+_INITIALIZE_ANSWER_ATTRIBUTE = "_mcp_tasks_compat_initialize_answer"
+"""Where the library's own ``initialize`` keeps its answer on the session (mcp 1.x keeps neither
+the protocol version nor ``serverInfo``)."""
+
+
+def keep_initialize_answer(session: ClientSession, answer: types.InitializeResult) -> None:
+    """Keep the answer to an ``initialize`` the library sent itself (the openers' handshake)."""
+    with contextlib.suppress(AttributeError):
+        setattr(session, _INITIALIZE_ANSWER_ATTRIBUTE, answer)
+
+
+def initialize_answer(session: ClientSession) -> types.InitializeResult | None:
+    """The answer :func:`keep_initialize_answer` kept, ``None`` for a session the caller initialized."""
+    answer: object = getattr(session, _INITIALIZE_ANSWER_ATTRIBUTE, None)
+    return answer if isinstance(answer, types.InitializeResult) else None
+
+
 async def _negotiate(session: ClientSession) -> Negotiated:
-    """``initialize`` where the caller has not, then the decision of :mod:`.._client.connections`."""
+    """``initialize`` where the caller has not, then the decision of :mod:`.._client.connections`.
+
+    A session the library's opener initialized has its protocol version kept; one the caller
+    initialized has none (1.x keeps no record of it).
+    """
     version: str | None = None
     caps = session.get_server_capabilities()
+    kept = initialize_answer(session)
+    if kept is not None:
+        version = str(kept.protocolVersion)
     if caps is None:
         result = await session.initialize()
         version, caps = str(result.protocolVersion), result.capabilities
