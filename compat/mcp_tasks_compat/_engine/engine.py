@@ -22,7 +22,6 @@ import anyio.abc
 from .._observe import traces
 from ..core._model import Task, TaskStatus
 from ..dialects import Dialect
-from . import runs
 from .expiry import Sweeper
 from .hosting import EngineHost, Hosts
 from .inputs import InputRelay
@@ -34,7 +33,7 @@ from .reader import TaskReader
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
 from .reruns import Reruns
-from .runs import TaskRuns, Work, pending_call, report_status
+from .runs import TaskRuns, Work, current_run, pending_call, report_status
 from .serving import Serving, sweep_interval_s
 from .settings import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, EngineSettings
 from .stores import InMemoryTaskStore, TaskState, check_store
@@ -68,16 +67,6 @@ def _handing_on(
         return method
 
     return typed
-
-
-def current_run() -> tuple[TaskEngine, TaskRecord] | None:
-    """The engine and record of the task whose work is running in this context, if any."""
-    run = runs.hosted_run()
-    if run is None:
-        return None
-    engine, record = run
-    assert isinstance(engine, TaskEngine)  # every run is started by an engine's runs
-    return engine, record
 
 
 class TaskEngine:

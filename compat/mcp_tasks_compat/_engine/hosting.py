@@ -10,16 +10,17 @@ through the host, so it sees the same lifespan value as a run started by a reque
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import anyio.abc
 
-from .runs import Work
+__all__ = ["EngineHost", "Hosts", "ToolRunner", "Work"]
 
-__all__ = ["EngineHost", "Hosts", "ToolRunner"]
+Work = Callable[[], Awaitable[Mapping[str, Any]]]
+"""A tool's work: called once, its result (wire JSON) or exception ends the task."""
 
 ToolRunner = Callable[[str, Mapping[str, Any], Any], Work | None]
 """How a host runs a tool with no request: ``(tool_name, arguments, lifespan_context)`` to its

@@ -16,7 +16,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -26,7 +26,9 @@ from ..core._model import JsonRpcError, Progress, Task
 from ..dialects import Dialect
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .grace import GraceTicket
+from .hosting import EngineHost, Work
 from .inline import InlineCall, Outcome, RoundTripAnswer
+from .inputs import InputRelay
 from .records import LiveRecords, RunStop, TaskRecord
 from .stores import TaskState
 from .writer import TaskWriter
@@ -38,15 +40,26 @@ __all__ = [
     "ToolCallFailure",
     "Work",
     "current_run",
-    "hosted_run",
     "pending_call",
     "report_status",
 ]
 
 logger = logging.getLogger("mcp_tasks_compat.engine")
 
-Work = Callable[[], Awaitable[Mapping[str, Any]]]
-"""A tool's work: called once, its result (wire JSON) or exception ends the task."""
+
+class RunHost(Protocol):
+    """What started a run (its engine, :class:`.engine.TaskEngine`), as the run's tool body and
+    the helpers it calls use it: the writer of its task, the input relay, the engine's host."""
+
+    @property
+    def writer(self) -> TaskWriter: ...
+
+    @property
+    def inputs(self) -> InputRelay: ...
+
+    @property
+    def host(self) -> EngineHost | None: ...
+
 
 ResultRule = Callable[[Mapping[str, Any]], bool]
 """``fails(result)``: whether a tool's result ends its task ``failed``. It is the rule of the task's
@@ -70,8 +83,8 @@ class _Run:
     """What a running work knows of itself: its task, or the undecided call it still is."""
 
     writer: TaskWriter
-    host: object
-    """What started the run (its engine: :func:`.engine.current_run` hands it to the tool body)."""
+    host: RunHost
+    """What started the run (its engine: :func:`current_run` hands it to the tool body)."""
     record: TaskRecord | None
     call: InlineCall | None = None
 
@@ -143,15 +156,8 @@ def _running() -> tuple[_Run, TaskRecord] | None:
     return None if run is None or record is None else (run, record)
 
 
-def current_run() -> tuple[TaskWriter, TaskRecord] | None:
-    """The writer (of the engine that started it) and record of the task running here, if any."""
-    running = _running()
-    return None if running is None else (running[0].writer, running[1])
-
-
-def hosted_run() -> tuple[object, TaskRecord] | None:
-    """What started the task running here (its engine, typed by :func:`.engine.current_run`) and
-    its record, if any."""
+def current_run() -> tuple[RunHost, TaskRecord] | None:
+    """What started the task running here (its engine) and the task's record, if any."""
     running = _running()
     return None if running is None else (running[0].host, running[1])
 
@@ -173,8 +179,8 @@ async def report_status(message: str, progress: Progress | None = None) -> bool:
         if call is not None:
             call.status_message = message  # kept for the task this call may still become
         return False
-    writer, record = run
-    await writer.set_status_message(record, message, progress)
+    engine, record = run
+    await engine.writer.set_status_message(record, message, progress)
     return True
 
 
@@ -208,7 +214,7 @@ class TaskRuns:
         writer: TaskWriter,
         records: LiveRecords,
         *,
-        host: object,
+        host: RunHost,
         left_for_rerun: Callable[[TaskState], bool] = lambda state: False,
     ) -> None:
         self._writer = writer

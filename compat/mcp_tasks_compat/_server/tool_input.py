@@ -65,7 +65,7 @@ async def ask(
                 "(it has no callback for it)"
             )
             with anyio.CancelScope(shield=True):  # the cancel stops this very work: finish it first
-                await engine.cancel(record.task.task_id, record.owner, strict=False, reason=reason)
+                await engine.writer.cancel(record, strict=False, reason=reason)
             await anyio.lowlevel.checkpoint()  # the run's cancel scope ends the work here
             raise TaskStateError(f"task {record.task.task_id} was cancelled: {reason}")
     request: dict[str, Any] = {"method": method}
