@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import signal
 from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Final
 
@@ -23,10 +22,11 @@ import anyio
 
 from ._adapters import get_adapter
 from ._engine import EngineHost, TaskPolicy, Work
+from ._engine.hosting import Lifespan
 from ._engine.stores import TaskStore
 from ._engine.workers import WorkerRuns
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "Lifespan", "serve_worker"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "serve_worker"]
 
 logger = logging.getLogger("mcp_tasks_compat.worker")
 
@@ -35,9 +35,6 @@ DEFAULT_CONCURRENCY: Final = 10
 
 DEFAULT_GRACE_S: Final = 30.0
 """How long a stopping worker lets its runs finish before it gives the rest back to the queue."""
-
-Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
-"""A server's ``lifespan(server)``, as ``FastMCP`` and ``MCPServer`` take it."""
 
 
 async def serve_worker(

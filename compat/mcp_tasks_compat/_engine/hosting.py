@@ -11,13 +11,16 @@ through the host, so it sees the same lifespan value as a run started by a reque
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import anyio.abc
 
-__all__ = ["EngineHost", "Hosts", "ToolRunner", "Work"]
+__all__ = ["EngineHost", "Hosts", "Lifespan", "ToolRunner", "Work"]
+
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+"""A server's ``lifespan(server)``, as ``FastMCP`` and ``MCPServer`` take it (the user's ``lifespan=``)."""
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
 """A tool's work: called once, its result (wire JSON) or exception ends the task."""

@@ -23,12 +23,11 @@ from mcp.server.lowlevel.server import request_ctx
 from starlette.applications import Starlette
 
 from ..._engine import EngineHost
+from ..._engine.hosting import Lifespan
 from .server import hosted_by_lifespan, install, lowlevel_server_of, tool_runner
 
 if TYPE_CHECKING:
     from ..._engine.policy import TaskPolicy
-
-Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 
 __all__ = [
     "Context",

@@ -12,7 +12,7 @@ import logging
 import secrets
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
 from dataclasses import replace
@@ -32,6 +32,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, TaskPolicy, ToolCallFailure, ToolRunner
+from ..._engine.hosting import Lifespan
 from ..._server import Launch, Tasks2026Service, principal_id
 from ...core._model import JsonRpcError
 from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
@@ -61,8 +62,6 @@ T = TypeVar("T")
 
 logger = logging.getLogger("mcp_tasks_compat.server")
 
-Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
-"""``lifespan(server) -> async context manager``, as both ``MCPServer`` and ``Server`` take it."""
 
 Work = Callable[[], Awaitable[Mapping[str, Any]]]
 
