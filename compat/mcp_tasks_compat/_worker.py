@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, Final
 
@@ -26,7 +28,14 @@ from ._engine.hosting import Lifespan
 from ._engine.stores import TaskStore
 from ._engine.workers import WorkerRuns
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_GRACE_S", "serve_worker"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_GRACE_S",
+    "ServesWhenImported",
+    "importing_for_a_worker",
+    "refuse_serving_on_import",
+    "serve_worker",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.worker")
 
@@ -81,10 +90,13 @@ async def serve_worker(
             hosts.append(host)
             if stop is None:
                 signals.start_soon(_stop_on_signal, stopping, name="mcp-tasks worker signals")
-            where = engine.store.describe
-            logger.info("worker %s: taking tasks from %s, %d at a time", runs.worker_id, where, concurrency)
             if on_ready is not None:
-                on_ready(runs)
+                on_ready(runs)  # says it itself (the command line's line): not logged too
+            else:
+                where = engine.store.describe
+                logger.info(
+                    "worker %s: taking tasks from %s, %d at a time", runs.worker_id, where, concurrency
+                )
             await runs.serve(stopping, grace_s=grace_s)
             signals.cancel_scope.cancel()
     finally:
@@ -96,3 +108,35 @@ async def _stop_on_signal(stopping: anyio.Event) -> None:
         async for _signal in signals:
             stopping.set()
             return
+
+
+_IMPORTING: ContextVar[str | None] = ContextVar("mcp_tasks_compat_worker_importing", default=None)
+"""The ``MODULE:ATTR`` a worker is importing, while it does."""
+
+
+class ServesWhenImported(Exception):
+    """The module a worker imports serves its app when imported (``app.run()`` at its top level)."""
+
+
+@contextmanager
+def importing_for_a_worker(target: str) -> Generator[None]:
+    """While a worker imports ``target``'s module, a server run there is refused
+    (:func:`refuse_serving_on_import`)."""
+    token = _IMPORTING.set(target)
+    try:
+        yield
+    finally:
+        _IMPORTING.reset(token)
+
+
+def refuse_serving_on_import(call: str) -> None:
+    """Raise :class:`ServesWhenImported` if a worker is importing the module that makes ``call``
+    (``app.run()``): served there, the app would block the worker on stdin, or end and close the
+    event loop the worker then needs ("Event loop is closed"), instead of being handed over."""
+    target = _IMPORTING.get()
+    if target is not None:
+        module = target.partition(":")[0]
+        raise ServesWhenImported(
+            f"{module} calls {call} when imported, so the worker cannot import its app without serving"
+            f' it: guard that call with `if __name__ == "__main__":`'
+        )

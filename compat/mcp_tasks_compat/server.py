@@ -77,7 +77,7 @@ from ._engine import (
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
 from ._server import ask
-from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
+from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, refuse_serving_on_import, serve_worker
 from .core._model import Progress, Task
 from .dialects import RunOn
 from .dialects import TaskSupport as _TaskSupport
@@ -268,8 +268,10 @@ class TaskServer:
         """Serve until stopped: ``"stdio"`` (default) or ``"streamable-http"`` with ``host=``, ``port=``.
 
         Blocking, like the SDK's own ``run``; other options (``json_response``, ``stateless_http``,
-        ...) go to it.
+        ...) go to it. Refused (:class:`~._worker.ServesWhenImported`) while ``mcp-tasks-compat
+        worker`` imports the module that calls it.
         """
+        refuse_serving_on_import(f"{type(self).__name__}.run()")
         self._builder.run(self.sdk_server, transport, options)
 
     async def serve_worker(
@@ -308,6 +310,7 @@ class TaskServer:
 
     def run_worker(self, **options: Any) -> None:
         """:meth:`serve_worker`, blocking (as ``mcp-tasks-compat worker MODULE:ATTR`` runs it)."""
+        refuse_serving_on_import(f"{type(self).__name__}.run_worker()")
         anyio.run(partial(self.serve_worker, **options))
 
 

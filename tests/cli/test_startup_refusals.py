@@ -76,6 +76,7 @@ def test_an_unusable_store_is_refused_in_one_line_before_listening(tmp_path: Pat
         assert done.returncode == 2, (name, done.stderr)
         assert len(lines) == 1, (name, done.stderr)
         assert lines[0].startswith(f"mcp-tasks-compat: cannot use the task store {url}: "), (name, lines)
+        assert lines[0].count(url) == 1, f"{name}: the URL said more than once: {lines[0]}"
         assert "listening on" not in done.stdout + done.stderr
         if keep is not None:
             assert keep.read_bytes() == before, f"{name}: the refused file was written to"
@@ -135,7 +136,8 @@ def test_a_read_only_replica_is_refused_at_start(redis_url: str) -> None:
     with redis_server(replica_of=primary) as replica:
         line = serve_refusal(replica.url)
     assert line.startswith(f"mcp-tasks-compat: cannot use the task store {replica.url}: "), line
-    assert f"is a replica of 127.0.0.1:{primary}" in line, line
+    assert f"it is a replica of 127.0.0.1:{primary}" in line, line
+    assert line.count(replica.url) == 1, line
     assert "point the store at that primary" in line, line
     assert "script" not in line, line
 

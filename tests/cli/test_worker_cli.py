@@ -104,3 +104,80 @@ def test_a_worker_serves_its_metrics(tmp_path: Path) -> None:
         assert worker.wait(timeout=60) == 0
     (depth,) = [line for line in text.splitlines() if line.startswith("mcp_tasks_queue_depth{")]
     assert depth.endswith("} 0.0")
+
+
+LOGGING_APP = """
+import logging
+logging.basicConfig(level=logging.INFO)  # an app that shows INFO lines, as many do
+
+from mcp_tasks_compat.server import TaskServer
+
+app = TaskServer("logged", store={store!r}, run_on="workers")
+
+
+@app.tool(task="required")
+async def hello(name: str) -> str:
+    return name
+"""
+
+
+def _stderr_until_stopped(command: list[str]) -> list[str]:
+    """``command``'s stderr from its start until SIGTERM, sent once it said it takes tasks."""
+    with subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    ) as worker:
+        assert worker.stderr is not None
+        lines: list[str] = []
+        try:
+            while not any("taking tasks from" in line for line in lines):  # each readline waits
+                line = worker.stderr.readline()
+                assert line, f"the worker ended before taking tasks: {lines}"
+                lines.append(line.rstrip("\n"))
+        finally:
+            worker.terminate()
+        _, rest = worker.communicate(timeout=60)
+    return lines + rest.splitlines()
+
+
+def test_a_worker_says_once_that_it_takes_tasks(tmp_path: Path) -> None:
+    """The command line's line only: the engine's log line of the same moment was a second copy
+    whenever INFO logs showed (``-v``, or an app that turns them on)."""
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"
+    module = tmp_path / "logged_app.py"
+    module.write_text(LOGGING_APP.format(store=store), encoding="utf-8")
+    verbose = [sys.executable, "-m", "mcp_tasks_compat", "worker", "--example", "--store", store, "-v"]
+    logging_app = [sys.executable, "-m", "mcp_tasks_compat", "worker", f"{module}:app"]
+    for command in (verbose, logging_app):
+        lines = _stderr_until_stopped(command)
+        said = [line for line in lines if "taking tasks from" in line]
+        assert len(said) == 1, lines
+        assert said[0].startswith("worker "), said
+
+
+RUNS_AT_IMPORT = """
+from mcp_tasks_compat.server import TaskServer
+
+app = TaskServer("runs-at-import", store={store!r}, run_on="workers")
+
+
+@app.tool(task="required")
+async def hello(name: str) -> str:
+    return name
+
+
+app.run()  # not guarded by `if __name__ == "__main__":`
+"""
+
+
+def test_a_module_that_serves_its_app_when_imported_is_refused_with_the_fix(tmp_path: Path) -> None:
+    """It used to serve stdio inside the worker, then die with "Event loop is closed" (or wait on
+    stdin for good)."""
+    module = tmp_path / "serving_app.py"
+    module.write_text(RUNS_AT_IMPORT.format(store=f"sqlite:///{tmp_path / 'tasks.db'}"), encoding="utf-8")
+    done = cli("worker", f"{module}:app")
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line == (
+        f"mcp-tasks-compat: worker: {module} calls TaskServer.run() when imported, so the worker cannot"
+        ' import its app without serving it: guard that call with `if __name__ == "__main__":`'
+    )

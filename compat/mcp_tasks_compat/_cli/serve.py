@@ -13,7 +13,7 @@ from typing import Any, Final
 from .._adapters import get_adapter
 from .._engine import DEFAULT_LEASE_S
 from .._engine.limits import DEFAULT_MAX_ACTIVE_TASKS_PER_OWNER
-from .._engine.stores.echo import shown_url
+from .._engine.stores.echo import redacted, shown_url
 from .._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from .._observe.prometheus import MissingExporterError, serve_prometheus
 from .._version import __version__
@@ -90,6 +90,26 @@ def example_app(
     return app
 
 
+def store_refusal(url: str, message: str) -> str:
+    """``cannot use the task store URL: WHY`` in one line, the URL said once: the store's own
+    message names it too (it is said alone elsewhere: to a client, in a log, by ``worker`` and
+    ``tasks``), so that naming is left out of ``WHY`` here."""
+    shown = shown_url(url)
+    why = message.splitlines()[0]
+    namings = (
+        (f"the Redis task store {shown} ", "it "),  # "... does not answer", "... is a replica of ..."
+        (f"{shown}: ", ""),  # SQLite's "URL: PATH cannot be opened ..."
+        (f"{url!r}: ", ""),  # "'URL': a sqlite URL is ..."
+        (f"'{shown}': ", ""),
+        (f": {redacted(url)!r};", ";"),  # "not a task store URL: 'URL'; accepted forms ..."
+    )
+    for naming, instead in namings:
+        if naming in why:
+            why = why.replace(naming, instead, 1)
+            break
+    return f"cannot use the task store {shown}: {why}"
+
+
 class StoreRefused(Exception):
     """The ``--store`` cannot be used: said in one line, before anything listens."""
 
@@ -104,9 +124,7 @@ async def _hosted(app: TaskServer, url: str) -> AsyncGenerator[None, None]:
             await stack.enter_async_context(app._hosted())  # pyright: ignore[reportPrivateUsage]
         except (CompatError, OSError, ValueError) as error:
             message = error.message if isinstance(error, CompatError) else str(error)
-            raise StoreRefused(
-                f"cannot use the task store {shown_url(url)}: {message.splitlines()[0]}"
-            ) from None
+            raise StoreRefused(store_refusal(url, message)) from None
         yield
 
 
@@ -165,11 +183,7 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
         )
     except (CompatError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)
-        print(
-            f"mcp-tasks-compat: cannot use the task store {shown_url(options.store)}:"
-            f" {message.splitlines()[0]}",
-            file=sys.stderr,
-        )
+        print(f"mcp-tasks-compat: {store_refusal(options.store, message)}", file=sys.stderr)
         return EXIT_USAGE
 
     async def serve() -> None:

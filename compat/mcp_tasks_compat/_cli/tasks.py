@@ -13,17 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 
 from .._engine import EVERY_OWNER, TaskEngine, TaskState, TaskStore
-from .._engine.stores.echo import shown_url
+from .._engine.stores.echo import printable, shown_url
 from .._engine.stores.urls import sqlite_path, store_from_url
 from ..core._lifecycle import TaskEvent
-from ..core._model import format_timestamp
+from ..core._model import Task, TaskStatus, format_timestamp
 from ..errors import CompatError
-from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
+from .common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, one_line, result_text
 
 __all__ = ["OPERATOR_CANCEL_REASON", "TasksOptions", "run_tasks", "where"]
 
@@ -70,10 +70,32 @@ def _row(state: TaskState, now: datetime) -> dict[str, Any]:
         if state.expires_at is None
         else round(max(0.0, (state.expires_at - now).total_seconds()), 3),
         "status_message": task.status_message,
+        "error": _error_of(task),
         "runner": state.runner,
         "run_on": state.run_on,
         "queued": state.queued,
     }
+
+
+def _error_of(task: Task) -> dict[str, Any] | None:
+    """How a failed task failed, as its client hears it (``None`` for any other): its JSON-RPC
+    error, or the text of the tool's error result (``code`` ``None``: a 2025-11-25 tool error)."""
+    if task.error is not None:
+        return {"code": task.error.code, "message": task.error.message, "data": task.error.data}
+    if task.status is TaskStatus.FAILED and task.result is not None:
+        return {"code": None, "message": result_text(task.result), "data": None}
+    return None
+
+
+def _shown(value: object) -> str:
+    """A field of ``tasks show`` as its one line of text (an error: its message, and its code).
+    A tool's text (its status, its error) is printed with its control characters escaped, so
+    none acts on the operator's terminal or splits the line."""
+    if not isinstance(value, dict):
+        return printable(str(value))
+    error = cast("dict[str, Any]", value)
+    code = "the tool's error result" if error["code"] is None else f"JSON-RPC {error['code']}"
+    return printable(f"{one_line(str(error['message']))} ({code})")
 
 
 def where(state: TaskState) -> str:
@@ -170,7 +192,7 @@ async def _run(options: TasksOptions) -> tuple[int, str]:
         if options.as_json:
             return EXIT_OK, json.dumps(row)
         width = max(len(key) for key in row)
-        return EXIT_OK, "\n".join(f"{key:<{width}}  {value}" for key, value in row.items())
+        return EXIT_OK, "\n".join(f"{key:<{width}}  {_shown(value)}" for key, value in row.items())
     finally:
         await engine.store.close()
 

@@ -13,7 +13,13 @@ from types import ModuleType
 from .._engine import DEFAULT_LEASE_S
 from .._engine.stores.echo import printable, shown_url
 from .._engine.workers import WorkerRuns
-from .._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, serve_worker
+from .._worker import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_GRACE_S,
+    ServesWhenImported,
+    importing_for_a_worker,
+    serve_worker,
+)
 from ..errors import CompatError, TaskStoreError
 from ..server import TaskServer
 from .common import EXIT_USAGE
@@ -63,7 +69,8 @@ def _module(name: str) -> ModuleType:
 def load_app(target: str) -> TaskServer:
     """The :class:`TaskServer` named by ``MODULE:ATTR`` (``ATTR`` defaults to ``app``)."""
     module_name, _, attribute = target.partition(":")
-    module = _module(module_name)
+    with importing_for_a_worker(target):  # an app.run() there is refused, with the fix
+        module = _module(module_name)
     found = getattr(module, attribute or "app", None)
     if not isinstance(found, TaskServer):
         what = "nothing" if found is None else f"a {type(found).__name__}"
@@ -90,7 +97,7 @@ def _work(options: WorkerOptions) -> int:
         else:
             print("mcp-tasks-compat: worker needs MODULE:ATTR or --example", file=sys.stderr)
             return EXIT_USAGE
-    except (AppNotFound, ValueError, CompatError) as error:
+    except (AppNotFound, ServesWhenImported, ValueError, CompatError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)
         print(f"mcp-tasks-compat: worker: {message.splitlines()[0]}", file=sys.stderr)
         return EXIT_USAGE

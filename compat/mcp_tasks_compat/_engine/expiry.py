@@ -20,10 +20,18 @@ from ..core._lifecycle import TaskEvent
 from ..core._model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
 from .reader import TaskReader
+from .replicas import runner_liveness
 from .stores import TaskState, TaskStore
 from .writer import TaskWriter
 
-__all__ = ["EXPIRED_GRACE_MS", "SERVER_STOPPED", "SWEEP_BATCH", "WORKER_STOPPED", "Sweeper"]
+__all__ = [
+    "EXPIRED_GRACE_MS",
+    "SERVER_STOPPED",
+    "SWEEP_BATCH",
+    "WORKER_STOPPED",
+    "Sweeper",
+    "lost_run_reasons",
+]
 
 SERVER_STOPPED = "the server stopped while this task ran"
 """Why a task still working when its server (or replica) went away ended failed."""
@@ -34,6 +42,34 @@ SERVER_STOPPED_SHORT = "its server stopped"
 WORKER_STOPPED = "the worker running this task stopped"
 WORKER_STOPPED_SHORT = "its worker stopped"
 """The same two for a task of the workers' (``run_on="workers"``)."""
+
+
+def lost_run_reasons(state: TaskState, *, lease_ran_out: bool) -> tuple[str, str]:
+    """Why the run of ``state`` was lost, as a failed task says it and (shorter) as a re-run's
+    status message does. At a server's start its runner is known gone; when its lease ran out, the
+    runner may still be alive, cut off from the store (paused, partitioned): this host tells for
+    its own processes (:func:`.replicas.runner_liveness`), and for another host both are said."""
+    kind = "worker" if state.run_on == "workers" else "server"  # the process that held the run
+    stopped, stopped_short = (
+        (WORKER_STOPPED, WORKER_STOPPED_SHORT) if kind == "worker" else (SERVER_STOPPED, SERVER_STOPPED_SHORT)
+    )
+    if not lease_ran_out or state.lease_until is None:
+        return stopped, stopped_short
+    since = f"its lease ran out at {format_timestamp(state.lease_until)}"
+    liveness = runner_liveness(state.runner) if state.runner else "unknown"
+    if liveness == "gone":
+        return f"{stopped} ({since})", f"{stopped_short} ({since})"
+    if liveness == "alive":
+        return (
+            f"the {kind} running this task could not reach the task store while it ran (alive, but"
+            f" paused or partitioned; {since})",
+            f"its {kind} could not reach the task store ({since})",
+        )
+    return (
+        f"the {kind} running this task stopped, or could not reach the task store, while it ran ({since})",
+        f"its {kind} stopped or could not reach the task store ({since})",
+    )
+
 
 EXPIRED_GRACE_MS = 60_000
 """How long a task that expired while running stays readable (as failed) before it is dropped."""
@@ -123,16 +159,11 @@ class Sweeper:
         else:
             lost = [s for s in await _all_running(self._store) if s.runner and runner_is_dead(s.runner)]
         for state in lost:
-            since = ""
-            if runner_is_dead is None and state.lease_until is not None:
-                since = f" (its lease ran out at {format_timestamp(state.lease_until)})"
-            on_worker = state.run_on == "workers"  # the process that stopped was a worker
-            short = WORKER_STOPPED_SHORT if on_worker else SERVER_STOPPED_SHORT
-            if state.rerun and self._rerun is not None and await self._rerun(state, short + since):
+            why, short = lost_run_reasons(state, lease_ran_out=runner_is_dead is None)
+            if state.rerun and self._rerun is not None and await self._rerun(state, short):
                 continue
             attempts = f"failed after {state.attempt} attempts: " if state.attempt > 1 else ""
-            why = WORKER_STOPPED if on_worker else SERVER_STOPPED
-            error = JsonRpcError(INTERNAL_ERROR, f"{attempts}{why}{since}")
+            error = JsonRpcError(INTERNAL_ERROR, f"{attempts}{why}")
             await self._fail(state, error, keep_until=None)
         return len(lost)
 

@@ -17,6 +17,7 @@ import secrets
 import socket
 from contextlib import suppress
 from datetime import timedelta
+from typing import Literal
 
 import anyio
 
@@ -27,7 +28,14 @@ from .records import TaskRecord
 from .stores import SilentNotifier, TaskState
 from .writer import TaskWriter
 
-__all__ = ["HELD_POLL_S", "RENEW_RETRY_S", "ReplicaLink", "new_replica_id", "runner_died_on_this_host"]
+__all__ = [
+    "HELD_POLL_S",
+    "RENEW_RETRY_S",
+    "ReplicaLink",
+    "new_replica_id",
+    "runner_died_on_this_host",
+    "runner_liveness",
+]
 
 HELD_POLL_S = 0.25
 """On a store without a notifier (SQLite), how often the tasks this process holds are re-read."""
@@ -50,20 +58,28 @@ def runner_died_on_this_host(runner: str) -> bool:
     ``False`` when unsure (another host, an id of another shape, a pid now reused): the lease
     then decides, later but safely.
     """
+    return runner_liveness(runner) == "gone"
+
+
+def runner_liveness(runner: str) -> Literal["gone", "alive", "unknown"]:
+    """What this host knows of ``runner`` (a :func:`new_replica_id`): a process of this host that
+    is ``gone`` or ``alive`` (this process included), or ``unknown`` (another host, an id of
+    another shape). Said in a lost run's reason: a run whose lease ran out while its process was
+    alive was cut off from the store (paused, or partitioned), not stopped."""
     host, _, rest = runner.partition("/")
     pid_text = rest.partition("/")[0]
     if host != socket.gethostname() or not pid_text.isdigit():
-        return False
+        return "unknown"
     pid = int(pid_text)
     if pid == os.getpid():
-        return False
+        return "alive"
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
+        return "gone"
     except OSError:
-        return False  # it exists (another user's, say)
-    return False
+        return "alive"  # it exists (another user's, say)
+    return "alive"
 
 
 class ReplicaLink:

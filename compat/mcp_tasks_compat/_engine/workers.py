@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any, Final
@@ -39,12 +40,17 @@ from .stores import TaskState
 from .stores.queue import QueueEntry, TaskQueue, queue_of
 from .writer import TaskWriter
 
-__all__ = ["TAKE_WAIT_S", "WorkerRuns"]
+__all__ = ["GIVE_BACK_RETRY_FIRST_S", "GIVE_BACK_RETRY_MAX_S", "TAKE_WAIT_S", "WorkerRuns"]
 
 logger = logging.getLogger("mcp_tasks_compat.worker")
 
 TAKE_WAIT_S: Final = 1.0
 """How long one take waits for an entry before looking again (a stop is seen at least this often)."""
+
+GIVE_BACK_RETRY_FIRST_S: Final = 0.05
+GIVE_BACK_RETRY_MAX_S: Final = 2.0
+"""Between tries of a stopping worker's give-back while the store does not answer: doubling,
+jittered, capped, as a run's outcome (so it lands well within a lease of the store's return)."""
 
 
 class WorkerRuns:
@@ -204,7 +210,10 @@ class WorkerRuns:
 
     async def give_back(self) -> int:
         """Stop the runs still here and queue each again for another worker (not failed: the same
-        attempt); a give-back the store refuses is left to the lease. How many were given back."""
+        attempt). A give-back the store cannot take now is written again until it can (as a run's
+        outcome is): a worker stopped during an outage waits for the store, saying so once, and the
+        orchestrator's kill decides how long (killed, its runs are left to their lease). A give-back
+        the store refuses (a newer claim, the task ended) is not retried. How many were given back."""
         held = [(record, record.run_claim) for record in self._running.values()]
         for record, _claim in held:
             if record.scope is not None:
@@ -212,15 +221,48 @@ class WorkerRuns:
         with anyio.move_on_after(self._replicas.lease_s):  # the runs end at their next checkpoint
             await self._until_no_runs()
         given = 0
-        for record, claim in held:
-            try:
-                with anyio.CancelScope(shield=True):
-                    if await self._writer.mutate(
-                        record, gave_back(self.worker_id), force_notify=True, fence=claim
-                    ):
-                        given += 1
-            except TaskStoreError as exc:
-                self._writer.health.failed(exc, f"giving back task {record.task.task_id}")
-        if given:
-            logger.info("worker %s: gave back %d running task(s) to the queue", self.worker_id, given)
+        with anyio.CancelScope(shield=True):
+            given = await _give_back_each(self._writer, self.worker_id, held)
         return given
+
+
+async def _give_back_each(
+    writer: TaskWriter, worker_id: str, held: list[tuple[TaskRecord, int | None]]
+) -> int:
+    """Write the give-back of each run ``held`` by ``worker_id`` (with the claim it ran under),
+    retried (doubling, jittered) while the store does not answer; how many landed. Waiting for
+    the store is said when it begins and when it ends."""
+    given, delay, began = 0, GIVE_BACK_RETRY_FIRST_S, anyio.current_time()
+    waiting = False
+    pending = list(held)
+    while pending:
+        record, claim = pending[0]
+        try:
+            if await writer.mutate(record, gave_back(worker_id), force_notify=True, fence=claim):
+                given += 1
+            pending.pop(0)
+            continue
+        except TaskStoreError as exc:
+            writer.health.failed(exc, f"giving back task {record.task.task_id}")
+        if not waiting:
+            waiting = True
+            logger.warning(
+                "worker %s: stopping, but the task store does not answer: waiting for it to give back"
+                " %d run(s) to the queue (killed meanwhile, they are left to their lease)",
+                worker_id,
+                len(pending),
+            )
+        await anyio.sleep(delay * random.uniform(0.5, 1.0))  # a back-off, not a synchronisation
+        delay = min(delay * 2, GIVE_BACK_RETRY_MAX_S)
+    if waiting:
+        waited_s = anyio.current_time() - began
+        logger.warning(
+            "worker %s: the task store answers again: gave back %d running task(s) to the queue"
+            " after waiting %.1f s",
+            worker_id,
+            given,
+            waited_s,
+        )
+    elif given:
+        logger.info("worker %s: gave back %d running task(s) to the queue", worker_id, given)
+    return given
