@@ -51,7 +51,7 @@ async def test_a_run_cut_off_from_the_store_while_alive_fails_saying_so(make_sto
 
     with anyio.fail_after(BOUND_S):
         # A's run in a group of its own; A's background (its lease renewals) never runs.
-        async with other.running(), anyio.create_task_group() as runs:
+        async with other.hosted(), anyio.create_task_group() as runs:
             cut_off.start(record, forever, runs)
             task = await other.reader.wait_terminal(record.task.task_id, None)
             runs.cancel_scope.cancel()
