@@ -7,8 +7,10 @@ exit code. Parsing lives here; what each command does lives in the :mod:`._cli` 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ._cli.common import quiet_sdk_logs
 from ._engine import DEFAULT_LEASE_S
@@ -71,6 +73,15 @@ def _port(text: str) -> int:
     return value
 
 
+OptionsT = TypeVar("OptionsT")
+
+
+def options_from(kind: Callable[..., OptionsT], args: argparse.Namespace) -> OptionsT:
+    """A command's options dataclass from its parsed arguments, field by field of the same name
+    (each option's flag is spelled like its field)."""
+    return kind(**{field.name: getattr(args, field.name) for field in dataclasses.fields(kind)})  # type: ignore[arg-type]
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from ._detect import sdk_info
 
@@ -82,18 +93,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _cmd_example_server(args: argparse.Namespace) -> int:
     from ._cli import ServeOptions, run_example_server
 
-    options = ServeOptions(
-        transport=args.transport,
-        host=args.host,
-        port=args.port,
-        store=args.store,
-        lease_s=args.lease_s,
-        max_active_tasks=args.max_active_tasks,
-        unauthenticated_2025_scope=args.unauthenticated_2025_scope,
-        run_on=args.run_on,
-        max_queued=args.max_queued,
-        metrics_port=args.metrics_port,
-    )
+    options = options_from(ServeOptions, args)
     return run_example_server(options)
 
 
@@ -112,16 +112,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
         logging.getLogger("mcp_tasks_compat.worker").setLevel(logging.INFO)
         logging.getLogger("mcp_tasks_compat.engine").setLevel(logging.INFO)  # re-runs it claims
-    options = WorkerOptions(
-        target=args.target,
-        store=args.store,
-        example=args.example,
-        concurrency=args.concurrency,
-        grace_s=args.grace_s,
-        lease_s=args.lease_s,
-        metrics_port=args.metrics_port,
-        metrics_host=args.metrics_host,
-    )
+    options = options_from(WorkerOptions, args)
     return run_worker(options)
 
 
