@@ -33,6 +33,7 @@ from ._client import (
 )
 from ._client import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # answered by client's deprecated alias
 from ._client import call_tool as _call_tool
+from ._client.auth import HttpCredentials
 from ._client import resume as _resume
 from ._client import start_tool as _start_tool
 from ._detect import refuse_unsupported, sdk_info
@@ -190,6 +191,8 @@ handshake and :func:`negotiate`); generous, since a stdio server first imports i
 def connect_http(
     url: str,
     *,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
     dialect: Dialect | None = None,
     client_session_kwargs: Mapping[str, Any] | None = None,
     connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
@@ -209,9 +212,18 @@ def connect_http(
     :data:`~mcp_tasks_compat.client.TaskClientSession` composes them). ``dialect``
     keeps tasks to one dialect; on mcp 2.x ``"2025-11-25"`` opens the connection with
     ``initialize`` so that a server speaking both dialects runs that one.
+
+    ``headers`` go with every HTTP request (``{"Authorization": f"Bearer {token}"}``); ``auth``
+    is the installed SDK's ``httpx.Auth`` (mcp 1.x: an ``httpx.Auth``; mcp 2.x: an
+    ``httpx2.Auth``), e.g. its ``OAuthClientProvider``. A server that refuses them (HTTP 401 or
+    403), when the session opens or later, ends the block with
+    :class:`~mcp_tasks_compat.errors.ServerAuthError`, whose message names the fix and never a
+    credential.
     """
     app = get_adapter().app
-    return _opened(app.http_streams(url), url, dialect, client_session_kwargs, connect_timeout)
+    credentials = HttpCredentials(headers=dict(headers or {}), auth=auth)
+    transport = app.http_streams(url, headers=credentials.headers, auth=auth, on_response=credentials.hook)
+    return _opened(transport, url, dialect, client_session_kwargs, connect_timeout, credentials)
 
 
 def connect_stdio(
@@ -275,6 +287,7 @@ def _opened(
     dialect: Dialect | None,
     client_session_kwargs: Mapping[str, Any] | None,
     connect_timeout: float | timedelta | None,
+    credentials: HttpCredentials | None = None,
 ) -> AbstractAsyncContextManager[Any]:
     kwargs = merged_session_options(client_session_kwargs, dialect=dialect)
     return open_negotiated(
@@ -285,6 +298,7 @@ def _opened(
         negotiate=negotiate,
         dialect_2025=dialect == DIALECT_2025_11_25,
         connect_timeout=positive_seconds("connect_timeout", connect_timeout),
+        credentials=credentials,
     )
 
 

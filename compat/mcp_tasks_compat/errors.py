@@ -26,6 +26,7 @@ __all__ = [
     "ActiveLimitReached",
     "CompatError",
     "PeerProtocolError",
+    "ServerAuthError",
     "ServerConnectionLostError",
     "ServerUnreachableError",
     "SessionOptionsError",
@@ -286,6 +287,38 @@ class ServerUnreachableError(CompatError, ConnectionError):
         super().__init__(
             f"could not open a session to {server} ({reason}); none of your requests was sent, "
             f"so it is safe to try again{detail}"
+        )
+
+
+class ServerAuthError(CompatError):
+    """The server refused the credentials: HTTP 401 (none, or not valid) or 403 (not allowed).
+
+    ``server`` is the URL, ``status`` the HTTP status. Raised by ``client.connect_http`` (and the
+    command line) when the session cannot be opened or when a request in it is refused.
+    :class:`~mcp_tasks_compat.client.ReconnectingClient` does not retry it: the same credentials
+    would be refused again. The message never holds a credential. Example::
+
+        try:
+            async with connect_http(url, headers={"Authorization": f"Bearer {token}"}) as session:
+                result = await call_tool(session, "build", {"target": "all"})
+        except ServerAuthError as error:  # a missing, expired or wrong token: not worth retrying
+            print(f"{error.server} answered HTTP {error.status}: check the token")
+    """
+
+    code = "server-auth"
+
+    def __init__(self, *, server: str, status: int) -> None:
+        self.server = server
+        self.status = status
+        what = (
+            "refused the credentials (HTTP 403 Forbidden: the token is valid but not allowed here)"
+            if status == 403
+            else f"refused the credentials (HTTP {status} Unauthorized: none were sent, or they are not valid)"
+        )
+        super().__init__(
+            f"{server} {what}; fix: check the token or the headers sent (connect_http(headers=..., "
+            "auth=...); on the command line -H/--header and --bearer-env); trying again with the same "
+            "credentials will not help"
         )
 
 

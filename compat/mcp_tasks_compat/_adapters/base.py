@@ -164,7 +164,17 @@ class AppFacet(Protocol):
         cwd: str | None = None,
     ) -> AbstractAsyncContextManager[Streams]: ...
 
-    def http_streams(self, url: str) -> AbstractAsyncContextManager[Streams]: ...
+    def http_streams(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+        on_response: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> AbstractAsyncContextManager[Streams]:
+        """Streamable HTTP to ``url``, sending ``headers`` and ``auth`` (the major's ``httpx.Auth``);
+        ``on_response`` hears every HTTP response (the openers' :class:`HttpCredentials` hook)."""
+        ...
 
     def open_session(
         self, streams: Streams, kwargs: Mapping[str, Any]

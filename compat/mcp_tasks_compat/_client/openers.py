@@ -24,6 +24,7 @@ import anyio
 import anyio.abc
 
 from ..errors import ServerConnectionLostError, ServerUnreachableError
+from .auth import HttpCredentials, auth_error_in, credentialed
 from .lost import connection_lost, leaves
 
 __all__ = ["SessionPlumbing", "TransportEnd", "held_transport", "open_negotiated"]
@@ -97,6 +98,7 @@ async def open_negotiated(
     dialect_2025: bool,
     connect_timeout: float | None,
     detail: Callable[[], str] = _nothing,
+    credentials: HttpCredentials | None = None,
 ) -> AsyncGenerator[Any, None]:
     """A ``ClientSession`` on ``transport`` (to ``server``, a URL or a command line), opened with
     the SDK's handshake and ``negotiate``-d within ``connect_timeout`` seconds.
@@ -119,12 +121,16 @@ async def open_negotiated(
                 await plumbing.handshake(session, dialect_2025=dialect_2025)
                 await negotiate(session)
             opened = True
-            yield session
+            with credentialed(credentials is not None and credentials.given):
+                yield session
     except Exception as error:
         failure = error
     # Raised here, past the except clause, so that an exception of the caller's own block keeps
     # the context it had (raising it inside would make the transport's group its context).
     if failure is not None:
+        refused = auth_error_in(failure, server, credentials)
+        if refused is not None:
+            raise refused if refused is failure else _chained(refused, failure)
         if opened:
             raise _in_use_error(failure, end, server)
         raise _unopened_error(failure, end, server, detail, connect_timeout)

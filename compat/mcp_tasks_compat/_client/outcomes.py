@@ -17,6 +17,7 @@ from ..errors import (
     TaskFailedError,
     TaskNotFoundError,
 )
+from .auth import sent_credentials
 from .protocols import RemoteError
 
 __all__ = [
@@ -49,13 +50,22 @@ SESSION_SCOPED_2025 = (
 kinds of server that may have said so, and what would let it through."""
 
 
+AUTHENTICATED_UNKNOWN = (
+    "; it may have expired, the server may have restarted without a shared store, or it belongs to "
+    "another principal (a task is readable only with the credentials that created it)"
+)
+"""Why a task is unknown to a session that sent credentials: the session rule does not apply."""
+
+
 def lookup_error(
     error: RemoteError, task_id: str, dialect: Dialect, *, method: str, resumed: bool
 ) -> CompatError:
     """Map a ``tasks/*`` error answer to the library's errors."""
     if error.code == INVALID_PARAMS:
         message = f"task {task_id} is unknown to the server ({method}: {error.message})"
-        if dialect == DIALECT_2025_11_25:
+        if sent_credentials():  # an authenticated task is its principal's, in any session
+            message += AUTHENTICATED_UNKNOWN
+        elif dialect == DIALECT_2025_11_25:
             message += (
                 SESSION_SCOPED_2025 if resumed else "; it may have expired or the server may have restarted"
             )

@@ -16,13 +16,14 @@ from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias, TypeVar
 
 from ..core._model import Task
 from ..dialects import Dialect, TaskSupport
-from ..errors import UnsupportedOptIn
+from ..errors import MISSING_REQUIRED_CLIENT_CAPABILITY, UnsupportedOptIn
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
     "DEFAULT_POLL_SECONDS",
     "MAX_POLL_SECONDS",
     "MIN_POLL_SECONDS",
+    "MISSING_CAPABILITY_BEFORE_AUGUST",
     "NO_SDK_OPTIONS",
     "RESULT_GRACE_SECONDS",
     "AnyTaskWire",
@@ -41,6 +42,7 @@ __all__ = [
     "TaskWire2025",
     "TaskWire2026",
     "ToolCall",
+    "read_error_code",
 ]
 
 MIN_POLL_SECONDS: Final = 0.005
@@ -74,13 +76,31 @@ ResultT = TypeVar("ResultT")
 ResultT_co = TypeVar("ResultT_co", covariant=True)
 
 
+MISSING_CAPABILITY_BEFORE_AUGUST: Final = -32003
+"""What peers built on the July 2026 drafts answer for a missing required client capability,
+which the 2026-07-28 specification numbers -32021."""
+
+
+def read_error_code(code: int, message: str, data: Any = None) -> int:
+    """``code`` as this library reads it: a missing-capability refusal answered with the pre-August
+    -32003 (its ``data.requiredCapabilities``, or its message, says so) is -32021."""
+    if code != MISSING_CAPABILITY_BEFORE_AUGUST:
+        return code
+    named = isinstance(data, Mapping) and "requiredCapabilities" in data
+    if named or "capabilit" in message.lower():
+        return MISSING_REQUIRED_CLIENT_CAPABILITY
+    return code
+
+
 class RemoteError(Exception):
     """A JSON-RPC error answer to a ``tasks/*`` request, as an adapter reports it.
 
-    ``timed_out`` marks the SDK's own read timeout (the request may simply be retried).
+    ``timed_out`` marks the SDK's own read timeout (the request may simply be retried). ``code``
+    is read with :func:`read_error_code` (-32003 for a missing capability is -32021).
     """
 
     def __init__(self, code: int, message: str, data: Any = None, *, timed_out: bool = False) -> None:
+        code = read_error_code(code, message, data)
         super().__init__(f"{message} (code {code})")
         self.code = code
         self.message = message

@@ -9,11 +9,12 @@ both majors share is in :mod:`..shared`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, cast
 
 import anyio
+import httpx
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.server.fastmcp import FastMCP
@@ -21,6 +22,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_client_server_memory_streams
 
+from ..._client.protocols import read_error_code
 from ..base import Answerer, Streams
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
@@ -77,13 +79,37 @@ async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
 
 
 @asynccontextmanager
-async def http_streams(url: str) -> AsyncGenerator[Streams, None]:
-    """``streamable_http_client`` (1.24+), else ``streamablehttp_client`` (deprecated later, same yield)."""
+async def http_streams(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    on_response: Callable[[Any], Awaitable[None]] | None = None,
+) -> AsyncGenerator[Streams, None]:
+    """``streamable_http_client`` (1.24+) on an ``httpx.AsyncClient`` built here with ``headers``,
+    ``auth`` (an ``httpx.Auth``) and the ``on_response`` hook, else ``streamablehttp_client``
+    (deprecated later, same yield) with the same client from its factory."""
     from mcp.client import streamable_http
+    from mcp.shared._httpx_utils import create_mcp_http_client  # pyright: ignore[reportPrivateUsage]
 
-    names = ("streamable_http_client", "streamablehttp_client")  # by name: the older one is deprecated
-    connect: Any = next(getattr(streamable_http, name) for name in names if hasattr(streamable_http, name))
-    async with connect(url) as streams:
+    def client(
+        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+    ) -> httpx.AsyncClient:
+        made = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        if on_response is not None:
+            made.event_hooks = {"request": [], "response": [on_response]}
+        return made
+
+    given = dict(headers) if headers else None
+    async with AsyncExitStack() as stack:
+        if hasattr(streamable_http, "streamable_http_client"):  # by name: the older one is deprecated
+            http = await stack.enter_async_context(client(headers=given, auth=auth))
+            connect: Any = getattr(streamable_http, "streamable_http_client")
+            transport = connect(url, http_client=http)
+        else:
+            older: Any = getattr(streamable_http, "streamablehttp_client")
+            transport = older(url, headers=given, auth=auth, httpx_client_factory=client)
+        streams = await stack.enter_async_context(transport)
         read, write = streams[0], streams[1]
         yield read, write
 
@@ -124,7 +150,8 @@ def result_wire(result: Any) -> dict[str, Any]:
 def jsonrpc_error_of(error: BaseException) -> tuple[int, str] | None:
     """(code, message) of a JSON-RPC error answer the SDK raised, else ``None``."""
     if isinstance(error, McpError) and error.error.code != types.CONNECTION_CLOSED:
-        return error.error.code, error.error.message
+        data = error.error
+        return read_error_code(data.code, data.message, data.data), data.message
     return None
 
 

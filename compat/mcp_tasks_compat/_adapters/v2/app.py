@@ -9,7 +9,7 @@ is in :mod:`..shared`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -17,6 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.shared._httpx_utils import create_mcp_http_client  # pyright: ignore[reportPrivateUsage]
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CONNECTION_CLOSED,
@@ -30,6 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._detect import sdk_info
 from ...errors import UnsupportedSdkError
+from ..._client.protocols import read_error_code
 from ..base import Answerer, Streams
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
@@ -85,8 +87,20 @@ async def in_memory_streams(server: Any) -> AsyncGenerator[Streams, None]:
 
 
 @asynccontextmanager
-async def http_streams(url: str) -> AsyncGenerator[Streams, None]:
-    async with streamable_http_client(url) as (read, write):
+async def http_streams(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    on_response: Callable[[Any], Awaitable[None]] | None = None,
+) -> AsyncGenerator[Streams, None]:
+    """``streamable_http_client`` on an ``httpx2.AsyncClient`` built here (the SDK's timeouts) with
+    ``headers``, ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) and the
+    ``on_response`` hook."""
+    client = create_mcp_http_client(headers=dict(headers) if headers else None, auth=auth)
+    if on_response is not None:
+        client.event_hooks = {"request": [], "response": [on_response]}
+    async with client, streamable_http_client(url, http_client=client) as (read, write):
         yield read, write
 
 
@@ -125,7 +139,7 @@ def result_wire(result: Any) -> dict[str, Any]:
 def jsonrpc_error_of(error: BaseException) -> tuple[int, str] | None:
     """(code, message) of a JSON-RPC error answer the SDK raised, else ``None``."""
     if isinstance(error, MCPError) and error.code != CONNECTION_CLOSED:
-        return error.code, error.message
+        return read_error_code(error.code, error.message, error.data), error.message
     return None
 
 
