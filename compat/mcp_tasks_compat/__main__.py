@@ -10,7 +10,7 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ._cli.common import quiet_sdk_logs
 from ._engine import DEFAULT_LEASE_S
@@ -132,13 +132,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
-    from ._cli import CallOptions, Target, parse_answer, parse_arguments, run_call
+    from ._cli import CallOptions, parse_answer, parse_arguments, run_call
     from ._cli.common import CliError
 
     if (args.tool is None) == (args.resume is None):
         raise CliError("give a TOOL to call, or --resume TASK_ID to follow a task (one of them)")
     options = CallOptions(
-        target=Target.of(args.url, args.server_command, env=args.env),
+        target=_target(args),
         tool=args.tool or "",
         resume=args.resume,
         arguments=parse_arguments(args.args_json),
@@ -154,10 +154,10 @@ def _cmd_call(args: argparse.Namespace) -> int:
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
-    from ._cli import ProbeOptions, Target, run_probe
+    from ._cli import ProbeOptions, run_probe
 
     options = ProbeOptions(
-        target=Target.of(args.url, args.server_command, env=args.env),
+        target=_target(args),
         as_json=args.json,
         connect_timeout=args.connect_timeout,
         verbose=args.verbose,
@@ -165,8 +165,30 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     return run_probe(options)
 
 
+def _target(args: argparse.Namespace) -> Any:
+    from ._cli import Target
+
+    return Target.of(
+        args.url, args.server_command, env=args.env, headers=args.header, bearer_env=args.bearer_env
+    )
+
+
 def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="a streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this HTTP header to --url (repeatable); never printed back",
+    )
+    parser.add_argument(
+        "--bearer-env",
+        metavar="VAR",
+        help="send 'Authorization: Bearer $VAR' to --url, the token read from the environment "
+        "variable VAR (so it is not on the command line)",
+    )
     parser.add_argument(
         "--connect-timeout",
         type=_positive_float,
@@ -407,7 +429,7 @@ def _add_probe(add_parser: AddParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _RedactingParser(
         prog="mcp-tasks-compat",
         description="Run long MCP tool calls as tasks on mcp 1.x and 2.x, in both task dialects.",
         epilog=_EPILOG,
@@ -423,6 +445,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_HEADER_OPTIONS = ("-H", "--header")
+
+
+class _RedactingParser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors never print an ``-H/--header`` value back (it may be a
+    credential): every word given with or after one, up to the next option, is shown as ``***``."""
+
+    hidden: tuple[str, ...] = ()
+
+    def error(self, message: str) -> NoReturn:
+        for secret in sorted(self.hidden, key=len, reverse=True):
+            message = message.replace(secret, "***")
+        super().error(message)
+
+    @classmethod
+    def hide_headers_of(cls, argv: Sequence[str]) -> None:
+        """Remember the words of ``argv`` that are (or may be) header values."""
+        hidden: list[str] = []
+        inside = False
+        for item in argv:
+            glued = next((item[len(o) :].lstrip("=") for o in _HEADER_OPTIONS if item.startswith(o)), None)
+            if item in _HEADER_OPTIONS:
+                inside = True
+                continue
+            if inside and item.startswith("-"):
+                inside = False
+            if glued:
+                hidden.append(glued)
+                inside = True
+            elif inside:
+                hidden.append(item)
+        cls.hidden = tuple(
+            part for value in hidden for part in (value, *value.replace(":", " ").split()) if len(part) >= 3
+        )
+
+
 def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """``... -- COMMAND ARGS...``: everything after the first ``--`` is the server command."""
     items = list(argv)
@@ -435,6 +493,7 @@ def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     own, server_command = _split_command(sys.argv[1:] if argv is None else argv)
+    _RedactingParser.hide_headers_of(own)
     args = parser.parse_args(own)
     if server_command and args.command not in ("call", "probe"):
         parser.error(f"{args.command} takes no server command after '--'")

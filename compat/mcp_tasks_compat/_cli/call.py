@@ -241,6 +241,9 @@ async def _call_connected(
                 ticker.start_soon(display.keep_ticking)
             result, failure, cancelled = await _call_once(connected, options, recorder)
             ticker.cancel_scope.cancel()
+        refused = connected.auth_refused() if failure is not None else None
+        if refused is not None:  # mcp 2.x answers a refused request with -32603: say what it was
+            raise refused from failure
         if cancelled or isinstance(failure, (TaskTimeoutError, TaskCancelledError)):
             await _final_state(connected, recorder)
         report.elapsed_s = time.monotonic() - started

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .._adapters import get_adapter
@@ -22,7 +22,8 @@ from .._client import open_negotiated
 from .._client_api import merged_session_options
 from ..client import Negotiated, negotiate
 from ..dialects import DIALECT_2025_11_25, Dialect
-from ..errors import ServerUnreachableError
+from .._client.auth import HttpCredentials
+from ..errors import ServerAuthError, ServerUnreachableError
 from .common import CliError
 
 __all__ = ["Connected", "ServerLog", "Target", "connect"]
@@ -36,9 +37,19 @@ class Target:
     command: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     """``--env K=V`` pairs, set on top of this process's environment for the server command."""
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """``-H 'Name: value'`` and ``--bearer-env VAR`` headers sent to ``--url`` (never printed)."""
 
     @classmethod
-    def of(cls, url: str | None, command: Sequence[str], *, env: Sequence[str] = ()) -> Target:
+    def of(
+        cls,
+        url: str | None,
+        command: Sequence[str],
+        *,
+        env: Sequence[str] = (),
+        headers: Sequence[str] = (),
+        bearer_env: str | None = None,
+    ) -> Target:
         if url is not None and command:
             raise CliError("give either --url URL or -- COMMAND ARGS..., not both")
         if url is None and not command:
@@ -53,7 +64,10 @@ class Target:
             if not sep or not key:
                 raise CliError(f"--env takes K=V, not {item!r}")
             pairs.append((key, value))
-        return cls(url=url, command=tuple(command), env=tuple(pairs))
+        sent = parse_headers(headers, bearer_env)
+        if sent and url is None:
+            raise CliError("-H/--header and --bearer-env are sent to --url, not to a server command")
+        return cls(url=url, command=tuple(command), env=tuple(pairs), headers=sent)
 
     def environment(self) -> dict[str, str]:
         """The server command's environment: this process's (as any process runner passes it), then ``--env``.
@@ -67,6 +81,36 @@ class Target:
         return self.url if self.url is not None else " ".join(self.command)
 
 
+def parse_headers(given: Sequence[str], bearer_env: str | None) -> tuple[tuple[str, str], ...]:
+    """``-H 'Name: value'`` items and ``--bearer-env VAR`` as (name, value) pairs.
+
+    A malformed item is refused naming its position and its name at most: never its value, which
+    may be a credential.
+    """
+    pairs: list[tuple[str, str]] = []
+    for number, item in enumerate(given, start=1):
+        name, sep, value = item.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not _TOKEN_CHARS.issuperset(name):
+            shown = f" (name {name!r})" if sep and name and _TOKEN_CHARS.issuperset(name) else ""
+            raise CliError(f"-H/--header #{number}{shown} must be 'Name: value' (its value is not shown)")
+        if not value:
+            raise CliError(f"-H/--header {name!r} has no value: give 'Name: value'")
+        pairs.append((name, value))
+    if bearer_env is not None:
+        token = os.environ.get(bearer_env, "").strip()
+        if not token:
+            raise CliError(f"--bearer-env {bearer_env}: that environment variable is not set or empty")
+        if any(name.lower() == "authorization" for name, _ in pairs):
+            raise CliError("give either --bearer-env or an -H 'Authorization: ...' header, not both")
+        pairs.append(("Authorization", f"Bearer {token}"))
+    return tuple(pairs)
+
+
+_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+"""The characters of an HTTP header name (RFC 9110's token)."""
+
+
 @dataclass
 class Connected:
     """One open, negotiated client session."""
@@ -76,6 +120,14 @@ class Connected:
     protocol_version: str | None
     server_name: str | None
     server_version: str | None
+    credentials: HttpCredentials | None = None
+    server: str = ""
+
+    def auth_refused(self) -> ServerAuthError | None:
+        """The server's refusal of the credentials, when its last HTTP answer was one (401/403)."""
+        if self.credentials is None or self.credentials.refused is None:
+            return None
+        return ServerAuthError(server=self.server, status=self.credentials.refused)
 
 
 @dataclass
@@ -132,8 +184,10 @@ async def connect(
     is a one-line :class:`CliError`, nothing having been sent.
     """
     app = get_adapter().app
+    credentials: HttpCredentials | None = None
     if target.url is not None:
-        transport = app.http_streams(target.url)
+        credentials = HttpCredentials(headers=dict(target.headers))
+        transport = app.http_streams(target.url, headers=credentials.headers, on_response=credentials.hook)
     else:
         command, *args = target.command
         transport = app.stdio_streams(command, args, errlog=log.stream(), env=target.environment())
@@ -146,6 +200,7 @@ async def connect(
         dialect_2025=dialect == DIALECT_2025_11_25,
         connect_timeout=connect_timeout,
         detail=log.detail,
+        credentials=credentials,
     )
     async with AsyncExitStack() as stack:
         try:
@@ -154,7 +209,9 @@ async def connect(
             raise _unreachable(error, target, connect_timeout) from error
         negotiated = await negotiate(session)  # what the opener negotiated (cached)
         name, version = app.server_identity(session)
-        yield Connected(session, negotiated, negotiated.protocol_version, name, version)
+        yield Connected(
+            session, negotiated, negotiated.protocol_version, name, version, credentials, target.describe()
+        )
 
 
 def _unreachable(error: ServerUnreachableError, target: Target, connect_timeout: float) -> CliError:
