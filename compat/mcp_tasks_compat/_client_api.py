@@ -33,9 +33,9 @@ from ._client import (
 )
 from ._client import MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS  # answered by client's deprecated alias
 from ._client import call_tool as _call_tool
-from ._client.auth import HttpCredentials
 from ._client import resume as _resume
 from ._client import start_tool as _start_tool
+from ._client.auth import HttpCredentials
 from ._detect import refuse_unsupported, sdk_info
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect
 from .errors import SessionOptionsError

@@ -313,7 +313,7 @@ class ServerAuthError(CompatError):
         what = (
             "refused the credentials (HTTP 403 Forbidden: the token is valid but not allowed here)"
             if status == 403
-            else f"refused the credentials (HTTP {status} Unauthorized: none were sent, or they are not valid)"
+            else f"refused the credentials (HTTP {status} Unauthorized: none were sent, or not valid ones)"
         )
         super().__init__(
             f"{server} {what}; fix: check the token or the headers sent (connect_http(headers=..., "

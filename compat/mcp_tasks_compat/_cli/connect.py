@@ -19,10 +19,10 @@ from typing import Any, TextIO
 
 from .._adapters import get_adapter
 from .._client import open_negotiated
+from .._client.auth import HttpCredentials
 from .._client_api import merged_session_options
 from ..client import Negotiated, negotiate
 from ..dialects import DIALECT_2025_11_25, Dialect
-from .._client.auth import HttpCredentials
 from ..errors import ServerAuthError, ServerUnreachableError
 from .common import CliError
 

@@ -70,7 +70,9 @@ class HttpCredentials:
             self.refused = None
 
 
-def auth_error_in(error: BaseException, server: str, credentials: HttpCredentials | None) -> ServerAuthError | None:
+def auth_error_in(
+    error: BaseException, server: str, credentials: HttpCredentials | None
+) -> ServerAuthError | None:
     """The :class:`ServerAuthError` ``error`` stands for: the session's last answer was a refusal,
     or (an opener of the caller's on mcp 1.x) the SDK's ``HTTPStatusError`` 401/403 is inside it."""
     found = leaves(error)

@@ -101,14 +101,15 @@ async def http_streams(
         return made
 
     given = dict(headers) if headers else None
+    newer, older = "streamable_http_client", "streamablehttp_client"  # by name: the older one is deprecated
     async with AsyncExitStack() as stack:
-        if hasattr(streamable_http, "streamable_http_client"):  # by name: the older one is deprecated
+        if hasattr(streamable_http, newer):
             http = await stack.enter_async_context(client(headers=given, auth=auth))
-            connect: Any = getattr(streamable_http, "streamable_http_client")
-            transport = connect(url, http_client=http)
+            transport = getattr(streamable_http, newer)(url, http_client=http)
         else:
-            older: Any = getattr(streamable_http, "streamablehttp_client")
-            transport = older(url, headers=given, auth=auth, httpx_client_factory=client)
+            transport = getattr(streamable_http, older)(
+                url, headers=given, auth=auth, httpx_client_factory=client
+            )
         streams = await stack.enter_async_context(transport)
         read, write = streams[0], streams[1]
         yield read, write

@@ -29,9 +29,9 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..._client.protocols import read_error_code
 from ..._detect import sdk_info
 from ...errors import UnsupportedSdkError
-from ..._client.protocols import read_error_code
 from ..base import Answerer, Streams
 from ..shared import form_answer, serve_asgi
 from ..shared import open_session as open_session  # the same on both majors
