@@ -234,3 +234,12 @@ def test_a_missing_capability_answered_with_32003_reads_as_32021() -> None:
         MISSING_REQUIRED_CLIENT_CAPABILITY,
         "Missing required client capability",
     )
+
+
+async def test_the_errors_page_example_reads_a_refused_token(server: Server) -> None:
+    from tests.doc_blocks import run_doc_block
+
+    build = run_doc_block("docs/errors.md", "errors-server-auth")["build"]
+    with anyio.fail_after(BOUND_S):
+        assert await build(url(server), ALICE) == "all done"
+        assert await build(url(server), WRONG) == "HTTP 401: check the token"
