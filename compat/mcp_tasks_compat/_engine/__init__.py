@@ -86,7 +86,7 @@ from .engine import (
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .hosting import EngineHost, ToolRunner
-from .inline import DEFAULT_INLINE_GRACE_S, InlineCall, Outcome, RoundTripAnswer
+from .inline import DEFAULT_INLINE_GRACE_S, InlineCall, Outcome, ProgressWatch, RoundTripAnswer, progress_watch
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .limits import UnknownTask
 from .policy import SUPPORT_VALUES, TaskPolicy
@@ -120,6 +120,7 @@ __all__ = [
     "EngineSettings",
     "InMemoryTaskStore",
     "InlineCall",
+    "ProgressWatch",
     "InputRefused",
     "InputRelay",
     "InputSender",
@@ -146,6 +147,7 @@ __all__ = [
     "input_key_prefix",
     "new_task_id",
     "pending_call",
+    "progress_watch",
     "report_status",
     "store_from_url",
 ]

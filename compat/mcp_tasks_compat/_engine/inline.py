@@ -18,7 +18,9 @@ answer is opaque here.
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -32,7 +34,9 @@ __all__ = [
     "DEFAULT_INLINE_GRACE_S",
     "InlineCall",
     "Outcome",
+    "ProgressWatch",
     "RoundTripAnswer",
+    "progress_watch",
     "run_task_hook",
 ]
 
@@ -217,3 +221,33 @@ def run_task_hook(listener: Callable[[TaskRecord], None], record: TaskRecord) ->
         listener(record)
     except Exception:
         logger.exception("task %s: an on_task hook raised", record.task.task_id)
+
+
+class ProgressWatch:
+    """The ``notifications/progress`` a waiting plain call sent so far (the plain hand-off,
+    ``_server/handoff.py``): the last value and when, so a heartbeat sent while the tool reports
+    nothing counts on from the tool's own values (progress must increase)."""
+
+    __slots__ = ("at", "last")
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.at = time.monotonic()
+
+    def sent(self, value: float) -> None:
+        self.last = max(self.last, value)
+        self.at = time.monotonic()
+
+    def watch_in(self, context: contextvars.Context) -> None:
+        """Make this the watch of the run started in ``context``."""
+        context.run(_watch.set, self)
+
+
+_watch: contextvars.ContextVar[ProgressWatch | None] = contextvars.ContextVar(
+    "mcp_tasks_compat_progress_watch", default=None
+)
+
+
+def progress_watch() -> ProgressWatch | None:
+    """The watch of the plain call running here, if it may hand off (else ``None``)."""
+    return _watch.get()

@@ -26,6 +26,7 @@ from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, TASKS_EXTENSION_ID
 from ..errors import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 from .caller import Caller, owner_2026
+from .handoff import PlainHandoff, SendProgress
 from .rounds_2026 import RoundTrips, plain_with_rounds, work_with_rounds
 
 __all__ = [
@@ -44,8 +45,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-CallMode = Literal["plain", "maybe_task", "task"]
-"""How a ``tools/call`` runs: plainly, as a task if it outlives the inline grace, or as a task."""
+CallMode = Literal["plain", "maybe_task", "task", "handoff"]
+"""How a ``tools/call`` runs: plainly, as a task if it outlives the inline grace, as a task, or
+plainly until the plain hand-off's deadline, then as a task (:mod:`.handoff`)."""
 
 TASK_NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 MCP_NAME_MISMATCH: Final = "Mcp-Name header does not match the request body's 'taskId' parameter"
@@ -160,6 +162,8 @@ class Tasks2026Service:
         self.tasks = tasks
         self.engine = tasks.engine
         self.engine.runs.result_rules[DIALECT_2026_07_28] = fails_task_2026  # re-runs and workers too
+        self.handoff = PlainHandoff(tasks)
+        """Plain calls of task-capable tools handed off to tasks, and the task tools (when on)."""
 
     def plan_call(self, tool_name: str, *, declares_tasks: bool) -> CallMode:
         """A forbidden tool, or a request without the extension, runs plainly (a required tool
@@ -169,6 +173,8 @@ class Tasks2026Service:
         if support == "forbidden":
             return "plain"
         if not declares_tasks:
+            if self.handoff.hands_off(tool_name):
+                return "handoff"
             if support == "required":
                 raise missing_extension()
             return "plain"
@@ -182,6 +188,7 @@ class Tasks2026Service:
         work: Work,
         plain: Callable[[], Awaitable[T]],
         ends_round: Callable[[Mapping[str, Any]], Exception] = RoundTripAnswer,
+        progress: SendProgress | None = None,
     ) -> T | Mapping[str, Any]:
         """A ``tools/call``, from plan to answer: ``plain()``'s answer, or an ``input_required``
         round; the call's own answer when it ended within the inline grace (:func:`plain_answer`);
@@ -198,7 +205,23 @@ class Tasks2026Service:
         mode = self.plan_call(call.name, declares_tasks=call.declares_tasks)
         rounds = RoundTrips(call.input_responses, call.request_state, error=ends_round)
         if mode == "plain":
+            if self.handoff.is_task_tool(call.name):
+                served = await self.handoff.serve_tool(
+                    call.name, call.arguments, owner=owner_2026(caller), also_of=None, progress=progress
+                )
+                return {"resultType": "complete", **served}
             return await plain_with_rounds(plain, rounds)
+        if mode == "handoff":
+            handed = await self.handoff.call(
+                call.name,
+                call.arguments,
+                caller,
+                dialect=DIALECT_2026_07_28,
+                owner=owner_2026(caller),
+                work=work_with_rounds(work, rounds),
+                progress=progress,
+            )
+            return {"resultType": "complete", **handed} if isinstance(handed, dict) else plain_answer(handed)
         engine = self.engine
         tool_name, at_once = call.name, call.asks_task_at_once
         owner, ttl_ms = owner_2026(caller), self.ttl_ms()
