@@ -265,3 +265,20 @@ async def test_refusals_at_construction() -> None:
 def _modern(session: Any) -> bool:
     version = getattr(session, "protocol_version", None)
     return version is not None and str(version) >= "2026"
+
+
+async def test_example_server_over_http_hands_off() -> None:
+    """``example-server --plain-handoff-s``, a real process over streamable HTTP, a bare client."""
+    import sys
+
+    from mcp_tasks_compat._testkit.processes import HttpServerProcess, child_environment
+
+    command = [sys.executable, "-m", "mcp_tasks_compat", "example-server", "--transport", "http", "--port", "0"]
+    with HttpServerProcess([*command, "--plain-handoff-s", "1"], env=child_environment()) as url:
+        async with kit_sessions.connect_http(url, bare=True) as session:
+            with anyio.fail_after(20):
+                started = anyio.current_time()
+                first = await session.call_tool("slow_echo", {"text": "hello", "seconds": 3})
+                assert anyio.current_time() - started < 2.5
+                assert "still running as task" in text_of(first) and not is_error(first)
+                assert await model_follows(session, "task_result", {"task_id": structured(first)["taskId"]}) == "hello"
