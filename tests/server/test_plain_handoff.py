@@ -282,3 +282,13 @@ async def test_example_server_over_http_hands_off() -> None:
                 assert anyio.current_time() - started < 2.5
                 assert "still running as task" in text_of(first) and not is_error(first)
                 assert await model_follows(session, "task_result", {"task_id": structured(first)["taskId"]}) == "hello"
+
+
+async def test_the_docs_example() -> None:
+    from tests.doc_blocks import run_doc_block
+
+    app = run_doc_block("docs/any-host.md", "any-host")["app"]
+    app.tasks.plain_handoff_s = 0.05  # the example's 45 s, shortened
+    async with plain_session(app) as session:
+        with anyio.fail_after(10):
+            assert await model_follows(session, "build", {"target": "docs"}) == "built docs"
