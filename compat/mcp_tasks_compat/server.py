@@ -203,7 +203,11 @@ class TaskServer:
         self.sdk_server: Any = self._builder.new_server(name, self.tasks, options)
         for verb, tool_name in self.tasks.task_tool_names.items():  # the plain hand-off's task tools
             body, description = TASK_TOOLS[verb]
-            self._builder.add_tool(self.sdk_server, body, {"name": tool_name, "description": description, "structured_output": False})
+            self._builder.add_tool(
+                self.sdk_server,
+                body,
+                {"name": tool_name, "description": description, "structured_output": False},
+            )
             self.tasks.tools[tool_name] = "forbidden"
 
     def __repr__(self) -> str:
@@ -263,7 +267,9 @@ class TaskServer:
         def register(tool_function: FunctionT) -> FunctionT:
             name = str(sdk_tool_kwargs.get("name") or tool_function.__name__)
             if name in self.tasks.task_tool_names.values():
-                raise ValueError(f"{name!r} is a task tool of plain_handoff_s= (task_tools_prefix= renames them)")
+                raise ValueError(
+                    f"{name!r} is a task tool of plain_handoff_s= (task_tools_prefix= renames them)"
+                )
             self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
             self.tasks.allow_reruns(name, reruns)

@@ -86,7 +86,14 @@ from .engine import (
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .hosting import EngineHost, ToolRunner
-from .inline import DEFAULT_INLINE_GRACE_S, InlineCall, Outcome, ProgressWatch, RoundTripAnswer, progress_watch
+from .inline import (
+    DEFAULT_INLINE_GRACE_S,
+    InlineCall,
+    Outcome,
+    ProgressWatch,
+    RoundTripAnswer,
+    progress_watch,
+)
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .limits import UnknownTask
 from .policy import SUPPORT_VALUES, TaskPolicy
@@ -120,13 +127,13 @@ __all__ = [
     "EngineSettings",
     "InMemoryTaskStore",
     "InlineCall",
-    "ProgressWatch",
     "InputRefused",
     "InputRelay",
     "InputSender",
     "Notifier",
     "Outcome",
     "PollPolicy",
+    "ProgressWatch",
     "RoundTripAnswer",
     "SilentNotifier",
     "SqliteTaskStore",

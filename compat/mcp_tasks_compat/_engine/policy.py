@@ -118,7 +118,7 @@ class TaskPolicy:
         """The inline grace per call, learnt per tool: a tool whose calls outlive it skips it."""
         self.push = push
         self.plain_handoff_s: float | None = _checked_handoff(plain_handoff_s)
-        """How long a plain call of a task-capable tool waits before it hands off to a task (``None``: never)."""
+        """How long a plain call of a task-capable tool waits before handing off (``None``: never)."""
         if not isinstance(task_tools_prefix, str) or not task_tools_prefix.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"task_tools_prefix must be a non-empty string; got {task_tools_prefix!r}")
         self.task_tools_prefix = task_tools_prefix
@@ -226,7 +226,9 @@ def _checked_handoff(seconds: float | None) -> float | None:
     if seconds is None:
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError(f"plain_handoff_s must be a positive number of seconds (or None: off); got {seconds!r}")
+        raise ValueError(
+            f"plain_handoff_s must be a positive number of seconds (or None: off); got {seconds!r}"
+        )
     return float(seconds)
 
 

@@ -54,7 +54,9 @@ def in_handoff() -> bool:
     return _handing_off.get()
 
 
-def _text(text: str, *, structured: Mapping[str, Any] | None = None, is_error: bool = False) -> dict[str, Any]:
+def _text(
+    text: str, *, structured: Mapping[str, Any] | None = None, is_error: bool = False
+) -> dict[str, Any]:
     result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
     if structured is not None:
         result["structuredContent"] = dict(structured)
@@ -113,13 +115,14 @@ class PlainHandoff:
                 ttl_ms=ttl_ms,
                 status_message=status_message,
                 arguments=arguments,
-                **({"run_on": "workers"} if self.tasks.runs_on(tool_name) == "workers" else {}),
+                run_on=self.tasks.runs_on(tool_name),
             )
 
         if self.tasks.runs_on(tool_name) == "workers":  # queued: waited for in the store
             record = await create(None)
             return await self._waited(record, deadline, progress, watch)
         required = self.tasks.support_for(tool_name) == "required"  # handed off at once
+        answer: Outcome | Task | None = None
         with caller.launch(tool_name) as launch:
             watch.watch_in(launch.context)
             launch.context.run(_handing_off.set, True)
@@ -136,6 +139,7 @@ class PlainHandoff:
                     )
                 finally:
                     beats.cancel_scope.cancel()
+        assert answer is not None
         return self.still_running(answer) if isinstance(answer, Task) else answer
 
     async def _waited(
@@ -203,11 +207,15 @@ class PlainHandoff:
         if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED) and task.result is not None:
             return {key: value for key, value in task.result.items() if key != "_meta"}
         if task.status is TaskStatus.FAILED:
-            reason = task.error.message if task.error is not None else (task.status_message or "no reason given")
+            reason = (
+                task.error.message if task.error is not None else (task.status_message or "no reason given")
+            )
             return _text(f"Task {task_id} failed: {reason}", structured=self._structured(task), is_error=True)
         if task.status is TaskStatus.CANCELLED:
             reason = f": {task.status_message}" if task.status_message else ""
-            return _text(f"Task {task_id} was cancelled{reason}.", structured=self._structured(task), is_error=True)
+            return _text(
+                f"Task {task_id} was cancelled{reason}.", structured=self._structured(task), is_error=True
+            )
         if task.input_requests:
             return _text(self._question(task), structured=self._structured(task))
         return self.still_running(task)
@@ -254,8 +262,10 @@ class PlainHandoff:
         if verb == "status":
             task = record.task
             if task.is_terminal:
-                return _text(f"Task {task_id} is {task.status.value}; `{self._names()['result']}` gives its result.",
-                             structured=self._structured(task))
+                return _text(
+                    f"Task {task_id} is {task.status.value}; `{self._names()['result']}` gives its result.",
+                    structured=self._structured(task),
+                )
             return self.shown(task)
         if verb == "result":
             return await self._waited(record, cast(float, self.deadline_s), progress, ProgressWatch())
@@ -272,22 +282,27 @@ class PlainHandoff:
             if request.get("method") == "elicitation/create"
         ]
         if not forms:
-            return _text(f"Task {task.task_id} is not waiting for an answer ({task.status.value}).", is_error=True)
+            return _text(
+                f"Task {task.task_id} is not waiting for an answer ({task.status.value}).", is_error=True
+            )
         key, request = forms[0]
-        schema = cast(Mapping[str, Any], cast(Mapping[str, Any], request.get("params") or {}).get("requestedSchema") or {})
+        schema = cast(
+            Mapping[str, Any],
+            cast(Mapping[str, Any], request.get("params") or {}).get("requestedSchema") or {},
+        )
         problem = form_problem(answer, schema)
         if problem is not None:
-            return _text(f"The answer does not fit the question's schema: {problem}. Nothing was sent.", is_error=True)
+            return _text(
+                f"The answer does not fit the question's schema: {problem}. Nothing was sent.", is_error=True
+            )
         taken = await self.engine.inputs.deliver(
             record, {key: {"action": "accept", "content": dict(cast(Mapping[str, Any], answer))}}
         )
         if not taken:
             return _text(f"Task {task.task_id} no longer waits for that answer.", is_error=True)
         names = self._names()
-        return _text(
-            f'Answer given to task {task.task_id}. Call `{names["result"]}` with {{"task_id": "{task.task_id}"}} '
-            "to wait for its result."
-        )
+        call = f'Call `{names["result"]}` with {{"task_id": "{task.task_id}"}}'
+        return _text(f"Answer given to task {task.task_id}. {call} to wait for its result.")
 
 
 _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
@@ -346,7 +361,10 @@ async def _task_answer(task_id: str, answer: dict[str, Any]) -> str:
 
 
 TASK_TOOLS: Final[Mapping[str, tuple[Callable[..., Awaitable[str]], str]]] = {
-    "status": (_task_status, "Check on a task that a tool handed off: its status, and its question if it asks one."),
+    "status": (
+        _task_status,
+        "Check on a task that a tool handed off: its status, and its question if it asks one.",
+    ),
     "result": (
         _task_result,
         "Wait for a handed-off task's result: the tool's own result once it is done, else where it stands.",

@@ -26,8 +26,8 @@ from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
 from .caller import Caller, owner_2025, session_owned
-from .service_2026 import plain_answer
 from .handoff import PlainHandoff, SendProgress
+from .service_2026 import plain_answer
 
 __all__ = [
     "NOTIFY_TIMEOUT_S",

@@ -140,9 +140,7 @@ class TaskHandlers:
         abandon_request()  # reached only when the waiter was cancelled: the peer is gone
 
 
-async def _send_progress(
-    context: Any, progress: float, total: float | None, message: str | None
-) -> bool:
+async def _send_progress(context: Any, progress: float, total: float | None, message: str | None) -> bool:
     """A ``notifications/progress`` for the request ``context`` is of, if it asked for progress."""
     token = None if context.meta is None else getattr(context.meta, "progressToken", None)
     if token is None:

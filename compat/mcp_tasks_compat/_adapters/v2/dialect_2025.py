@@ -118,7 +118,11 @@ class Dialect2025Middleware:
             if declared is not None:
                 tool = {**cast(Mapping[str, Any], tool), "execution": declared}
             if isinstance(name, str) and self.service.handoff.hands_off(name):  # it may answer a hand-off
-                tool = {key: value for key, value in cast(Mapping[str, Any], tool).items() if key != "outputSchema"}
+                tool = {
+                    key: value
+                    for key, value in cast(Mapping[str, Any], tool).items()
+                    if key != "outputSchema"
+                }
             annotated.append(tool)
         wire["tools"] = annotated
         return wire

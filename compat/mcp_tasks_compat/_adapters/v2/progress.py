@@ -11,7 +11,6 @@ from .runtime import current_request
 __all__ = ["send_progress"]
 
 
-
 def _progress_token(ctx: Any) -> object:
     params: object = ctx.params
     if isinstance(params, Mapping):
