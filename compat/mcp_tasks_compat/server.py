@@ -76,8 +76,7 @@ from ._engine import (
 )
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
-from ._server import ask
-from ._server.handoff import TASK_TOOLS
+from ._server import ask, register_task_tools
 from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, refuse_serving_on_import, serve_worker
 from .core._model import Progress, Task
 from .dialects import RunOn
@@ -201,14 +200,7 @@ class TaskServer:
         self.tasks = ServerTasks(store=store, **policy_options)
         self._builder = get_adapter().builder
         self.sdk_server: Any = self._builder.new_server(name, self.tasks, options)
-        for verb, tool_name in self.tasks.task_tool_names.items():  # the plain hand-off's task tools
-            body, description = TASK_TOOLS[verb]
-            self._builder.add_tool(
-                self.sdk_server,
-                body,
-                {"name": tool_name, "description": description, "structured_output": False},
-            )
-            self.tasks.tools[tool_name] = "forbidden"
+        register_task_tools(self.tasks, partial(self._builder.add_tool, self.sdk_server))  # plain_handoff_s
 
     def __repr__(self) -> str:
         return f"<TaskServer {self.name!r} on {type(self.sdk_server).__name__}>"
@@ -266,10 +258,7 @@ class TaskServer:
 
         def register(tool_function: FunctionT) -> FunctionT:
             name = str(sdk_tool_kwargs.get("name") or tool_function.__name__)
-            if name in self.tasks.task_tool_names.values():
-                raise ValueError(
-                    f"{name!r} is a task tool of plain_handoff_s= (task_tools_prefix= renames them)"
-                )
+            self.tasks.refuse_task_tool_names([name])
             self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
             self.tasks.allow_reruns(name, reruns)
@@ -336,19 +325,12 @@ _last_progress: contextvars.ContextVar[float] = contextvars.ContextVar(
 
 
 async def _plain_progress(progress: float | None, total: float | None, message: str | None) -> bool:
-    """The one place a plain call's ``notifications/progress`` is sent (``progress=None``: the next step).
-
-    Progress must increase from one notification to the next, so a status without a number
-    counts on from the last value sent in this call.
-    """
-    watch = _engine.progress_watch()  # a plain call that may hand off: a heartbeat counts on from it
-    last = _last_progress.get() if watch is None else max(_last_progress.get(), watch.last)
-    value = last + 1.0 if progress is None else float(progress)
+    """The one place a plain call's ``notifications/progress`` is sent (``None``: the next step)."""
+    value = _engine.next_progress(_last_progress.get(), progress)  # a hand-off's heartbeat counts too
     sent = await get_adapter().builder.send_progress(value, total, message)
     if sent:
         _last_progress.set(value)
-        if watch is not None:
-            watch.sent(value)
+        _engine.progress_sent(value)
     return sent
 
 

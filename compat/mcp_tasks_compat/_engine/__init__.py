@@ -92,6 +92,8 @@ from .inline import (
     Outcome,
     ProgressWatch,
     RoundTripAnswer,
+    next_progress,
+    progress_sent,
     progress_watch,
 )
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
@@ -153,7 +155,9 @@ __all__ = [
     "current_run",
     "input_key_prefix",
     "new_task_id",
+    "next_progress",
     "pending_call",
+    "progress_sent",
     "progress_watch",
     "report_status",
     "store_from_url",

@@ -36,6 +36,8 @@ __all__ = [
     "Outcome",
     "ProgressWatch",
     "RoundTripAnswer",
+    "next_progress",
+    "progress_sent",
     "progress_watch",
     "run_task_hook",
 ]
@@ -251,3 +253,19 @@ _watch: contextvars.ContextVar[ProgressWatch | None] = contextvars.ContextVar(
 def progress_watch() -> ProgressWatch | None:
     """The watch of the plain call running here, if it may hand off (else ``None``)."""
     return _watch.get()
+
+
+def next_progress(last: float, progress: float | None) -> float:
+    """The value a plain call's progress is sent with: ``progress``, or (``None``) the next step on
+    from ``last`` and from any heartbeat of the hand-off's sent meanwhile."""
+    if progress is not None:
+        return float(progress)
+    watch = _watch.get()
+    return (last if watch is None else max(last, watch.last)) + 1.0
+
+
+def progress_sent(value: float) -> None:
+    """Note a progress notification the tool sent (a hand-off's heartbeat counts on from it)."""
+    watch = _watch.get()
+    if watch is not None:
+        watch.sent(value)

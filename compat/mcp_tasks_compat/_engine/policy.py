@@ -122,8 +122,7 @@ class TaskPolicy:
         if not isinstance(task_tools_prefix, str) or not task_tools_prefix.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"task_tools_prefix must be a non-empty string; got {task_tools_prefix!r}")
         self.task_tools_prefix = task_tools_prefix
-        if clash := sorted(set(self.tools) & set(self.task_tool_names.values())):
-            raise ValueError(f"tools {clash} have the names of task tools (task_tools_prefix= renames them)")
+        self.refuse_task_tool_names(self.tools)
         limits = TaskLimits(
             max_active_tasks_per_owner=max_active_tasks_per_owner,
             max_ttl_ms=max_ttl_ms,
@@ -212,6 +211,11 @@ class TaskPolicy:
 
     def support_for(self, tool_name: str) -> TaskSupport:
         return self.tools.get(tool_name, self.default_support)
+
+    def refuse_task_tool_names(self, names: Iterable[str]) -> None:
+        """``ValueError`` for tools named as the hand-off's task tools (``task_tools_prefix=``)."""
+        if clash := sorted(set(names) & set(self.task_tool_names.values())):
+            raise ValueError(f"tools {clash} have the names of task tools (task_tools_prefix= renames them)")
 
     @property
     def task_tool_names(self) -> dict[str, str]:

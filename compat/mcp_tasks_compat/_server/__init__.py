@@ -40,6 +40,7 @@ Each dialect's service also gives the engine that dialect's result rule: the eng
 from __future__ import annotations
 
 from .caller import Caller, Launch, owner_2025, owner_2026, principal_id
+from .handoff import register_task_tools
 from .listen_2026 import ListenStream, TaskListen2026, asked_task_ids, asks_core_kinds
 from .rounds_2026 import InputRequiredWire, RetryWith, RoundTrips, relay_rounds
 from .service_2025 import (
@@ -95,6 +96,7 @@ __all__ = [
     "owner_2026",
     "principal_id",
     "refuse_plain_call",
+    "register_task_tools",
     "relay_rounds",
     "task_not_found",
 ]

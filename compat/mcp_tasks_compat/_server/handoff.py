@@ -26,15 +26,33 @@ from typing import Any, Final, cast
 
 import anyio
 
-from .._engine import ProgressWatch, TaskPolicy, TaskRecord, UnknownTask, Work
+from .._engine import (
+    ProgressWatch,
+    RoundTripAnswer,
+    TaskPolicy,
+    TaskRecord,
+    ToolCallFailure,
+    UnknownTask,
+    Work,
+)
 from .._engine.grace import GraceTicket
 from .._engine.inline import Outcome
+from .._engine.inputs import InputRelay
 from .._engine.limits import echoed_id
 from ..core._model import Task, TaskStatus
-from ..dialects import Dialect
-from .caller import Caller
+from ..dialects import DIALECT_2025_11_25, Dialect
+from ..errors import PeerProtocolError
+from .caller import Caller, owner_2025, session_owned
 
-__all__ = ["HEARTBEAT_S", "TASK_TOOLS", "PlainHandoff", "SendProgress", "form_problem", "in_handoff"]
+__all__ = [
+    "HEARTBEAT_S",
+    "TASK_TOOLS",
+    "PlainHandoff",
+    "SendProgress",
+    "form_problem",
+    "in_handoff",
+    "register_task_tools",
+]
 
 HEARTBEAT_S: Final = 5.0
 """How long a waiting plain call may go without a progress notification before a heartbeat."""
@@ -63,6 +81,27 @@ def _text(
     if is_error:
         result["isError"] = True
     return result
+
+
+def plain_answer(outcome: Outcome) -> Mapping[str, Any]:
+    """What the ``tools/call`` answers when the call ended within the grace: what it would have.
+
+    A result is answered as the work gave it (an adapter's own lazily dumped result stays so, for
+    the adapter to hand the SDK its model back); a round, as the round; a JSON-RPC error raised by
+    the SDK's chain is raised again as it was, any other as a :class:`PeerProtocolError`; any
+    other exception of the work is raised again.
+    """
+    error = outcome.error
+    if error is None:
+        return outcome.result if outcome.result is not None else {}
+    if isinstance(error, RoundTripAnswer):
+        return error.result
+    if isinstance(error, ToolCallFailure):
+        if isinstance(error.__cause__, Exception):
+            raise error.__cause__
+        failure = error.error
+        raise PeerProtocolError(failure.message, jsonrpc_code=failure.code, data=failure.data)
+    raise error
 
 
 class PlainHandoff:
@@ -217,24 +256,8 @@ class PlainHandoff:
                 f"Task {task_id} was cancelled{reason}.", structured=self._structured(task), is_error=True
             )
         if task.input_requests:
-            return _text(self._question(task), structured=self._structured(task))
+            return _text(_question(task, self._names()), structured=self._structured(task))
         return self.still_running(task)
-
-    def _question(self, task: Task) -> str:
-        names = self._names()
-        key, request = next(iter(task.input_requests.items()))
-        params = cast(Mapping[str, Any], request.get("params") or {})
-        if request.get("method") != "elicitation/create":
-            return (
-                f"Task {task.task_id} waits for input ({request.get('method')}, {key}) that only a "
-                f"task-aware client can give; `{names['cancel']}` stops it."
-            )
-        schema = json.dumps(params.get("requestedSchema", {}), separators=(",", ":"))
-        return (
-            f"Task {task.task_id} asks: {params.get('message', '')} "
-            f'Call `{names["answer"]}` with {{"task_id": "{task.task_id}", "answer": {{...}}}}, '
-            f"the answer an object matching this JSON schema: {schema}"
-        )
 
     # --- the task tools ----------------------------------------------------------------------------
 
@@ -272,37 +295,83 @@ class PlainHandoff:
         if verb == "cancel":
             task = await self.engine.cancel_record(record, strict=False)
             return _text(f"Task {task_id} is {task.status.value}.", structured=self._structured(task))
-        return await self._answer(record, args.get("answer"))
+        return await _answer(self.engine.inputs, record, args.get("answer"), self._names())
 
-    async def _answer(self, record: TaskRecord, answer: object) -> dict[str, Any]:
-        task = record.task
-        forms = [
-            (key, request)
-            for key, request in task.input_requests.items()
-            if request.get("method") == "elicitation/create"
-        ]
-        if not forms:
-            return _text(
-                f"Task {task.task_id} is not waiting for an answer ({task.status.value}).", is_error=True
-            )
-        key, request = forms[0]
-        schema = cast(
-            Mapping[str, Any],
-            cast(Mapping[str, Any], request.get("params") or {}).get("requestedSchema") or {},
+
+async def plain_2025(
+    handoff: PlainHandoff, params: object, caller: Caller, work: Work, progress: SendProgress | None
+) -> Mapping[str, Any] | None:
+    """A handshake-era plain call served here (a task tool, or a task-capable tool waited for
+    up to the deadline), else ``None``: run plainly, as without the hand-off (off, or a stateless
+    server: no session to own a task). The owner rule is 2025-11-25's."""
+    if handoff.deadline_s is None:
+        return None
+    fields = cast(Mapping[str, Any], params)
+    name, arguments = str(fields["name"]), fields.get("arguments")
+    arguments = cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None
+    owner = owner_2025(caller)
+    if owner is None:
+        return None
+    if handoff.is_task_tool(name):
+        by_id = handoff.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
+        also_of = session_owned if by_id else None
+        return await handoff.serve_tool(name, arguments, owner=owner, also_of=also_of, progress=progress)
+    if not handoff.hands_off(name):
+        return None
+    handed = await handoff.call(
+        name, arguments, caller, dialect=DIALECT_2025_11_25, owner=owner, work=work, progress=progress
+    )
+    return handed if isinstance(handed, dict) else plain_answer(handed)
+
+
+def _question(task: Task, names: Mapping[str, str]) -> str:
+    """What a model reads of the question a task waits for."""
+    key, request = next(iter(task.input_requests.items()))
+    params = cast(Mapping[str, Any], request.get("params") or {})
+    if request.get("method") != "elicitation/create":
+        return (
+            f"Task {task.task_id} waits for input ({request.get('method')}, {key}) that only a "
+            f"task-aware client can give; `{names['cancel']}` stops it."
         )
-        problem = form_problem(answer, schema)
-        if problem is not None:
-            return _text(
-                f"The answer does not fit the question's schema: {problem}. Nothing was sent.", is_error=True
-            )
-        taken = await self.engine.inputs.deliver(
-            record, {key: {"action": "accept", "content": dict(cast(Mapping[str, Any], answer))}}
+    schema = json.dumps(params.get("requestedSchema", {}), separators=(",", ":"))
+    return (
+        f"Task {task.task_id} asks: {params.get('message', '')} "
+        f'Call `{names["answer"]}` with {{"task_id": "{task.task_id}", "answer": {{...}}}}, '
+        f"the answer an object matching this JSON schema: {schema}"
+    )
+
+
+async def _answer(
+    inputs: InputRelay, record: TaskRecord, answer: object, names: Mapping[str, str]
+) -> dict[str, Any]:
+    """``task_answer``: the answer to the task's form, checked against its schema."""
+    task = record.task
+    forms = [
+        (key, request)
+        for key, request in task.input_requests.items()
+        if request.get("method") == "elicitation/create"
+    ]
+    if not forms:
+        return _text(
+            f"Task {task.task_id} is not waiting for an answer ({task.status.value}).", is_error=True
         )
-        if not taken:
-            return _text(f"Task {task.task_id} no longer waits for that answer.", is_error=True)
-        names = self._names()
-        call = f'Call `{names["result"]}` with {{"task_id": "{task.task_id}"}}'
-        return _text(f"Answer given to task {task.task_id}. {call} to wait for its result.")
+    key, request = forms[0]
+    schema = cast(
+        Mapping[str, Any],
+        cast(Mapping[str, Any], request.get("params") or {}).get("requestedSchema") or {},
+    )
+    problem = form_problem(answer, schema)
+    if problem is not None:
+        return _text(
+            f"The answer does not fit the question's schema: {problem}. Nothing was sent.", is_error=True
+        )
+    taken = await inputs.deliver(
+        record, {key: {"action": "accept", "content": dict(cast(Mapping[str, Any], answer))}}
+    )
+    if not taken:
+        return _text(f"Task {task.task_id} no longer waits for that answer.", is_error=True)
+    call = f'Call `{names["result"]}` with {{"task_id": "{task.task_id}"}}'
+    return _text(f"Answer given to task {task.task_id}. {call} to wait for its result.")
 
 
 _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
@@ -377,3 +446,12 @@ TASK_TOOLS: Final[Mapping[str, tuple[Callable[..., Awaitable[str]], str]]] = {
 }
 """What a server registers as each task tool (listed only with the hand-off on): a body the hand-off
 answers before it is reached (the SDK makes the input schema from it), and its description."""
+
+
+def register_task_tools(tasks: TaskPolicy, add_tool: Callable[[Any, Mapping[str, Any]], object]) -> None:
+    """Register the task tools (with the hand-off on) through the SDK's ``add_tool(body, kwargs)``:
+    listed as any tool, never run as tasks themselves."""
+    for verb, tool_name in tasks.task_tool_names.items():
+        body, description = TASK_TOOLS[verb]
+        add_tool(body, {"name": tool_name, "description": description, "structured_output": False})
+        tasks.tools[tool_name] = "forbidden"

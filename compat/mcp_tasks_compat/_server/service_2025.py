@@ -26,8 +26,7 @@ from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
 from .caller import Caller, owner_2025, session_owned
-from .handoff import PlainHandoff, SendProgress
-from .service_2026 import plain_answer
+from .handoff import PlainHandoff, SendProgress, plain_2025
 
 __all__ = [
     "NOTIFY_TIMEOUT_S",
@@ -134,8 +133,7 @@ class Tasks2025Service:
         self.tasks = tasks
         self.engine = tasks.engine
         self.engine.runs.result_rules[DIALECT_2025_11_25] = fails_task_2025  # re-runs and workers too
-        self.handoff = PlainHandoff(tasks)
-        """Plain calls of task-capable tools handed off to tasks, and the task tools (when on)."""
+        self.handoff = PlainHandoff(tasks)  # plain calls handed off to tasks, the task tools (when on)
 
     # --- what the handshake and tools/list say -----------------------------------------------------
 
@@ -194,23 +192,16 @@ class Tasks2025Service:
         answer: Callable[[Mapping[str, Any]], T],
         progress: SendProgress | None = None,
     ) -> T:
-        """A ``tools/call``, from plan to answer: refused, run plainly (``plain()``), or made a task
-        whose run is ``work`` (the rest of the SDK's chain, without ``params.task``) and answered
-        ``{"task": {...}}`` (through ``answer``, the adapter's result type).
-
-        The task is readable before the answer leaves; its statuses go out as notifications on
-        the caller's session (:meth:`status_listener`); its run lives where ``caller.launch``
-        says, which is the server's, not the session's. A tool that runs on the workers is queued
-        instead: nothing runs here, and its statuses, made by the worker, are followed in the
-        store and sent the same way (:meth:`follow_elsewhere`).
+        """A ``tools/call``, from plan to answer: refused, run plainly (``plain()``, or the plain
+        hand-off's), or made a task whose run is ``work`` (the SDK's chain without ``params.task``)
+        and answered ``{"task": {...}}`` (through ``answer``), readable before the answer leaves;
+        statuses go out on the caller's session (:meth:`status_listener`), a run lives where
+        ``caller.launch`` says; a workers' tool is queued (:meth:`follow_elsewhere`).
         """
         plan = self.plan_call(params, caller)
         if plan is None:
-            if self.handoff.deadline_s is not None:  # the plain hand-off (off by default)
-                handed = await self._plain_handoff(cast(Mapping[str, Any], params), caller, work, progress)
-                if handed is not None:
-                    return answer(handed)
-            return await plain()
+            handed = await plain_2025(self.handoff, params, caller, work, progress)  # None when off
+            return answer(handed) if handed is not None else await plain()
         arguments = cast(Mapping[str, Any], params).get("arguments")
         create = partial(
             self.engine.create,
@@ -230,29 +221,6 @@ class Tasks2025Service:
             record.listeners.append(self.status_listener(launch.notify))
             launch.context.run(self.engine.start, record, work, launch.group)
             return answer(self.created(record.task))
-
-    async def _plain_handoff(
-        self, params: Mapping[str, Any], caller: Caller, work: Work, progress: SendProgress | None
-    ) -> Mapping[str, Any] | None:
-        """A plain call served by the hand-off (a task tool, or a task-capable tool waited for up
-        to the deadline), else ``None``: run plainly, as without it (no session to own a task)."""
-        name = str(params["name"])
-        arguments = params.get("arguments")
-        arguments = cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None
-        handoff, owner = self.handoff, owner_2025(caller)
-        if owner is None:
-            return None
-        if handoff.is_task_tool(name):
-            by_id = self.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
-            return await handoff.serve_tool(
-                name, arguments, owner=owner, also_of=session_owned if by_id else None, progress=progress
-            )
-        if not handoff.hands_off(name):
-            return None
-        handed = await handoff.call(
-            name, arguments, caller, dialect=DIALECT_2025_11_25, owner=owner, work=work, progress=progress
-        )
-        return handed if isinstance(handed, dict) else plain_answer(handed)
 
     def follow_elsewhere(
         self, record: TaskRecord, send: Callable[[Mapping[str, Any]], Awaitable[None]]
