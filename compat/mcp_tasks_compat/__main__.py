@@ -289,6 +289,15 @@ def _add_example_server(add_parser: AddParser) -> None:
         "(default: no bound)",
     )
     serve.add_argument(
+        "--plain-handoff-s",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="a plain tools/call (a client without tasks) of a task-capable tool waits this long, then "
+        "answers with the task it goes on as; lists task_status/task_result/task_cancel/task_answer "
+        "(default: off; docs/any-host.md)",
+    )
+    serve.add_argument(
         "--metrics-port",
         type=_positive_int,
         default=None,

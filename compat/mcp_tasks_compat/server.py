@@ -76,7 +76,7 @@ from ._engine import (
 )
 from ._engine.inline import run_task_hook
 from ._engine.policy import SUPPORT_VALUES
-from ._server import ask
+from ._server import ask, register_task_tools
 from ._worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE_S, refuse_serving_on_import, serve_worker
 from .core._model import Progress, Task
 from .dialects import RunOn
@@ -200,6 +200,7 @@ class TaskServer:
         self.tasks = ServerTasks(store=store, **policy_options)
         self._builder = get_adapter().builder
         self.sdk_server: Any = self._builder.new_server(name, self.tasks, options)
+        register_task_tools(self.tasks, partial(self._builder.add_tool, self.sdk_server))  # plain_handoff_s
 
     def __repr__(self) -> str:
         return f"<TaskServer {self.name!r} on {type(self.sdk_server).__name__}>"
@@ -256,7 +257,9 @@ class TaskServer:
         )
 
         def register(tool_function: FunctionT) -> FunctionT:
-            name = self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
+            name = str(sdk_tool_kwargs.get("name") or tool_function.__name__)
+            self.tasks.refuse_task_tool_names([name])
+            self._builder.add_tool(self.sdk_server, tool_function, sdk_tool_kwargs)
             self.tasks.tools[name] = task
             self.tasks.allow_reruns(name, reruns)
             self.tasks.set_run_on(name, run_on)
@@ -322,15 +325,12 @@ _last_progress: contextvars.ContextVar[float] = contextvars.ContextVar(
 
 
 async def _plain_progress(progress: float | None, total: float | None, message: str | None) -> bool:
-    """The one place a plain call's ``notifications/progress`` is sent (``progress=None``: the next step).
-
-    Progress must increase from one notification to the next, so a status without a number
-    counts on from the last value sent in this call.
-    """
-    value = _last_progress.get() + 1.0 if progress is None else float(progress)
+    """The one place a plain call's ``notifications/progress`` is sent (``None``: the next step)."""
+    value = _engine.next_progress(_last_progress.get(), progress)  # a hand-off's heartbeat counts too
     sent = await get_adapter().builder.send_progress(value, total, message)
     if sent:
         _last_progress.set(value)
+        _engine.progress_sent(value)
     return sent
 
 

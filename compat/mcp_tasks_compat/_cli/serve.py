@@ -72,6 +72,7 @@ def example_app(
     unauthenticated_2025_scope: str = "session",
     run_on: RunOn = "here",
     max_queued: int | None = None,
+    plain_handoff_s: float | None = None,
 ) -> TaskServer:
     """The example tools' :class:`~mcp_tasks_compat.server.TaskServer` (what ``worker --example`` runs)."""
     app = TaskServer(
@@ -82,6 +83,7 @@ def example_app(
         unauthenticated_2025_scope="task_id" if unauthenticated_2025_scope == "task_id" else "session",
         run_on=run_on,  # --run-on
         max_queued=max_queued,  # --max-queued
+        plain_handoff_s=plain_handoff_s,  # --plain-handoff-s
         host=host,
         version=__version__,
     )
@@ -139,6 +141,8 @@ class ServeOptions:
     unauthenticated_2025_scope: str = "session"
     run_on: RunOn = "here"
     max_queued: int | None = None
+    plain_handoff_s: float | None = None
+    """Hand a plain call of a task-capable tool off to a task after this long (``None``: never)."""
     metrics_port: int | None = None
     """Serve the metrics in Prometheus text form on ``host:metrics_port`` (``None``: not at all)."""
 
@@ -180,6 +184,7 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
             unauthenticated_2025_scope=options.unauthenticated_2025_scope,
             run_on=options.run_on,
             max_queued=options.max_queued,
+            plain_handoff_s=options.plain_handoff_s,
         )
     except (CompatError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)

@@ -86,7 +86,16 @@ from .engine import (
 )
 from .expiry import EXPIRED_GRACE_MS, Sweeper
 from .hosting import EngineHost, ToolRunner
-from .inline import DEFAULT_INLINE_GRACE_S, InlineCall, Outcome, RoundTripAnswer
+from .inline import (
+    DEFAULT_INLINE_GRACE_S,
+    InlineCall,
+    Outcome,
+    ProgressWatch,
+    RoundTripAnswer,
+    next_progress,
+    progress_sent,
+    progress_watch,
+)
 from .inputs import DELIVERY_BOUND_S, InputRefused, InputRelay, InputSender, input_key_prefix
 from .limits import UnknownTask
 from .policy import SUPPORT_VALUES, TaskPolicy
@@ -126,6 +135,7 @@ __all__ = [
     "Notifier",
     "Outcome",
     "PollPolicy",
+    "ProgressWatch",
     "RoundTripAnswer",
     "SilentNotifier",
     "SqliteTaskStore",
@@ -145,7 +155,10 @@ __all__ = [
     "current_run",
     "input_key_prefix",
     "new_task_id",
+    "next_progress",
     "pending_call",
+    "progress_sent",
+    "progress_watch",
     "report_status",
     "store_from_url",
 ]

@@ -18,7 +18,9 @@ answer is opaque here.
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -32,7 +34,11 @@ __all__ = [
     "DEFAULT_INLINE_GRACE_S",
     "InlineCall",
     "Outcome",
+    "ProgressWatch",
     "RoundTripAnswer",
+    "next_progress",
+    "progress_sent",
+    "progress_watch",
     "run_task_hook",
 ]
 
@@ -217,3 +223,49 @@ def run_task_hook(listener: Callable[[TaskRecord], None], record: TaskRecord) ->
         listener(record)
     except Exception:
         logger.exception("task %s: an on_task hook raised", record.task.task_id)
+
+
+class ProgressWatch:
+    """The ``notifications/progress`` a waiting plain call sent so far (the plain hand-off,
+    ``_server/handoff.py``): the last value and when, so a heartbeat sent while the tool reports
+    nothing counts on from the tool's own values (progress must increase)."""
+
+    __slots__ = ("at", "last")
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.at = time.monotonic()
+
+    def sent(self, value: float) -> None:
+        self.last = max(self.last, value)
+        self.at = time.monotonic()
+
+    def watch_in(self, context: contextvars.Context) -> None:
+        """Make this the watch of the run started in ``context``."""
+        context.run(_watch.set, self)
+
+
+_watch: contextvars.ContextVar[ProgressWatch | None] = contextvars.ContextVar(
+    "mcp_tasks_compat_progress_watch", default=None
+)
+
+
+def progress_watch() -> ProgressWatch | None:
+    """The watch of the plain call running here, if it may hand off (else ``None``)."""
+    return _watch.get()
+
+
+def next_progress(last: float, progress: float | None) -> float:
+    """The value a plain call's progress is sent with: ``progress``, or (``None``) the next step on
+    from ``last`` and from any heartbeat of the hand-off's sent meanwhile."""
+    if progress is not None:
+        return float(progress)
+    watch = _watch.get()
+    return (last if watch is None else max(last, watch.last)) + 1.0
+
+
+def progress_sent(value: float) -> None:
+    """Note a progress notification the tool sent (a hand-off's heartbeat counts on from it)."""
+    watch = _watch.get()
+    if watch is not None:
+        watch.sent(value)

@@ -7,6 +7,7 @@ above this layer and below ``server.py``, never beside it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
@@ -25,7 +26,7 @@ from .settings import EngineSettings
 from .stores import TaskStore, store_from_url
 from .stores.task_state import RunOn
 
-__all__ = ["MAX_RERUNS", "RUN_ON_VALUES", "SUPPORT_VALUES", "TaskPolicy"]
+__all__ = ["MAX_RERUNS", "RUN_ON_VALUES", "SUPPORT_VALUES", "TASK_TOOL_VERBS", "TaskPolicy"]
 
 SUPPORT_VALUES: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 
@@ -36,6 +37,10 @@ RUN_ON_VALUES: tuple[RunOn, ...] = ("here", "workers")
 
 Scope2025 = Literal["session", "task_id"]
 SCOPES_2025: tuple[Scope2025, ...] = ("session", "task_id")
+
+DEFAULT_TASK_TOOLS_PREFIX = "task_"
+TASK_TOOL_VERBS: tuple[str, ...] = ("status", "result", "cancel", "answer")
+"""The task tools of the plain hand-off, each named ``task_tools_prefix`` + its verb."""
 
 
 class TaskPolicy:
@@ -72,6 +77,12 @@ class TaskPolicy:
     for worker processes (``mcp-tasks-compat worker``, docs/deploy.md); a tool may say otherwise
     for itself (:meth:`set_run_on`). ``max_queued`` bounds the tasks waiting for a worker: a
     create past it is refused with a JSON-RPC error (``None``: no bound).
+
+    ``plain_handoff_s`` (off by default): a plain ``tools/call`` (no task asked for) to a
+    task-capable tool waits this long for it and, if it is still running, is answered with an
+    ordinary result naming the task it goes on as; the task tools (``task_status``,
+    ``task_result``, ``task_cancel``, ``task_answer``: ``task_tools_prefix`` + a verb) then serve
+    such clients (docs/any-host.md).
     """
 
     def __init__(
@@ -94,6 +105,8 @@ class TaskPolicy:
         reruns: Mapping[str, int] | None = None,
         run_on: RunOn = "here",
         max_queued: int | None = None,
+        plain_handoff_s: float | None = None,
+        task_tools_prefix: str = DEFAULT_TASK_TOOLS_PREFIX,
     ) -> None:
         self.tools: dict[str, TaskSupport] = _checked_support(tools, default_support)
         self.default_support: TaskSupport = default_support
@@ -104,6 +117,12 @@ class TaskPolicy:
         self.grace = GraceMemory(inline_grace_s)
         """The inline grace per call, learnt per tool: a tool whose calls outlive it skips it."""
         self.push = push
+        self.plain_handoff_s: float | None = _checked_handoff(plain_handoff_s)
+        """How long a plain call of a task-capable tool waits before handing off (``None``: never)."""
+        if not isinstance(task_tools_prefix, str) or not task_tools_prefix.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"task_tools_prefix must be a non-empty string; got {task_tools_prefix!r}")
+        self.task_tools_prefix = task_tools_prefix
+        self.refuse_task_tool_names(self.tools)
         limits = TaskLimits(
             max_active_tasks_per_owner=max_active_tasks_per_owner,
             max_ttl_ms=max_ttl_ms,
@@ -192,6 +211,29 @@ class TaskPolicy:
 
     def support_for(self, tool_name: str) -> TaskSupport:
         return self.tools.get(tool_name, self.default_support)
+
+    def refuse_task_tool_names(self, names: Iterable[str]) -> None:
+        """``ValueError`` for tools named as the hand-off's task tools (``task_tools_prefix=``)."""
+        if clash := sorted(set(names) & set(self.task_tool_names.values())):
+            raise ValueError(f"tools {clash} have the names of task tools (task_tools_prefix= renames them)")
+
+    @property
+    def task_tool_names(self) -> dict[str, str]:
+        """The task tools a plain client is given, verb to tool name (``{}`` without the hand-off)."""
+        if self.plain_handoff_s is None:
+            return {}
+        return {verb: self.task_tools_prefix + verb for verb in TASK_TOOL_VERBS}
+
+
+def _checked_handoff(seconds: float | None) -> float | None:
+    """``plain_handoff_s``: ``None`` (off) or a finite number of seconds above zero."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(
+            f"plain_handoff_s must be a positive number of seconds (or None: off); got {seconds!r}"
+        )
+    return float(seconds)
 
 
 def _checked_support(tools: Mapping[str, TaskSupport] | None, default: TaskSupport) -> dict[str, TaskSupport]:

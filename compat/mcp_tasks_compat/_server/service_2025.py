@@ -26,6 +26,7 @@ from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2025_11_25
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PeerProtocolError
 from .caller import Caller, owner_2025, session_owned
+from .handoff import PlainHandoff, SendProgress, plain_2025
 
 __all__ = [
     "NOTIFY_TIMEOUT_S",
@@ -132,6 +133,7 @@ class Tasks2025Service:
         self.tasks = tasks
         self.engine = tasks.engine
         self.engine.runs.result_rules[DIALECT_2025_11_25] = fails_task_2025  # re-runs and workers too
+        self.handoff = PlainHandoff(tasks)  # plain calls handed off to tasks, the task tools (when on)
 
     # --- what the handshake and tools/list say -----------------------------------------------------
 
@@ -169,7 +171,8 @@ class Tasks2025Service:
             # its task metadata ignored (a "forbidden" tool of a server that offers tasks is -32601).
             task = None
         if task is None:
-            refuse_plain_call(name, support)
+            if not self.handoff.hands_off(name):  # a plain call that may hand off is never refused
+                refuse_plain_call(name, support)
             return None
         if support == "forbidden":
             raise PeerProtocolError(
@@ -186,21 +189,19 @@ class Tasks2025Service:
         *,
         work: Work,
         plain: Callable[[], Awaitable[T]],
-        answer: Callable[[dict[str, Any]], T],
+        answer: Callable[[Mapping[str, Any]], T],
+        progress: SendProgress | None = None,
     ) -> T:
-        """A ``tools/call``, from plan to answer: refused, run plainly (``plain()``), or made a task
-        whose run is ``work`` (the rest of the SDK's chain, without ``params.task``) and answered
-        ``{"task": {...}}`` (through ``answer``, the adapter's result type).
-
-        The task is readable before the answer leaves; its statuses go out as notifications on
-        the caller's session (:meth:`status_listener`); its run lives where ``caller.launch``
-        says, which is the server's, not the session's. A tool that runs on the workers is queued
-        instead: nothing runs here, and its statuses, made by the worker, are followed in the
-        store and sent the same way (:meth:`follow_elsewhere`).
+        """A ``tools/call``, from plan to answer: refused, run plainly (``plain()``, or the plain
+        hand-off's), or made a task whose run is ``work`` (the SDK's chain without ``params.task``)
+        and answered ``{"task": {...}}`` (through ``answer``), readable before the answer leaves;
+        statuses go out on the caller's session (:meth:`status_listener`), a run lives where
+        ``caller.launch`` says; a workers' tool is queued (:meth:`follow_elsewhere`).
         """
         plan = self.plan_call(params, caller)
         if plan is None:
-            return await plain()
+            handed = await plain_2025(self.handoff, params, caller, work, progress)  # None when off
+            return answer(handed) if handed is not None else await plain()
         arguments = cast(Mapping[str, Any], params).get("arguments")
         create = partial(
             self.engine.create,

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
-from .._engine import Outcome, RoundTripAnswer, TaskPolicy, TaskRecord, ToolCallFailure, UnknownTask, Work
+from .._engine import RoundTripAnswer, TaskPolicy, TaskRecord, UnknownTask, Work
 from .._engine.limits import echoed_id
 from .._engine.observed import joined, note_read, traced_inline
 from .._engine.runs import current_run
@@ -26,6 +26,7 @@ from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, TASKS_EXTENSION_ID
 from ..errors import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 from .caller import Caller, owner_2026
+from .handoff import PlainHandoff, SendProgress, plain_answer
 from .rounds_2026 import RoundTrips, plain_with_rounds, work_with_rounds
 
 __all__ = [
@@ -44,8 +45,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-CallMode = Literal["plain", "maybe_task", "task"]
-"""How a ``tools/call`` runs: plainly, as a task if it outlives the inline grace, or as a task."""
+CallMode = Literal["plain", "maybe_task", "task", "handoff"]
+"""How a ``tools/call`` runs: plainly, as a task if it outlives the inline grace, as a task, or
+plainly until the plain hand-off's deadline, then as a task (:mod:`.handoff`)."""
 
 TASK_NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 MCP_NAME_MISMATCH: Final = "Mcp-Name header does not match the request body's 'taskId' parameter"
@@ -132,27 +134,6 @@ def no_input_channel(method: str, *, declares_tasks: bool) -> JsonRpcError:
     )
 
 
-def plain_answer(outcome: Outcome) -> Mapping[str, Any]:
-    """What the ``tools/call`` answers when the call ended within the grace: what it would have.
-
-    A result is answered as the work gave it (an adapter's own lazily dumped result stays so, for
-    the adapter to hand the SDK its model back); a round, as the round; a JSON-RPC error raised by
-    the SDK's chain is raised again as it was, any other as a :class:`PeerProtocolError`; any
-    other exception of the work is raised again.
-    """
-    error = outcome.error
-    if error is None:
-        return outcome.result if outcome.result is not None else {}
-    if isinstance(error, RoundTripAnswer):
-        return error.result
-    if isinstance(error, ToolCallFailure):
-        if isinstance(error.__cause__, Exception):
-            raise error.__cause__
-        failure = error.error
-        raise PeerProtocolError(failure.message, jsonrpc_code=failure.code, data=failure.data)
-    raise error
-
-
 class Tasks2026Service:
     """The 2026-07-28 task protocol of one server."""
 
@@ -160,6 +141,8 @@ class Tasks2026Service:
         self.tasks = tasks
         self.engine = tasks.engine
         self.engine.runs.result_rules[DIALECT_2026_07_28] = fails_task_2026  # re-runs and workers too
+        self.handoff = PlainHandoff(tasks)
+        """Plain calls of task-capable tools handed off to tasks, and the task tools (when on)."""
 
     def plan_call(self, tool_name: str, *, declares_tasks: bool) -> CallMode:
         """A forbidden tool, or a request without the extension, runs plainly (a required tool
@@ -169,6 +152,8 @@ class Tasks2026Service:
         if support == "forbidden":
             return "plain"
         if not declares_tasks:
+            if self.handoff.hands_off(tool_name):
+                return "handoff"
             if support == "required":
                 raise missing_extension()
             return "plain"
@@ -182,6 +167,7 @@ class Tasks2026Service:
         work: Work,
         plain: Callable[[], Awaitable[T]],
         ends_round: Callable[[Mapping[str, Any]], Exception] = RoundTripAnswer,
+        progress: SendProgress | None = None,
     ) -> T | Mapping[str, Any]:
         """A ``tools/call``, from plan to answer: ``plain()``'s answer, or an ``input_required``
         round; the call's own answer when it ended within the inline grace (:func:`plain_answer`);
@@ -197,6 +183,8 @@ class Tasks2026Service:
         """
         mode = self.plan_call(call.name, declares_tasks=call.declares_tasks)
         rounds = RoundTrips(call.input_responses, call.request_state, error=ends_round)
+        if mode == "handoff" or (mode == "plain" and self.handoff.is_task_tool(call.name)):
+            return await self._handed_off(call, caller, work_with_rounds(work, rounds), progress)
         if mode == "plain":
             return await plain_with_rounds(plain, rounds)
         engine = self.engine
@@ -247,6 +235,28 @@ class Tasks2026Service:
         if isinstance(answer, Task):
             return codec.encode_create_task_result(answer)
         return plain_answer(answer)
+
+    async def _handed_off(
+        self, call: ToolCall2026, caller: Caller, work: Work, progress: SendProgress | None
+    ) -> Mapping[str, Any]:
+        """A plain call served by the hand-off: a task tool, or a task-capable tool waited for up
+        to the deadline (its own answer, or the hand-off); the owner rule is 2026-07-28's."""
+        owner, handoff = owner_2026(caller), self.handoff
+        if handoff.is_task_tool(call.name):
+            served = await handoff.serve_tool(
+                call.name, call.arguments, owner=owner, also_of=None, progress=progress
+            )
+            return {"resultType": "complete", **served}
+        handed = await handoff.call(
+            call.name,
+            call.arguments,
+            caller,
+            dialect=DIALECT_2026_07_28,
+            owner=owner,
+            work=work,
+            progress=progress,
+        )
+        return {"resultType": "complete", **handed} if isinstance(handed, dict) else plain_answer(handed)
 
     def ttl_ms(self) -> int | None:
         """2026-07-28 clients cannot ask for a TTL: the server's default."""

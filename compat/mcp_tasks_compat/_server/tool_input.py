@@ -21,6 +21,7 @@ import anyio.lowlevel
 from .. import _engine
 from ..dialects import DIALECT_2025_11_25
 from ..errors import TaskStateError
+from .handoff import in_handoff
 from .rounds_2026 import call_rounds
 
 __all__ = ["PlainInput", "UndeclaredCapability", "ask"]
@@ -55,7 +56,7 @@ async def ask(
         run = _engine.current_run()
         assert run is not None
     engine, record = run
-    if record.dialect == DIALECT_2025_11_25:
+    if record.dialect == DIALECT_2025_11_25 and not in_handoff():  # a hand-off's: task_answer answers
         missing = undeclared(method)
         if missing is not None:
             # The session told the server in initialize that it cannot answer this: end the task

@@ -85,6 +85,8 @@ class TaskHandlers:
                     tool = tool.model_copy(
                         update={"execution": types.ToolExecution.model_validate(execution)}
                     )
+                if tool.outputSchema is not None and self.service.handoff.hands_off(tool.name):
+                    tool = tool.model_copy(update={"outputSchema": None})  # it may answer a hand-off
                 tools.append(tool)
             return types.ServerResult(result.root.model_copy(update={"tools": tools}))
 
@@ -103,6 +105,7 @@ class TaskHandlers:
                     work=partial(call_original, original, req),
                     plain=partial(original, req),
                     answer=WireResult.of,
+                    progress=partial(_send_progress, caller.context),
                 )
 
         return call_tool
@@ -135,6 +138,17 @@ class TaskHandlers:
         finally:
             session.waiters.discard(waiter)
         abandon_request()  # reached only when the waiter was cancelled: the peer is gone
+
+
+async def _send_progress(context: Any, progress: float, total: float | None, message: str | None) -> bool:
+    """A ``notifications/progress`` for the request ``context`` is of, if it asked for progress."""
+    token = None if context.meta is None else getattr(context.meta, "progressToken", None)
+    if token is None:
+        return False
+    await context.session.send_progress_notification(
+        token, progress, total, message, related_request_id=str(context.request_id)
+    )
+    return True
 
 
 @contextmanager

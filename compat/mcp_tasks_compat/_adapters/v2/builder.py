@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from .progress import send_progress
 from .runtime import current_request, tool_runner
 from .server import mcpserver_kwargs
 
@@ -76,26 +77,6 @@ def run(server: Any, transport: str, options: Mapping[str, Any]) -> None:
 def request_lifespan_context() -> tuple[bool, Any]:
     ctx = current_request()
     return (False, None) if ctx is None else (True, ctx.lifespan_context)
-
-
-def _progress_token(ctx: Any) -> object:
-    params: object = ctx.params
-    if isinstance(params, Mapping):
-        meta: object = cast("Mapping[str, object]", params).get("_meta")
-        if isinstance(meta, Mapping):
-            token = cast("Mapping[str, object]", meta).get("progressToken")
-            if token is not None:
-                return token
-    meta = ctx.meta
-    return cast("Mapping[str, object]", meta).get("progress_token") if isinstance(meta, Mapping) else None
-
-
-async def send_progress(progress: float, total: float | None, message: str | None) -> bool:
-    ctx = current_request()
-    if ctx is None or _progress_token(ctx) is None:
-        return False
-    await ctx.session.report_progress(progress, total, message)
-    return True
 
 
 async def send_log(level: str, data: Any, logger_name: str | None) -> bool:

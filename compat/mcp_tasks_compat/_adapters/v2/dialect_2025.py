@@ -28,7 +28,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import BaseModel
 
 from ..._server import TASK_METHODS_2025, Tasks2025Service
-from .runtime import TasksRuntime, sdk_errors, tool_work, with_request
+from .progress import send_progress
+from .runtime import TasksRuntime, ToolResultWire, sdk_errors, tool_work, with_request
 
 __all__ = ["Dialect2025Middleware"]
 
@@ -53,6 +54,8 @@ class Dialect2025Middleware:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and self._modern_passes:
+            if ctx.method == "tools/list" and self.service.handoff.deadline_s is not None:
+                return self._annotate_tools(await call_next(ctx), execution=False)
             return await call_next(ctx)  # 2026-07-28: nothing here (the extension has its calls)
         with sdk_errors():
             return await self._dispatch(ctx, call_next)
@@ -85,6 +88,7 @@ class Dialect2025Middleware:
             work=tool_work(call_next),
             plain=lambda: call_next(ctx),
             answer=_as_handler_result,
+            progress=send_progress,
         )
 
     # --- what the handshake and tools/list say ---------------------------------------------------
@@ -100,7 +104,7 @@ class Dialect2025Middleware:
         }
         return wire
 
-    def _annotate_tools(self, result: HandlerResult) -> HandlerResult:
+    def _annotate_tools(self, result: HandlerResult, *, execution: bool = True) -> HandlerResult:
         wire = _as_dict(result)
         tools = wire.get("tools")
         if not isinstance(tools, list):
@@ -108,15 +112,25 @@ class Dialect2025Middleware:
         annotated: list[Any] = []
         for tool in cast(list[Any], tools):
             name = cast(Mapping[str, Any], tool).get("name") if isinstance(tool, Mapping) else None
-            execution = None
-            if isinstance(name, str):
-                execution = self.service.tool_execution(name, cast(Mapping[str, Any], tool).get("execution"))
-            annotated.append(
-                tool if execution is None else {**cast(Mapping[str, Any], tool), "execution": execution}
-            )
+            declared = None
+            if isinstance(name, str) and execution:
+                declared = self.service.tool_execution(name, cast(Mapping[str, Any], tool).get("execution"))
+            if declared is not None:
+                tool = {**cast(Mapping[str, Any], tool), "execution": declared}
+            if isinstance(name, str) and self.service.handoff.hands_off(name):  # it may answer a hand-off
+                tool = {
+                    key: value
+                    for key, value in cast(Mapping[str, Any], tool).items()
+                    if key != "outputSchema"
+                }
+            annotated.append(tool)
         wire["tools"] = annotated
         return wire
 
 
-def _as_handler_result(wire: dict[str, Any]) -> HandlerResult:
-    return wire
+def _as_handler_result(wire: Mapping[str, Any]) -> HandlerResult:
+    """The service's answer as the SDK's: a tool's own result (a plain hand-off's call that ended
+    in time) is the SDK's model again, as a plain call would have answered it."""
+    if isinstance(wire, ToolResultWire):
+        return wire.model
+    return wire if isinstance(wire, dict) else dict(wire)

@@ -45,6 +45,7 @@ from ..._server import InvalidAnswer, ToolCall2026, no_input_channel, refuse_pla
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
+from .progress import send_progress
 from .push import push_middleware
 from .runtime import (
     INPUT_CAPABILITIES,
@@ -158,6 +159,7 @@ class TasksExtension(Extension):
             work=tool_work(lambda run: _relayed_rounds(params, run, call_next)),
             plain=lambda: call_next(ctx),
             ends_round=_RoundTripRequest,
+            progress=send_progress,
         )
         return _handler_result(answer)
 
