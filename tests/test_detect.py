@@ -319,6 +319,8 @@ def example_of(cls: type[CompatError]) -> CompatError:
         return cls(task_id="t-1", error_code=-32603, error_message="boom")  # type: ignore[call-arg]
     if cls.__name__ == "ServerConnectionLostError":
         return cls(task_id="t-1", dialect="2026-07-28", cause=ConnectionResetError("reset"))  # type: ignore[call-arg]
+    if cls.__name__ == "ServerAuthError":
+        return cls(server="http://127.0.0.1:1/mcp", status=401)  # type: ignore[call-arg]
     if cls.__name__ == "ServerUnreachableError":
         return cls(server="http://127.0.0.1:1/mcp", cause=ConnectionRefusedError("refused"))  # type: ignore[call-arg]
     try:
