@@ -33,7 +33,7 @@ from .reader import TaskReader
 from .records import TaskRecord, new_task_id
 from .replicas import ReplicaLink, new_replica_id
 from .reruns import Reruns
-from .runs import TaskRuns, Work, current_run, pending_call, report_status
+from .runs import ResultRule, TaskRuns, Work, current_run, pending_call, report_status
 from .serving import Serving, sweep_interval_s
 from .settings import DEFAULT_LEASE_S, DEFAULT_TTL_FLOOR_MS, EngineSettings
 from .stores import InMemoryTaskStore, TaskState, check_store
@@ -83,22 +83,21 @@ class TaskEngine:
         /,
         *,
         reruns: dict[str, int] | None = None,
+        result_rules: dict[Dialect, ResultRule] | None = None,
         clock: Callable[[], float] = time.time,
         **fields: Any,
     ) -> None:
-        """An engine built from ``settings`` (:class:`.settings.EngineSettings`; ``fields``, its own
-        keywords, build or amend it here). ``reruns`` is the table of the tools that may run again
-        (tool name to how many times), shared with whoever declares them (the server's policy)."""
+        """An engine built from ``settings`` (``fields``: its keywords, to build or amend it); ``reruns``
+        and ``result_rules`` are tables shared with whoever fills them (the policy, its services)."""
         if fields:
             settings = replace(settings, **fields) if settings is not None else EngineSettings(**fields)
-        self.settings: Final = settings if settings is not None else EngineSettings()
+        settings = settings if settings is not None else EngineSettings()
+        self.settings: Final = settings
         """What this engine was built from: a worker of the same server is built from it too."""
-        settings = self.settings
         inner = check_store(settings.store) if settings.store is not None else InMemoryTaskStore()
         self.health = StoreHealth(inner.describe)
         """Whether the store answers (the parts report its failures there): an outage is two log lines."""
-        # one layer (:mod:`.stores.delegating`), its queue included: the health told of a shared
-        # store's successes, each operation timed when metering; else the store itself
+        # one layer, its queue included (:mod:`.stores.delegating`): health told, operations timed
         self.store = delegating(inner, health_hook(inner, self.health), metrics_hook(inner))
         self.poll_policy = settings.poll_policy
         self.limits = settings.limits
@@ -123,6 +122,7 @@ class TaskEngine:
             self.reader.records,
             host=self,
             left_for_rerun=self.rerunner.leaves_for_rerun,
+            result_rules=result_rules,
         )
         self.inputs = InputRelay(self.reader, self.writer)
         self.expiry = Sweeper(

@@ -62,18 +62,14 @@ class Hosts:
         self._active: list[EngineHost] = []
 
     @property
-    def current(self) -> EngineHost | None:
-        """The host runs with no request start in: the process's when there is one, else the latest."""
-        for host in self._active:
-            if host.process:
-                return host
-        return self._active[-1] if self._active else None
-
-    @property
     def process(self) -> EngineHost | None:
         """The host entered for the whole process, if any: later entries join it."""
-        current = self.current
-        return current if current is not None and current.process else None
+        return next((host for host in self._active if host.process), None)
+
+    @property
+    def current(self) -> EngineHost | None:
+        """The host runs with no request start in: the process's when there is one, else the latest."""
+        return self.process or (self._active[-1] if self._active else None)
 
     @contextmanager
     def entered(self, host: EngineHost) -> Generator[EngineHost]:

@@ -160,9 +160,9 @@ class TaskPolicy:
         if store is None:
             return self.engine
         store = store_from_url(store) if isinstance(store, str) else store
-        engine = TaskEngine(self.settings.with_store(store), reruns=self.reruns)
-        engine.runs.result_rules = self.engine.runs.result_rules  # one table: the services fill it
-        return engine
+        return TaskEngine(
+            self.settings.with_store(store), reruns=self.reruns, result_rules=self.engine.runs.result_rules
+        )
 
     @property
     def inline_grace_s(self) -> float:

@@ -216,14 +216,14 @@ class TaskRuns:
         *,
         host: RunHost,
         left_for_rerun: Callable[[TaskState], bool] = lambda state: False,
+        result_rules: dict[Dialect, ResultRule] | None = None,
     ) -> None:
         self._writer = writer
         self._host = host
         self._records = records
         self._left_for_rerun = left_for_rerun
-        self.result_rules: dict[Dialect, ResultRule] = {}
-        """Dialect to whether a tool's result fails its task: set by that dialect's service (a
-        worker's engine copies its server's); a result of a dialect without one completes its task."""
+        self.result_rules: dict[Dialect, ResultRule] = result_rules if result_rules is not None else {}
+        """Dialect to whether a tool's result fails its task (its service's; none: it completes)."""
 
     def start(self, record: TaskRecord, work: Work, task_group: anyio.abc.TaskGroup) -> None:
         """Run ``work`` in ``task_group``; its outcome ends the task (unless already terminal, or

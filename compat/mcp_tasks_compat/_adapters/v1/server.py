@@ -89,6 +89,7 @@ def tool_runner(server: Any) -> ToolRunner:
     installation = _installed.get(lowlevel_server_of(server))
     if installation is None:
         raise ValueError("tasks are not installed on this server: build it with TaskServer or ServerTasks")
+    installation.wrap_handlers()  # tools registered since are seen, once per host
     return installation.run_tool
 
 
@@ -195,7 +196,6 @@ class _Installation:
 
     def run_tool(self, tool_name: str, arguments: Mapping[str, Any], lifespan_context: Any) -> Work | None:
         """A tool run with no request (:func:`_run_without_request`); ``None`` before a tool is registered."""
-        self.wrap_handlers()  # tools registered since are seen
         if self.call_tool is None:
             return None
         return _run_without_request(self.call_tool, tool_name, arguments, lifespan_context)
