@@ -28,6 +28,7 @@ MAX_FOLLOW = 30
 """``task_result`` calls per scenario; each waits up to the server's deadline."""
 
 Result = dict[str, Any]
+STARTED = time.monotonic()
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -159,6 +160,22 @@ def _client(options: argparse.Namespace, command: list[str]) -> Any:
     return Client(StdioTransport(command=command[0], args=command[1:], env=dict(os.environ)))
 
 
+async def _session(options: argparse.Namespace, command: list[str], report: dict[str, Any]) -> None:
+    client = _client(options, command)
+    _note(report, "imported")
+    async with client:
+        _note(report, "connected")
+        report["protocol_version"] = _protocol_version(client)
+        await _run(client, options, report)
+        _note(report, "done")
+    _note(report, "closed")
+
+
+def _note(report: dict[str, Any], event: str) -> None:
+    """When each phase ended, in seconds since the process started (explains a slow run)."""
+    report["timeline"][event] = round(time.monotonic() - STARTED, 3)
+
+
 async def main(argv: list[str]) -> int:
     report: dict[str, Any] = {
         "peer": "fastmcp_plain_client",
@@ -168,15 +185,15 @@ async def main(argv: list[str]) -> int:
         "result": None,
         "cancel": None,
         "answer": None,
+        "timeline": {},
         "crashed": None,
     }
     try:
         options, command = _parse(argv)
-        async with asyncio.timeout(options.timeout_ms / 1000), _client(options, command) as client:
-            report["protocol_version"] = _protocol_version(client)
-            await _run(client, options, report)
+        await asyncio.wait_for(_session(options, command, report), options.timeout_ms / 1000)
     except BaseException as error:  # the report says what broke; the test fails on it
         report["crashed"] = {"name": type(error).__name__, "message": str(error)}
+    _note(report, "reported")
     print(json.dumps(report), flush=True)
     return 0 if report["crashed"] is None else 1
 

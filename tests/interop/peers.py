@@ -161,10 +161,12 @@ class TsPeers:
                     process.stdout.close()
 
 
-async def run_peer_command(argv: Sequence[str], *, cwd: Path) -> PeerRun:
+async def run_peer_command(
+    argv: Sequence[str], *, cwd: Path, bound_s: float = _DEFAULT_PEER_TIMEOUT_S
+) -> PeerRun:
     """Run any client peer that prints one JSON report (a node script, another venv's python)
-    without blocking the event loop, bounded by the default peer timeout."""
-    with anyio.fail_after(_DEFAULT_PEER_TIMEOUT_S):
+    without blocking the event loop, bounded by ``bound_s`` (default: the default peer timeout)."""
+    with anyio.fail_after(bound_s):
         completed = await anyio.run_process(list(argv), cwd=cwd, check=False, env=_peer_env())
     return _finish(
         argv,

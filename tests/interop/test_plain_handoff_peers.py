@@ -13,6 +13,9 @@ this process, so the test reads the tool's own marks: the call hands off while t
 hand-off), ``task_result`` gives the tool's result, ``task_cancel`` stops it (``stopped``), and
 ``ask``'s question is answered through ``task_answer``. Over stdio the peer spawns the real command
 line, ``mcp-tasks-compat example-server --plain-handoff-s 2``: cancel (``slow_echo``) and answer.
+
+Last, a scripted "model" (:mod:`.text_model`) that reads only the result text drives tools of the
+command line's server from call to result by following that text alone.
 """
 
 from __future__ import annotations
@@ -25,8 +28,12 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_tasks_compat._testkit import sessions as kit_sessions
+from mcp_tasks_compat._testkit.processes import child_environment
+
 from .example_server import CLI_STDIO_SERVER, HELD_TOOLS_SET, build_example_server, marks_in, serve_http
 from .peers import PeerRun, TsPeers, run_peer_command, ts_peers
+from .text_model import TextModel
 
 __all__ = ["ts_peers"]  # the fixture, imported so pytest finds it here
 
@@ -52,6 +59,8 @@ class Peer:
         if self.fastmcp_env is None:
             assert ts is not None
             return await ts.run_async("plain_client.mjs", *self.ts_options, "--timeout-ms", "50000", *args)
+        # FastMCP's own import takes ~4 s of CPU: on a loaded machine a run may take far longer
+        # than its ~2 s of waiting, so its bounds are wider than a node peer's.
         python = os.environ.get(self.fastmcp_env)
         if not python:
             requirements = f"tests/interop/requirements-{self.name}.txt"
@@ -59,8 +68,8 @@ class Peer:
                 f"{self.fastmcp_env} is not set: the {self.name} client runs in its own environment "
                 f"(`nox -s tests` / `nox -s interop` make it from {requirements})"
             )
-        argv = [python, str(FASTMCP_CLIENT), "--timeout-ms", "50000", *args]
-        return await run_peer_command(argv, cwd=HERE)
+        argv = [python, str(FASTMCP_CLIENT), "--timeout-ms", "110000", *args]
+        return await run_peer_command(argv, cwd=HERE, bound_s=120)
 
 
 PEERS = [
@@ -203,3 +212,25 @@ async def test_a_plain_client_over_stdio_against_the_command_line(peer: Peer, ts
     handed_off(answer, run)
     assert QUESTION in text_of(answer["question"]), run.explain()
     assert text_of(answer["final"]) == "Ada", run.explain()
+
+
+async def test_a_text_only_model_follows_the_handoff_from_call_to_result() -> None:
+    """A bare SDK session to ``example-server --plain-handoff-s 2`` (stdio); the model reads text only."""
+    command = [*CLI_STDIO_SERVER, "--plain-handoff-s", f"{DEADLINE_S:g}"]
+    async with kit_sessions.connect_stdio(command, env=child_environment(), bare=True) as session:
+        listed = (await session.list_tools()).tools
+        schemas = {tool.name: getattr(tool, "inputSchema", None) or tool.input_schema for tool in listed}
+        model = TextModel(schemas, user={"answer": "Ada"})
+        with anyio.fail_after(60):
+            asked, asking = await model.run(session, "ask", {"question": QUESTION})
+            echoed, echoing = await model.run(session, "slow_echo", {"text": "hello", "seconds": 3})
+    assert asked == "Ada", asking
+    assert asking.tools[:3] == ["ask", "task_result", "task_answer"], asking
+    assert set(asking.tools[3:]) == {"task_result"}, asking
+    assert QUESTION in asking.texts[1]
+    task_id = asking.calls[1][1]["task_id"]
+    assert asking.calls[2][1] == {"task_id": task_id, "answer": {"answer": "Ada"}}
+    assert echoed == "hello", echoing
+    assert echoing.tools[0] == "slow_echo"
+    assert len(echoing.tools) >= 2, echoing  # handed off: the 3 s tool outlived the 2 s deadline
+    assert set(echoing.tools[1:]) == {"task_result"}, echoing
