@@ -2,7 +2,8 @@
 implementation, against our server on the installed major with ``plain_handoff_s=2``:
 
 * the TypeScript SDK's ``Client`` (``@modelcontextprotocol/sdk`` 1.x; ``@modelcontextprotocol/client``
-  2.x pinned to 2026-07-28 on our mcp 2.x server), ``ts/plain_client.mjs``;
+  2.x with the ``initialize`` handshake, and pinned to 2026-07-28 on our mcp 2.x server),
+  ``ts/plain_client.mjs``;
 * ``fastmcp.Client`` of FastMCP 3 (mcp 1.x) and FastMCP 4 (mcp 2.x), ``fastmcp_plain_client.py``, each
   in its own environment named by ``MCP_TASKS_COMPAT_FASTMCP3_PYTHON`` / ``..._FASTMCP4_PYTHON``
   (nox makes them from ``requirements-fastmcp*.txt``; without one, its tests skip and say so).
@@ -74,6 +75,7 @@ class Peer:
 
 PEERS = [
     pytest.param(Peer("ts-sdk1", ("--sdk", "1")), id="ts-sdk1"),
+    pytest.param(Peer("ts-client2", ("--sdk", "2", "--negotiation", "legacy")), id="ts-client2"),
     pytest.param(
         Peer("ts-client2-modern", ("--sdk", "2", "--negotiation", "modern")),
         id="ts-client2-modern",
