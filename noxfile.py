@@ -151,6 +151,28 @@ def peer_python(session: nox.Session, mcp: str) -> str:
     return str(python)
 
 
+# The FastMCP clients without tasks (tests/interop/test_plain_handoff_peers.py, the plain hand-off):
+# FastMCP pins its mcp major (3.x: 1.x, 4.x: 2.x), so each runs in its own environment, made from
+# tests/interop/requirements-fastmcp<N>.txt and named to the tests in these variables. Only fastmcp
+# is installed there: the peer script imports nothing of this repository.
+FASTMCP_PEERS = {"3": "MCP_TASKS_COMPAT_FASTMCP3_PYTHON", "4": "MCP_TASKS_COMPAT_FASTMCP4_PYTHON"}
+
+
+def fastmcp_peer_pythons(session: nox.Session) -> dict[str, str]:
+    """The FastMCP peers' environments (uv, in the session's tmp folder; reused by ``nox -r``)."""
+    pythons: dict[str, str] = {}
+    for major, variable in FASTMCP_PEERS.items():
+        folder = Path(session.create_tmp()).resolve() / f"fastmcp{major}"
+        python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        run = session.run_install if python.exists() else session.run
+        base = session_python(session)
+        run("uv", "venv", "--quiet", "--allow-existing", "--python", base, str(folder), external=True)
+        requirements = str(ROOT / "tests" / "interop" / f"requirements-fastmcp{major}.txt")
+        run("uv", "pip", "install", "--quiet", "--python", str(python), "-r", requirements, external=True)
+        pythons[variable] = str(python)
+    return pythons
+
+
 def ensure_redis_server(session: nox.Session) -> None:
     """The Redis store's tests run against a real redis-server: install Debian's package if it is missing.
 
@@ -248,7 +270,7 @@ def run_suite(session: nox.Session, mcp: str) -> None:
     peer = peer_python(session, PEER_OF[mcp])
     session.run("python", "-m", "mcp_tasks_compat", "info")
     profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-    env = {"HYPOTHESIS_PROFILE": profile, PEER_ENV: peer}
+    env = {"HYPOTHESIS_PROFILE": profile, PEER_ENV: peer, **fastmcp_peer_pythons(session)}
     # Most tests wait on processes and sockets: two workers per pair of cores cut the wall time by
     # about a quarter on the 2-core CI machine (PYTEST_WORKERS=0 runs in one process).
     workers = os.environ.get("PYTEST_WORKERS", str(min(4, os.cpu_count() or 1)))
@@ -326,13 +348,15 @@ def integrations(session: nox.Session, mcp: str) -> None:
 
 # Interoperability (opt-in: `tests` already runs tests/interop in every SDK session). This session
 # runs only tests/interop, for working on the peers; the TypeScript packages come from
-# tests/interop/ts/package-lock.json via `npm ci`, run by tests/interop/peers.py when needed.
+# tests/interop/ts/package-lock.json via `npm ci`, run by tests/interop/peers.py when needed, and
+# the FastMCP peers' environments from tests/interop/requirements-fastmcp*.txt (as in `tests`).
 @nox.session
 @nox.parametrize("mcp", MCP_VERSIONS)
 def interop(session: nox.Session, mcp: str) -> None:
     """tests/interop (the TypeScript peers; see docs/interop.md) against one SDK version."""
     install_with_sdk(session, mcp, "test")
-    session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
+    env = fastmcp_peer_pythons(session)
+    session.run("python", "-m", "pytest", "tests/interop", *session.posargs, env=env)
 
 
 # The official MCP conformance suite (@modelcontextprotocol/conformance) against tests/conformance/

@@ -14,26 +14,79 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import anyio
 
 from mcp_tasks_compat._examples import EXAMPLE_TASK_SUPPORT, EXAMPLE_TOOLS
 from mcp_tasks_compat.testing import ToolSet, build_task_server
 from server.harness import serve_asgi
 
-__all__ = ["CLI_STDIO_SERVER", "EXAMPLE_TOOLS_SET", "SeenRequest", "build_example_server", "serve_http"]
+__all__ = [
+    "CLI_STDIO_SERVER",
+    "EXAMPLE_TOOLS_SET",
+    "HELD_TOOLS_SET",
+    "SeenRequest",
+    "build_example_server",
+    "held",
+    "marks_in",
+    "serve_http",
+]
 
 EXAMPLE_TOOLS_SET = ToolSet(
     tools=EXAMPLE_TOOLS, support=EXAMPLE_TASK_SUPPORT, name="mcp-tasks-compat-interop"
 )
 """The command line's example tools, with their task support, under this server's name."""
 
+
+async def held(mark: str, seconds: float = 10.0) -> str:
+    """A long tool that shows what happened to it: it appends ``started`` to the file ``mark``,
+    runs until the file ``<mark>.go`` exists (at most ``seconds``), then appends ``finished``;
+    cancelled, it appends ``stopped``. Answers ``released`` or ``ran <seconds> s``."""
+    marks = Path(mark)
+    go = marks.with_name(marks.name + ".go")
+    _mark(marks, "started")
+    released = False
+    try:
+        with anyio.move_on_after(seconds):
+            while not go.exists():  # noqa: ASYNC110 - a file another process creates, seen every 20 ms
+                await anyio.sleep(0.02)
+            released = True
+    except anyio.get_cancelled_exc_class():
+        _mark(marks, "stopped")
+        raise
+    _mark(marks, "finished")
+    return "released" if released else f"ran {seconds:g} s"
+
+
+def _mark(marks: Path, word: str) -> None:
+    with marks.open("a", encoding="utf-8") as sink:
+        sink.write(word + "\n")
+
+
+def marks_in(mark: str | Path) -> list[str]:
+    """What :func:`held` wrote to ``mark`` so far (nothing yet: ``[]``)."""
+    try:
+        return Path(mark).read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return []
+
+
+HELD_TOOLS_SET = ToolSet(
+    tools={**EXAMPLE_TOOLS, "held": held},
+    support={**EXAMPLE_TASK_SUPPORT, "held": "optional"},
+    name="mcp-tasks-compat-interop",
+)
+"""The example tools and :func:`held` (task-optional): for the plain hand-off's peers."""
+
 CLI_STDIO_SERVER = [sys.executable, "-m", "mcp_tasks_compat", "example-server", "--transport", "stdio"]
 """``mcp-tasks-compat example-server`` over stdio with this interpreter (same tools, same support)."""
 
 
-def build_example_server(**server_tasks_options: Any) -> Any:
+def build_example_server(toolset: ToolSet = EXAMPLE_TOOLS_SET, **server_tasks_options: Any) -> Any:
     """FastMCP (1.x) or MCPServer (2.x) with the example tools, tasks enabled (the kit's server)."""
-    return build_task_server(EXAMPLE_TOOLS_SET, **server_tasks_options)
+    return build_task_server(toolset, **server_tasks_options)
 
 
 @dataclass(frozen=True)

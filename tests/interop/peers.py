@@ -34,6 +34,7 @@ __all__ = [
     "TS_DIR",
     "PeerRun",
     "TsPeers",
+    "run_peer_command",
     "ts_peers",
 ]
 
@@ -134,15 +135,7 @@ class TsPeers:
 
         Bounded by the default peer timeout; wrap the call in ``anyio.fail_after`` for a tighter one.
         """
-        argv = self._argv(script, args)
-        with anyio.fail_after(_DEFAULT_PEER_TIMEOUT_S):
-            completed = await anyio.run_process(argv, cwd=TS_DIR, check=False, env=_peer_env())
-        return _finish(
-            argv,
-            completed.returncode,
-            completed.stdout.decode("utf-8", "replace"),
-            completed.stderr.decode("utf-8", "replace"),
-        )
+        return await run_peer_command(self._argv(script, args), cwd=TS_DIR)
 
     @contextlib.contextmanager
     def sdk1_http_server(
@@ -166,6 +159,21 @@ class TsPeers:
                     process.wait(timeout=5)
                 if process.stdout is not None:
                     process.stdout.close()
+
+
+async def run_peer_command(
+    argv: Sequence[str], *, cwd: Path, bound_s: float = _DEFAULT_PEER_TIMEOUT_S
+) -> PeerRun:
+    """Run any client peer that prints one JSON report (a node script, another venv's python)
+    without blocking the event loop, bounded by ``bound_s`` (default: the default peer timeout)."""
+    with anyio.fail_after(bound_s):
+        completed = await anyio.run_process(list(argv), cwd=cwd, check=False, env=_peer_env())
+    return _finish(
+        argv,
+        completed.returncode,
+        completed.stdout.decode("utf-8", "replace"),
+        completed.stderr.decode("utf-8", "replace"),
+    )
 
 
 def _read_ready_line(process: subprocess.Popen[str], stderr_sink: Any, timeout: float) -> str:
