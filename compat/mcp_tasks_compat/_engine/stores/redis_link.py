@@ -28,6 +28,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Final, cast
@@ -64,6 +65,8 @@ __all__ = [
     "encode_event",
     "redacted",
 ]
+
+logger = logging.getLogger("mcp_tasks_compat.engine")
 
 CONNECT_TIMEOUT_S: Final = 5.0
 COMMAND_TIMEOUT_S: Final = 10.0
@@ -166,6 +169,7 @@ class RedisLink:
             try:
                 await client.ping()  # pyright: ignore[reportUnknownMemberType]
                 await _refuse_a_replica(client, self.describe)
+                await _warn_without_persistence(client, self.describe)
             except (RedisError, OSError) as exc:
                 raise self._unreachable(exc) from None
         except BaseException:
@@ -332,6 +336,30 @@ async def _refuse_a_replica(client: aioredis.Redis, describe: str) -> None:
         raise TaskStoreError(
             f"the Redis task store {describe} is a Redis Sentinel, which keeps no data: point the store"
             " at the primary it names (SENTINEL GET-MASTER-ADDR-BY-NAME)"
+        )
+
+
+async def _warn_without_persistence(client: aioredis.Redis, describe: str) -> None:
+    """One warning at open when redis-server keeps nothing on disk (``appendonly no`` and no
+    ``save`` snapshot): a restart or crash of it then loses every task, finished outcomes too. A
+    server that will not say its ``CONFIG`` (an ACL, a renamed command: managed services) is taken
+    as it is."""
+    try:
+        answer = cast(
+            "dict[str, str]",
+            await client.config_get("appendonly"),  # pyright: ignore[reportUnknownMemberType]
+        )
+        answer |= cast("dict[str, str]", await client.config_get("save"))  # pyright: ignore[reportUnknownMemberType]
+    except ResponseError:
+        return
+    appendonly, save = answer.get("appendonly"), answer.get("save")
+    if appendonly == "no" and save is not None and not save.strip():
+        logger.warning(
+            "the Redis task store %s keeps its data only in memory (appendonly no, save ''): a restart"
+            " or crash of redis-server loses every task it holds (running and queued tasks, and finished"
+            " results not yet fetched); turn on AOF (appendonly yes, appendfsync everysec) or RDB"
+            " snapshots (save) in its redis.conf",
+            describe,
         )
 
 
