@@ -406,7 +406,8 @@ async def connect(
 
                 session = await stack.enter_async_context(TaskClientSession(read, write, **wanted))
             else:
-                session = await stack.enter_async_context(ClientSession(read, write, **session_kwargs(**wanted)))
+                kwargs = session_kwargs(**wanted)
+                session = await stack.enter_async_context(ClientSession(read, write, **kwargs))
             if wanted.get("dialect") == "2025-11-25" and servers.mcp_major() == 2:
                 # A handshake-era connection: open it with initialize; negotiate() then adopts it.
                 await session.initialize()

@@ -43,7 +43,8 @@ async def test_a_redis_without_persistence_is_named_once_with_what_an_outage_los
     (warning,) = persistence_warnings(caplog)
     assert warning.startswith(f"the Redis task store {server.url} keeps its data only in memory")
     assert "appendonly no" in warning
-    assert "loses every task" in warning and "finished results not yet fetched" in warning
+    assert "loses every task" in warning
+    assert "finished results not yet fetched" in warning
     assert "appendonly yes" in warning  # the fix
 
 
@@ -56,7 +57,9 @@ async def test_a_redis_with_an_append_only_file_opens_without_the_warning(
     assert persistence_warnings(caplog) == []
 
 
-async def test_a_redis_with_snapshots_only_opens_without_the_warning(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_redis_with_snapshots_only_opens_without_the_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.WARNING, logger=LOGGER)
     with tempfile.TemporaryDirectory() as data_dir, redis_server(data_dir) as server:
         store = RedisTaskStore(server.url)

@@ -52,7 +52,7 @@ from .contract import (
 from .redis_link import RedisLink, RedisNotifier, encode_event
 from .redis_queue import RedisTaskQueue
 from .redis_scripts import KEY_TTL_MARGIN_MS
-from .task_state import TaskState, dumps, loads
+from .task_state import TaskState, WrittenStates, dumps, loads
 
 if TYPE_CHECKING:
     from redis import asyncio as aioredis
@@ -160,6 +160,7 @@ class RedisTaskStore:
         self._link = RedisLink(url)
         self._keys = RedisKeys(prefix)
         self._notifier = RedisNotifier(self._link, self._keys.channel)
+        self._written = WrittenStates()
         self.queue = RedisTaskQueue(self._link, self._keys.queue)
         """The workers' queue (:mod:`.redis_queue`), filled by this store's own writes."""
 
@@ -211,22 +212,26 @@ class RedisTaskStore:
         if outcome != 1:
             current = self._decode(state.task_id, reply[1]) if len(reply) > 1 else None
             raise StoreConflict(state.task_id, current)
+        self._written.remember(state, cast("str", argv[0]))
 
     async def get(self, task_id: str) -> TaskState | None:
         data: object = await self._link.execute("HGET", self._keys.task(task_id), "data")
-        return None if data is None else self._decode(task_id, data)
+        if data is None:
+            return None
+        return self._written.recall(task_id, cast("str", data)) or self._decode(task_id, data)
 
     async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         saved = state.evolve(version=state.version + 1)
         origin = self._notifier.saves_origin
         event = "" if origin is None else encode_event(StoreEvent(state.task_id, origin))
         checked = "" if fence is None else fence
+        written = write_args(saved)
         reply = await self._link.run(
             "save",
             self._keys.of_write(saved),
             [
                 state.version,
-                *write_args(saved),
+                *written,
                 self._keys.channel,
                 event,
                 checked,
@@ -237,6 +242,7 @@ class RedisTaskStore:
         if int(reply[0]) != 1:
             current = self._decode(state.task_id, reply[1]) if len(reply) > 1 else None
             raise StoreConflict(state.task_id, current)
+        self._written.remember(saved, cast("str", written[0]))
         return saved
 
     async def now(self) -> datetime:
@@ -245,6 +251,7 @@ class RedisTaskStore:
 
     async def delete(self, task_id: str) -> None:
         keys = [self._keys.task(task_id), self._keys.expiry, self._keys.leases, self._keys.order(EVERY_OWNER)]
+        self._written.forget(task_id)
         await self._link.run("delete", keys, [task_id])
 
     async def _load(self, task_ids: Sequence[str]) -> list[TaskState | None]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from datetime import datetime, timezone
-from typing import Final
+from typing import Final, cast
 
 from ...core._model import parse_timestamp
 from ...errors import TaskStoreError
@@ -40,7 +40,7 @@ from .contract import (
 from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
 from .sqlite_queue import SqliteTaskQueue
-from .task_state import TaskState, dumps, loads
+from .task_state import TaskState, WrittenStates, dumps, loads
 
 __all__ = ["SqliteTaskStore"]
 
@@ -107,6 +107,7 @@ class SqliteTaskStore:
         self._worker = SqliteWorker(self._file)
         self._call = self._worker.call
         self._notifier = SilentNotifier()
+        self._written = WrittenStates()  # touched on the event loop only, never in the worker
         self.queue = SqliteTaskQueue(self._worker)
         """The workers' queue (:mod:`.sqlite_queue`), filled by this store's own writes."""
 
@@ -166,6 +167,7 @@ class SqliteTaskStore:
 
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         values = (state.task_id, *_columns(state))
+        text = cast("str", values[-1])
 
         def insert(connection: sqlite3.Connection) -> None:
             if active_limit is None:
@@ -182,12 +184,21 @@ class SqliteTaskStore:
             raise StoreConflict(state.task_id, current)
 
         await self._call(insert, writes=True)
+        self._written.remember(state, text)
 
     async def get(self, task_id: str) -> TaskState | None:
-        return await self._call(lambda connection: self._read(connection, task_id))
+        def read(connection: sqlite3.Connection) -> str | None:
+            row = connection.execute("SELECT state FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            return None if row is None else str(row[0])
+
+        text = await self._call(read)
+        if text is None:
+            return None
+        return self._written.recall(task_id, text) or self._load(text)
 
     async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         saved = state.evolve(version=state.version + 1)
+        columns = _columns(saved)
 
         def compare_and_set(connection: sqlite3.Connection) -> TaskState:
             # one conditional UPDATE: the version (compare-and-set) and, for a run's write, its
@@ -196,18 +207,21 @@ class SqliteTaskStore:
                 "UPDATE tasks SET owner = ?, created_at = ?, expires_at = ?, lease_until = ?, runner = ?,"
                 " terminal = ?, version = ?, claim = ?, queued = ?, state = ?"
                 " WHERE task_id = ? AND version = ? AND (? IS NULL OR claim = ?)",
-                (*_columns(saved), state.task_id, state.version, fence, fence),
+                (*columns, state.task_id, state.version, fence, fence),
             )
             if cursor.rowcount != 1:
                 raise StoreConflict(state.task_id, self._read(connection, state.task_id))
             return saved
 
-        return await self._call(compare_and_set, writes=True)
+        written = await self._call(compare_and_set, writes=True)
+        self._written.remember(written, cast("str", columns[-1]))
+        return written
 
     async def delete(self, task_id: str) -> None:
         def remove(connection: sqlite3.Connection) -> None:
             connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
 
+        self._written.forget(task_id)
         await self._call(remove, writes=True)
 
     async def count_active(self, owner: str | None, *, at_most: int) -> int:

@@ -29,7 +29,16 @@ from ...core._model import (
 )
 from ...dialects import ALL_DIALECTS, Dialect, RunOn
 
-__all__ = ["SCHEMA_VERSION", "RunOn", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "RunOn",
+    "TaskState",
+    "WrittenStates",
+    "dumps",
+    "loads",
+    "state_from_json",
+    "state_to_json",
+]
 
 SCHEMA_VERSION: Final = 1
 """The version of :func:`state_to_json`'s shape; a durable store refuses data of a newer one."""
@@ -232,3 +241,35 @@ def loads(text: str | bytes) -> TaskState:
     if not isinstance(data, Mapping):
         raise ValueError("task state is not a JSON object")
     return state_from_json(cast("Mapping[str, Any]", data))
+
+
+class WrittenStates:
+    """The states a durable store wrote last, by task, with their text: a read that finds the very
+    text written returns that state without parsing it again.
+
+    Most reads of a store are of tasks this process just wrote (a status read while its run ends
+    here); parsing the JSON back was a visible share of a task's CPU. Only text equal to what was
+    written is answered from here (states are frozen, so sharing one is safe); anything else (a
+    write of another process) is parsed as before. Bounded: the oldest entries are forgotten.
+    """
+
+    __slots__ = ("_limit", "_states")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._limit = limit
+        self._states: dict[str, tuple[str, TaskState]] = {}
+
+    def remember(self, state: TaskState, text: str) -> None:
+        states = self._states
+        states.pop(state.task_id, None)  # re-inserted last: the oldest are first
+        states[state.task_id] = (text, state)
+        if len(states) > self._limit:
+            del states[next(iter(states))]
+
+    def recall(self, task_id: str, text: str) -> TaskState | None:
+        """The state written for ``task_id`` as ``text``, if that was the last one written here."""
+        written = self._states.get(task_id)
+        return written[1] if written is not None and written[0] == text else None
+
+    def forget(self, task_id: str) -> None:
+        self._states.pop(task_id, None)
