@@ -100,10 +100,9 @@ async def test_a_write_of_another_store_is_read_as_written_there(
 def test_written_states_are_bounded_and_answer_only_their_exact_text() -> None:
     written = WrittenStates(limit=2)
     first, second, third = a_state("a"), a_state("b"), a_state("c")
-    for state in (first, second, third):
-        written.remember(state, dumps(state))
-    assert written.recall("a", dumps(first)) is None  # the oldest, forgotten
-    assert written.recall("c", dumps(third)) is third
-    assert written.recall("c", dumps(third.evolve(version=1))) is None  # other text: parsed, not recalled
-    written.forget("c")
-    assert written.recall("c", dumps(third)) is None
+    texts = [written.dumps(state) for state in (first, second, third)]
+    assert texts[0] == dumps(first)  # the store's text, unchanged
+    assert written.recall(texts[0]) is None  # the oldest, forgotten
+    assert written.recall(texts[2]) is third
+    assert written.recall(dumps(third.evolve(version=1))) is None  # other text: parsed, not recalled
+    assert written.recall(b"not text") is None

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from datetime import datetime, timezone
-from typing import Final, cast
+from typing import Final
 
 from ...core._model import parse_timestamp
 from ...errors import TaskStoreError
@@ -40,7 +40,7 @@ from .contract import (
 from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
 from .sqlite_queue import SqliteTaskQueue
-from .task_state import TaskState, WrittenStates, dumps, loads
+from .task_state import TaskState, WrittenStates, loads
 
 __all__ = ["SqliteTaskStore"]
 
@@ -67,7 +67,7 @@ def _time(value: datetime | None) -> str | None:
     return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
-def _columns(state: TaskState) -> tuple[object, ...]:
+def _columns(state: TaskState, written: WrittenStates) -> tuple[object, ...]:
     return (
         state.owner,
         _time(state.task.created_at),
@@ -78,7 +78,7 @@ def _columns(state: TaskState) -> tuple[object, ...]:
         state.version,
         state.claim,
         int(state.queued),
-        dumps(state),
+        written.dumps(state),
     )
 
 
@@ -107,7 +107,7 @@ class SqliteTaskStore:
         self._worker = SqliteWorker(self._file)
         self._call = self._worker.call
         self._notifier = SilentNotifier()
-        self._written = WrittenStates()  # touched on the event loop only, never in the worker
+        self._written = WrittenStates()  # what a read of this store's own last write returns
         self.queue = SqliteTaskQueue(self._worker)
         """The workers' queue (:mod:`.sqlite_queue`), filled by this store's own writes."""
 
@@ -146,6 +146,8 @@ class SqliteTaskStore:
         return self._worker.commits
 
     def _load(self, text: str) -> TaskState:
+        if (known := self._written.recall(text)) is not None:
+            return known
         try:
             return loads(text)
         except ValueError as exc:
@@ -166,8 +168,7 @@ class SqliteTaskStore:
     # -- the contract ------------------------------------------------------------------------------
 
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
-        values = (state.task_id, *_columns(state))
-        text = cast("str", values[-1])
+        values = (state.task_id, *_columns(state, self._written))
 
         def insert(connection: sqlite3.Connection) -> None:
             if active_limit is None:
@@ -184,21 +185,13 @@ class SqliteTaskStore:
             raise StoreConflict(state.task_id, current)
 
         await self._call(insert, writes=True)
-        self._written.remember(state, text)
 
     async def get(self, task_id: str) -> TaskState | None:
-        def read(connection: sqlite3.Connection) -> str | None:
-            row = connection.execute("SELECT state FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
-            return None if row is None else str(row[0])
-
-        text = await self._call(read)
-        if text is None:
-            return None
-        return self._written.recall(task_id, text) or self._load(text)
+        return await self._call(lambda connection: self._read(connection, task_id))
 
     async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         saved = state.evolve(version=state.version + 1)
-        columns = _columns(saved)
+        columns = _columns(saved, self._written)  # here, not on the worker: the memo is the loop's
 
         def compare_and_set(connection: sqlite3.Connection) -> TaskState:
             # one conditional UPDATE: the version (compare-and-set) and, for a run's write, its
@@ -213,15 +206,12 @@ class SqliteTaskStore:
                 raise StoreConflict(state.task_id, self._read(connection, state.task_id))
             return saved
 
-        written = await self._call(compare_and_set, writes=True)
-        self._written.remember(written, cast("str", columns[-1]))
-        return written
+        return await self._call(compare_and_set, writes=True)
 
     async def delete(self, task_id: str) -> None:
         def remove(connection: sqlite3.Connection) -> None:
             connection.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
 
-        self._written.forget(task_id)
         await self._call(remove, writes=True)
 
     async def count_active(self, owner: str | None, *, at_most: int) -> int:

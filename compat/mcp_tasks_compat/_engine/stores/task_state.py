@@ -244,32 +244,32 @@ def loads(text: str | bytes) -> TaskState:
 
 
 class WrittenStates:
-    """The states a durable store wrote last, by task, with their text: a read that finds the very
-    text written returns that state without parsing it again.
+    """The states a durable store wrote last, by their text: a read that finds the very text
+    written returns that state without parsing it again.
 
     Most reads of a store are of tasks this process just wrote (a status read while its run ends
-    here); parsing the JSON back was a visible share of a task's CPU. Only text equal to what was
-    written is answered from here (states are frozen, so sharing one is safe); anything else (a
-    write of another process) is parsed as before. Bounded: the oldest entries are forgotten.
+    here); parsing the JSON back was a visible share of a task's CPU. Only text equal to a text
+    written here is answered from here (a state's text is all of it, and states are frozen, so
+    sharing one is safe); anything else (a write of another process) is parsed as before. A text
+    remembered for a write that then lost its compare-and-set is harmless: what is stored is
+    another text. Bounded: the oldest entries are forgotten.
     """
 
     __slots__ = ("_limit", "_states")
 
-    def __init__(self, limit: int = 4096) -> None:
+    def __init__(self, limit: int = 1024) -> None:
         self._limit = limit
-        self._states: dict[str, tuple[str, TaskState]] = {}
+        self._states: dict[str, TaskState] = {}
 
-    def remember(self, state: TaskState, text: str) -> None:
+    def dumps(self, state: TaskState) -> str:
+        """:func:`dumps`, the text remembered with its state."""
+        text = dumps(state)
         states = self._states
-        states.pop(state.task_id, None)  # re-inserted last: the oldest are first
-        states[state.task_id] = (text, state)
+        states[text] = state
         if len(states) > self._limit:
             del states[next(iter(states))]
+        return text
 
-    def recall(self, task_id: str, text: str) -> TaskState | None:
-        """The state written for ``task_id`` as ``text``, if that was the last one written here."""
-        written = self._states.get(task_id)
-        return written[1] if written is not None and written[0] == text else None
-
-    def forget(self, task_id: str) -> None:
-        self._states.pop(task_id, None)
+    def recall(self, text: object) -> TaskState | None:
+        """The state written here as ``text``, if it is remembered."""
+        return self._states.get(text) if isinstance(text, str) else None
