@@ -76,7 +76,11 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert plain["ratio_to_raw"]["median"] > 0
     assert plain["ratio_to_raw"]["n"] == run["profile_sizes"]["overhead_rounds"]
     # the quick path as users feel it: a TaskClientSession next to the bare SDK session, over stdio
-    quick_path = {row["variant"]: row for row in rows if row["variant"].startswith("quick-path/")}
+    quick_path = {
+        row["variant"]: row
+        for row in rows
+        if row["section"] == "overhead" and row["variant"].startswith("quick-path/")
+    }
     assert quick_path.keys() == {"quick-path/bare", "quick-path/auto", "quick-path/plain"}
     for row in quick_path.values():
         assert row["transport"] == "stdio"
