@@ -277,6 +277,11 @@ class Conn:
         meta = {TASK_AT_ONCE_META_KEY: True} if at_once else None
         return await _our_client().call_tool(self.session, name, dict(arguments or {}), mode=mode, meta=meta)
 
+    async def session_call(self, name: str, arguments: Mapping[str, Any] | None = None, *, mode: str) -> Any:
+        """The session's own ``call_tool(name, arguments, mode=...)``: a ``TaskClientSession``'s
+        (``connect(task_session=True)``), as a user calls it."""
+        return await self.session.call_tool(name, dict(arguments or {}), mode=mode)
+
     async def start(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, ttl_s: float | None = None
     ) -> Any:
@@ -365,6 +370,7 @@ async def connect(
     off: Sequence[str] = (),
     counter: Any = None,
     declare_tasks: bool = False,
+    task_session: bool = False,
 ) -> AsyncIterator[Conn]:
     """Open and negotiate one session.
 
@@ -374,7 +380,8 @@ async def connect(
     (:func:`.mechanisms.client_kwargs`); ``counter``: a :class:`.mechanisms.RequestCounter` that
     counts the requests this session writes. ``declare_tasks`` (a bare session on mcp 2.x): it
     declares the Tasks extension, with a claim of the created task so ``Conn.create_bare`` can
-    return it, and nothing else of ours.
+    return it, and nothing else of ours. ``task_session`` (with ours): the session is our
+    ``TaskClientSession(read, write, **opt_ins)``, as a user builds it (:meth:`Conn.session_call`).
     """
     from mcp import ClientSession
 
@@ -394,7 +401,13 @@ async def connect(
             from .mechanisms import client_kwargs
 
             wanted = {**dict(opt_ins or {}), **client_kwargs(off)}
-            session = await stack.enter_async_context(ClientSession(read, write, **session_kwargs(**wanted)))
+            if task_session:
+                from mcp_tasks_compat.client import TaskClientSession
+
+                session = await stack.enter_async_context(TaskClientSession(read, write, **wanted))
+            else:
+                kwargs = session_kwargs(**wanted)
+                session = await stack.enter_async_context(ClientSession(read, write, **kwargs))
             if wanted.get("dialect") == "2025-11-25" and servers.mcp_major() == 2:
                 # A handshake-era connection: open it with initialize; negotiate() then adopts it.
                 await session.initialize()

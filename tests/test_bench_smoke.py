@@ -75,6 +75,17 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert plain["per_call_us"]["median"] > 0
     assert plain["ratio_to_raw"]["median"] > 0
     assert plain["ratio_to_raw"]["n"] == run["profile_sizes"]["overhead_rounds"]
+    # the quick path as users feel it: a TaskClientSession next to the bare SDK session, over stdio
+    quick_path = {
+        row["variant"]: row
+        for row in rows
+        if row["section"] == "overhead" and row["variant"].startswith("quick-path/")
+    }
+    assert quick_path.keys() == {"quick-path/bare", "quick-path/auto", "quick-path/plain"}
+    for row in quick_path.values():
+        assert row["transport"] == "stdio"
+        assert row["rate_to_bare"]["n"] == run["profile_sizes"]["overhead_quick_rounds"]
+        assert row["server_cpu_us"] > 0
 
     latencies = [row for row in rows if row["section"] == "latency"]
     expected_dialects = {"2025-11-25"} if run["major"] == 1 else {"2025-11-25", "2026-07-28"}

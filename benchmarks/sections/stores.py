@@ -1,8 +1,9 @@
 """Section 5, task stores: our server on each task store, everything else equal.
 
 The store is the switch: the same server, tools, client, transport and dialect run on
-``memory:``, on ``sqlite:///`` (a file in a temporary folder) and on ``redis://`` (a
-``redis-server`` this module starts on a free loopback port and stops at the end). Every round
+``memory:``, on ``sqlite:///`` (a file in a temporary folder), on ``redis://`` (a
+``redis-server`` this module starts on a free loopback port and stops at the end) and, when
+``MCP_TASKS_COMPAT_BENCH_POSTGRES_URL`` names one, on a ``postgresql://`` database. Every round
 measures each store once, in a rotated order, and the ratios to the memory store are taken within
 a round, so load that drifts over the run falls on all three alike.
 
@@ -44,7 +45,10 @@ from ..stats import ratio_summary, summary
 
 __all__ = ["SECTION", "STORES", "StoreSites", "StoresProfile", "store_sites"]
 
-STORES = ("memory", "sqlite", "redis")
+STORES = ("memory", "sqlite", "redis", "postgres")
+POSTGRES_URL_ENV = "MCP_TASKS_COMPAT_BENCH_POSTGRES_URL"
+"""A ``postgresql://`` URL of a database the bench may fill (its tasks are left there): the
+PostgreSQL column is measured only when it is set."""
 FILLER_OWNER = "bench-filler"  # no session is this owner: the filler tasks are only stored
 REDIS_DATABASES = 16  # redis-server's default; each use of the Redis store gets a database of its own
 
@@ -127,6 +131,8 @@ class StoreSites:
             return "memory:"
         if name == "sqlite":
             return "sqlite:///" + os.path.join(self.folder, f"tasks-{self._uses}.db")
+        if name == "postgres":
+            return os.environ[POSTGRES_URL_ENV]  # one database: the task ids tell the uses apart
         if name == "redis":
             assert self.redis_port is not None
             if self._redis_dbs == REDIS_DATABASES:
@@ -140,6 +146,10 @@ class StoreSites:
             return f"a file in a temporary folder ({filesystem_of(self.folder)})"
         if name == "redis":
             return f"{self.redis_version} on 127.0.0.1; {redis_client()}"
+        if name == "postgres":
+            from mcp_tasks_compat._engine.stores.echo import shown_url
+
+            return f"PostgreSQL at {shown_url(os.environ[POSTGRES_URL_ENV])}"
         return "in process"
 
 
@@ -164,6 +174,8 @@ def store_sites() -> Iterator[StoreSites]:
     """A temporary folder for SQLite and, when ``redis-server`` and redis-py exist, a Redis server."""
     folder = tempfile.mkdtemp(prefix="bench-stores-")
     sites = StoreSites(folder)
+    if not os.environ.get(POSTGRES_URL_ENV):
+        sites.skipped["postgres"] = f"{POSTGRES_URL_ENV} not set (a postgresql:// URL the bench may fill)"
     try:
         executable = shutil.which("redis-server")
         if executable is None:
@@ -408,7 +420,7 @@ async def measure(bench: Bench, profile: StoresProfile) -> None:
         )
 
 
-STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis"}
+STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis", "postgres": "PostgreSQL"}
 
 
 SEQUENTIAL_TARGET = 0.5  # issue 12: a durable store's task rate, one caller, at least half memory's
@@ -479,20 +491,14 @@ def _throughput_table(store_rows: Sequence[Row]) -> str:
             text += f" · **{row['ratio_to_memory']['median']}x**"
         return text
 
+    measured = [store for store in STORES if any(store in cells for cells in shapes.values())]
+    shown = [store for store in STORES if store in ("memory", "sqlite", "redis") or store in measured]
+    headers = [
+        f"{STORE_NAMES[store]} tasks/s" + ("" if store == "memory" else " · ÷ memory") for store in shown
+    ]
     return table(
-        [
-            "mcp",
-            "dialect",
-            "transport",
-            "callers",
-            "memory tasks/s",
-            "SQLite tasks/s · ÷ memory",
-            "Redis tasks/s · ÷ memory",
-        ],
-        (
-            (*key[:3], key[4], rate(cells, "memory"), rate(cells, "sqlite"), rate(cells, "redis"))
-            for key, cells in shapes.items()
-        ),
+        ["mcp", "dialect", "transport", "callers", *headers],
+        ((*key[:3], key[4], *(rate(cells, store) for store in shown)) for key, cells in shapes.items()),
     )
 
 
@@ -554,7 +560,9 @@ DESCRIBED = """\
    concurrent callers (one session), in memory and over streamable HTTP; `tasks/get` latency
    (status reads of completed tasks through our client) on stores holding 100 and 10,000 tasks,
    pre-filled through the store's own `create` (completed tasks of another owner) plus 20 tasks
-   run through the client, the two sizes read in alternation."""
+   run through the client, the two sizes read in alternation. A PostgreSQL column is measured the
+   same way when `MCP_TASKS_COMPAT_BENCH_POSTGRES_URL` names a `postgresql://` database the bench
+   may fill (skipped, with that reason in the notes, otherwise)."""
 
 SECTION = Section(
     name="stores",

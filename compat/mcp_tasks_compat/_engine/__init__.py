@@ -65,7 +65,8 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
   :class:`StoreConflict`, :data:`EVERY_OWNER`), ``stores.memory``, ``stores.sqlite`` with
   ``stores.sqlite_file`` (its file's layout and refusals) and ``stores.sqlite_batches`` (its
   connection and group commit), ``stores.redis`` with
-  ``stores.redis_link`` (connection, pub/sub), ``stores.redis_scripts`` (Lua) and
+  ``stores.redis_link`` (connection, pub/sub), ``stores.redis_checks`` (what a server is, at
+  open), ``stores.redis_scripts`` (Lua) and
   ``stores.redis_queue`` (the workers' stream), ``stores.queue`` (the queue contract) with
   ``stores.sqlite_queue`` (its table),
   ``stores.urls`` (:func:`store_from_url`), ``stores.delegating`` (the one layer between the

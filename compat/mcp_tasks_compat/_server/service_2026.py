@@ -189,14 +189,14 @@ class Tasks2026Service:
             return await plain_with_rounds(plain, rounds)
         engine = self.engine
         tool_name, at_once = call.name, call.asks_task_at_once
-        owner, ttl_ms = owner_2026(caller), self.ttl_ms()
 
         async def create(status_message: str | None) -> TaskRecord:
+            # owner and TTL read only for a task: a call answered within the grace needs neither
             return await engine.create(
                 dialect=DIALECT_2026_07_28,
-                owner=owner,
+                owner=owner_2026(caller),
                 tool_name=tool_name,
-                ttl_ms=ttl_ms,
+                ttl_ms=self.ttl_ms(),
                 status_message=status_message,
                 arguments=call.arguments,
             )
@@ -204,9 +204,9 @@ class Tasks2026Service:
         if self.tasks.runs_on(tool_name) == "workers":  # queued, at once: a worker runs it
             queued = await engine.create(
                 dialect=DIALECT_2026_07_28,
-                owner=owner,
+                owner=owner_2026(caller),
                 tool_name=tool_name,
-                ttl_ms=ttl_ms,
+                ttl_ms=self.ttl_ms(),
                 arguments=call.arguments,
                 run_on="workers",
             )

@@ -190,8 +190,9 @@ def format_timestamp(value: datetime) -> str:
     """ISO 8601 in UTC with a ``Z`` suffix, microseconds kept so a round trip is exact."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
-    text = value.astimezone(timezone.utc).isoformat()
-    return text.replace("+00:00", "Z")
+    elif value.tzinfo is not timezone.utc:  # the engine's own times are UTC already: no conversion
+        value = value.astimezone(timezone.utc)
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def parse_timestamp(text: str) -> datetime:

@@ -52,7 +52,7 @@ from .contract import (
 from .redis_link import RedisLink, RedisNotifier, encode_event
 from .redis_queue import RedisTaskQueue
 from .redis_scripts import KEY_TTL_MARGIN_MS
-from .task_state import TaskState, dumps, loads
+from .task_state import TaskState, WrittenStates, loads
 
 if TYPE_CHECKING:
     from redis import asyncio as aioredis
@@ -90,7 +90,7 @@ def cursor_member(cursor: str) -> str:
     return order_member(*decode_cursor(cursor))
 
 
-def write_args(state: TaskState) -> list[str | int]:
+def write_args(state: TaskState, written: WrittenStates) -> list[str | int]:
     """The first ``ARGV`` of :data:`~.redis_scripts.CREATE`: data, version, order member, expiry
     score, lease score, key expiry (ms since the epoch), id, terminal."""
     expiry = "" if state.expires_at is None else micros(state.expires_at)
@@ -101,7 +101,7 @@ def write_args(state: TaskState) -> list[str | int]:
         ttl = micros(state.expires_at) // 1000
     order = order_member(state.task.created_at, state.task_id)
     terminal = "1" if state.is_terminal else "0"
-    return [dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
+    return [written.dumps(state), state.version, order, expiry, lease, ttl, state.task_id, terminal]
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,7 @@ class RedisTaskStore:
         self._link = RedisLink(url)
         self._keys = RedisKeys(prefix)
         self._notifier = RedisNotifier(self._link, self._keys.channel)
+        self._written = WrittenStates()  # what a read of this store's own last write returns
         self.queue = RedisTaskQueue(self._link, self._keys.queue)
         """The workers' queue (:mod:`.redis_queue`), filled by this store's own writes."""
 
@@ -192,6 +193,8 @@ class RedisTaskStore:
         return self._link.client()
 
     def _decode(self, task_id: str, data: object) -> TaskState:
+        if (known := self._written.recall(data)) is not None:
+            return known
         try:
             return loads(cast("str", data))
         except (ValueError, TypeError) as exc:
@@ -203,7 +206,7 @@ class RedisTaskStore:
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
         limit = "" if active_limit is None else active_limit
         queue = self._keys.queue if state.queued else ""
-        argv = [*write_args(state), limit, self._keys.task(""), state.claim, queue]
+        argv = [*write_args(state, self._written), limit, self._keys.task(""), state.claim, queue]
         reply = await self._link.run("create", self._keys.of_write(state), argv)
         outcome = int(reply[0])
         if outcome == 2:
@@ -226,7 +229,7 @@ class RedisTaskStore:
             self._keys.of_write(saved),
             [
                 state.version,
-                *write_args(saved),
+                *write_args(saved, self._written),
                 self._keys.channel,
                 event,
                 checked,

@@ -37,7 +37,7 @@ import anyio
 
 from ...errors import TaskStoreError
 from .contract import StoreEvent
-from .echo import printable, redacted, shown_url
+from .echo import redacted, shown_url
 from .redis_scripts import SCRIPTS
 
 try:
@@ -52,6 +52,8 @@ except ImportError as missing:  # pragma: no cover - the test group installs red
     raise TaskStoreError(
         "the Redis task store needs redis-py: pip install 'mcp-tasks-compat[redis]'"
     ) from missing
+
+from .redis_checks import check_server
 
 __all__ = [
     "BATCH_LIMIT",
@@ -139,7 +141,7 @@ class RedisLink:
         return shown_url(self._url)
 
     async def open(self) -> None:
-        """Connect, check that Redis answers and is a primary (:func:`_refuse_a_replica`); idempotent.
+        """Connect, check that Redis answers and what it is (:func:`.redis_checks.check_server`); idempotent.
 
         The scripts (:data:`~.redis_scripts.SCRIPTS`) are loaded when Redis first says it lacks them.
         """
@@ -165,7 +167,7 @@ class RedisLink:
         try:
             try:
                 await client.ping()  # pyright: ignore[reportUnknownMemberType]
-                await _refuse_a_replica(client, self.describe)
+                await check_server(client, self.describe)
             except (RedisError, OSError) as exc:
                 raise self._unreachable(exc) from None
         except BaseException:
@@ -309,29 +311,6 @@ class RedisLink:
         return TaskStoreError(
             f"the Redis task store {self.describe} does not answer ({reason}): "
             "start redis-server, or check the URL"
-        )
-
-
-async def _refuse_a_replica(client: aioredis.Redis, describe: str) -> None:
-    """Refuse a replica (or a Sentinel) at open, in one line naming its primary: every task is a
-    write, which a replica refuses (or, made writable, drops at its next sync), so otherwise each
-    call would fail with the script's error. A server that will not say its ``ROLE`` (an ACL) is
-    taken as it is: a write refused later says so (:meth:`RedisLink.store_error`)."""
-    try:
-        role = cast("list[object]", await client.execute_command("ROLE"))  # pyright: ignore[reportUnknownMemberType]
-    except ResponseError:
-        return
-    kind = str(role[0]) if role else ""
-    if kind in ("slave", "replica"):
-        primary = printable(f"{role[1]}:{role[2]}") if len(role) > 2 else "its primary"
-        raise TaskStoreError(
-            f"the Redis task store {describe} is a replica of {primary}: a replica refuses the store's"
-            " writes (or drops them at its next sync); point the store at that primary instead"
-        )
-    if kind == "sentinel":
-        raise TaskStoreError(
-            f"the Redis task store {describe} is a Redis Sentinel, which keeps no data: point the store"
-            " at the primary it names (SENTINEL GET-MASTER-ADDR-BY-NAME)"
         )
 
 

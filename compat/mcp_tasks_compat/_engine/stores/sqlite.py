@@ -40,7 +40,7 @@ from .contract import (
 from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
 from .sqlite_queue import SqliteTaskQueue
-from .task_state import TaskState, dumps, loads
+from .task_state import TaskState, WrittenStates, loads
 
 __all__ = ["SqliteTaskStore"]
 
@@ -67,7 +67,7 @@ def _time(value: datetime | None) -> str | None:
     return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
-def _columns(state: TaskState) -> tuple[object, ...]:
+def _columns(state: TaskState, written: WrittenStates) -> tuple[object, ...]:
     return (
         state.owner,
         _time(state.task.created_at),
@@ -78,7 +78,7 @@ def _columns(state: TaskState) -> tuple[object, ...]:
         state.version,
         state.claim,
         int(state.queued),
-        dumps(state),
+        written.dumps(state),
     )
 
 
@@ -107,6 +107,7 @@ class SqliteTaskStore:
         self._worker = SqliteWorker(self._file)
         self._call = self._worker.call
         self._notifier = SilentNotifier()
+        self._written = WrittenStates()  # what a read of this store's own last write returns
         self.queue = SqliteTaskQueue(self._worker)
         """The workers' queue (:mod:`.sqlite_queue`), filled by this store's own writes."""
 
@@ -145,6 +146,8 @@ class SqliteTaskStore:
         return self._worker.commits
 
     def _load(self, text: str) -> TaskState:
+        if (known := self._written.recall(text)) is not None:
+            return known
         try:
             return loads(text)
         except ValueError as exc:
@@ -165,7 +168,7 @@ class SqliteTaskStore:
     # -- the contract ------------------------------------------------------------------------------
 
     async def create(self, state: TaskState, *, active_limit: int | None = None) -> None:
-        values = (state.task_id, *_columns(state))
+        values = (state.task_id, *_columns(state, self._written))
 
         def insert(connection: sqlite3.Connection) -> None:
             if active_limit is None:
@@ -188,6 +191,7 @@ class SqliteTaskStore:
 
     async def save(self, state: TaskState, *, fence: int | None = None) -> TaskState:
         saved = state.evolve(version=state.version + 1)
+        columns = _columns(saved, self._written)  # here, not on the worker: the memo is the loop's
 
         def compare_and_set(connection: sqlite3.Connection) -> TaskState:
             # one conditional UPDATE: the version (compare-and-set) and, for a run's write, its
@@ -196,7 +200,7 @@ class SqliteTaskStore:
                 "UPDATE tasks SET owner = ?, created_at = ?, expires_at = ?, lease_until = ?, runner = ?,"
                 " terminal = ?, version = ?, claim = ?, queued = ?, state = ?"
                 " WHERE task_id = ? AND version = ? AND (? IS NULL OR claim = ?)",
-                (*_columns(saved), state.task_id, state.version, fence, fence),
+                (*columns, state.task_id, state.version, fence, fence),
             )
             if cursor.rowcount != 1:
                 raise StoreConflict(state.task_id, self._read(connection, state.task_id))

@@ -29,7 +29,16 @@ from ...core._model import (
 )
 from ...dialects import ALL_DIALECTS, Dialect, RunOn
 
-__all__ = ["SCHEMA_VERSION", "RunOn", "TaskState", "dumps", "loads", "state_from_json", "state_to_json"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "RunOn",
+    "TaskState",
+    "WrittenStates",
+    "dumps",
+    "loads",
+    "state_from_json",
+    "state_to_json",
+]
 
 SCHEMA_VERSION: Final = 1
 """The version of :func:`state_to_json`'s shape; a durable store refuses data of a newer one."""
@@ -232,3 +241,35 @@ def loads(text: str | bytes) -> TaskState:
     if not isinstance(data, Mapping):
         raise ValueError("task state is not a JSON object")
     return state_from_json(cast("Mapping[str, Any]", data))
+
+
+class WrittenStates:
+    """The states a durable store wrote last, by their text: a read that finds the very text
+    written returns that state without parsing it again.
+
+    Most reads of a store are of tasks this process just wrote (a status read while its run ends
+    here); parsing the JSON back was a visible share of a task's CPU. Only text equal to a text
+    written here is answered from here (a state's text is all of it, and states are frozen, so
+    sharing one is safe); anything else (a write of another process) is parsed as before. A text
+    remembered for a write that then lost its compare-and-set is harmless: what is stored is
+    another text. Bounded: the oldest entries are forgotten.
+    """
+
+    __slots__ = ("_limit", "_states")
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._limit = limit
+        self._states: dict[str, TaskState] = {}
+
+    def dumps(self, state: TaskState) -> str:
+        """:func:`dumps`, the text remembered with its state."""
+        text = dumps(state)
+        states = self._states
+        states[text] = state
+        if len(states) > self._limit:
+            del states[next(iter(states))]
+        return text
+
+    def recall(self, text: object) -> TaskState | None:
+        """The state written here as ``text``, if it is remembered."""
+        return self._states.get(text) if isinstance(text, str) else None
