@@ -7,9 +7,16 @@ call is answered with the tool's own answer; still running, the run goes on, unr
 task in the server's store, and the call is answered with an ordinary tool result whose text tells
 a model what to call next. A task-required tool hands off at once. The task tools
 (``task_status``, ``task_result``, ``task_cancel``, ``task_answer``) are served here for such
-clients, under the owner rule of the connection's dialect: a principal's task is its principal's;
-unauthenticated, a handshake-era (2025-11-25) session's task is that session's (unless
-``unauthenticated_2025_scope="task_id"``), and on 2026-07-28 the unguessable id is the capability.
+clients, under one owner rule on both eras and both SDK majors (:func:`handoff_owner`): a
+principal's task is its principal's; unauthenticated, the session's that created it (a handshake
+session; on 2026-07-28 the transport connection, or the request's ``Mcp-Session-Id``), unless
+``unauthenticated_2025_scope="task_id"``; a request with no session at all (2026-07-28 over HTTP)
+has the unguessable id as the capability, as 2026-07-28's own tasks.
+
+Only a client that speaks no task dialect is handed off (``Caller.speaks_tasks``: a 2025-11-25
+session that declared ``capabilities.tasks``, a 2026-07-28 request that declares the extension,
+see no difference), and only its listings lose the ``outputSchema`` of a tool that may hand off
+(:meth:`PlainHandoff.listed`): a hand-off result would fail the SDK client's output check.
 
 While a plain call (or ``task_result``) waits, a heartbeat ``notifications/progress`` goes to a
 client that sent a progress token whenever the tool reported none for :data:`HEARTBEAT_S`, so a
@@ -47,11 +54,14 @@ from .caller import Caller, owner_2025, session_owned
 __all__ = [
     "HEARTBEAT_S",
     "TASK_TOOLS",
+    "TASK_TOOL_INPUTS",
     "PlainHandoff",
     "SendProgress",
     "form_problem",
+    "handoff_owner",
     "in_handoff",
     "register_task_tools",
+    "task_tool_definitions",
 ]
 
 HEARTBEAT_S: Final = 5.0
@@ -120,13 +130,37 @@ class PlainHandoff:
     def is_task_tool(self, tool_name: str) -> bool:
         return self.deadline_s is not None and tool_name in self.tasks.task_tool_names.values()
 
-    def hands_off(self, tool_name: str) -> bool:
-        """Whether a plain call of ``tool_name`` waits for it, then hands off to a task."""
+    def hands_off(self, tool_name: str, *, speaks_tasks: bool = False) -> bool:
+        """Whether a plain call of ``tool_name`` waits for it, then hands off to a task: never for a
+        client that speaks a task dialect (``speaks_tasks``), which asks for a task itself."""
         return (
             self.deadline_s is not None
+            and not speaks_tasks
             and not self.is_task_tool(tool_name)
             and self.tasks.support_for(tool_name) != "forbidden"
         )
+
+    def support_for(self, tool_name: str) -> str:
+        """A tool's task support, a task tool's ``"forbidden"`` (it never runs as a task, whatever
+        ``default_support`` says: on the ``install`` form it is no registered tool)."""
+        return "forbidden" if self.is_task_tool(tool_name) else self.tasks.support_for(tool_name)
+
+    def listed(self, tools: list[Mapping[str, Any]], *, plain_client: bool) -> list[Mapping[str, Any]]:
+        """A ``tools/list`` page (wire JSON) as the hand-off shows it: to a plain client (one that
+        may be handed off) without the ``outputSchema`` of a tool that may hand off, since a
+        hand-off result would fail its client's output check; with the task tools a server did
+        not register itself (the ``install`` forms) added. Unchanged with the option off."""
+        if self.deadline_s is None:
+            return tools
+        shown = [
+            {key: value for key, value in tool.items() if key != "outputSchema"}
+            if plain_client and "outputSchema" in tool and self.hands_off(str(tool.get("name")))
+            else tool
+            for tool in tools
+        ]
+        names = {tool.get("name") for tool in tools}
+        shown.extend(task_tool_definitions(self._names(), missing_from=names))
+        return shown
 
     async def call(
         self,
@@ -298,25 +332,35 @@ class PlainHandoff:
         return await _answer(self.engine.inputs, record, args.get("answer"), self._names())
 
 
+def handoff_owner(handoff: PlainHandoff, caller: Caller) -> tuple[str | None, Callable[[str], bool] | None]:
+    """Whom a hand-off's task belongs to, and whose other tasks a task tool may read (the engine's
+    ``lookup(owner, also_of=)``), the same on both eras and majors: the principal's; else the
+    session's that created it (``Caller.session_key``: a handshake session, a 2026-07-28 transport
+    connection or ``Mcp-Session-Id``), any session's with ``unauthenticated_2025_scope="task_id"``
+    (the id is the capability); with no session at all (``None``), the unguessable id is the
+    capability, as for 2026-07-28's own tasks."""
+    by_id = handoff.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
+    return owner_2025(caller), session_owned if by_id else None
+
+
 async def plain_2025(
     handoff: PlainHandoff, params: object, caller: Caller, work: Work, progress: SendProgress | None
 ) -> Mapping[str, Any] | None:
-    """A handshake-era plain call served here (a task tool, or a task-capable tool waited for
-    up to the deadline), else ``None``: run plainly, as without the hand-off (off, or a stateless
-    server: no session to own a task). The owner rule is 2025-11-25's."""
+    """A handshake-era plain call served here (a task tool, or a task-capable tool of a client
+    that speaks no task dialect, waited for up to the deadline), else ``None``: run plainly, as
+    without the hand-off (off, a client that speaks 2025-11-25, or a stateless server: no
+    session to own a task). The owner rule is :func:`handoff_owner`'s."""
     if handoff.deadline_s is None:
         return None
     fields = cast(Mapping[str, Any], params)
     name, arguments = str(fields["name"]), fields.get("arguments")
     arguments = cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None
-    owner = owner_2025(caller)
+    owner, also_of = handoff_owner(handoff, caller)
     if owner is None:
         return None
     if handoff.is_task_tool(name):
-        by_id = handoff.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
-        also_of = session_owned if by_id else None
         return await handoff.serve_tool(name, arguments, owner=owner, also_of=also_of, progress=progress)
-    if not handoff.hands_off(name):
+    if not handoff.hands_off(name, speaks_tasks=caller.speaks_tasks):
         return None
     handed = await handoff.call(
         name, arguments, caller, dialect=DIALECT_2025_11_25, owner=owner, work=work, progress=progress
@@ -446,6 +490,34 @@ TASK_TOOLS: Final[Mapping[str, tuple[Callable[..., Awaitable[str]], str]]] = {
 }
 """What a server registers as each task tool (listed only with the hand-off on): a body the hand-off
 answers before it is reached (the SDK makes the input schema from it), and its description."""
+
+
+TASK_TOOL_INPUTS: Final[Mapping[str, Mapping[str, Any]]] = {
+    verb: {
+        "type": "object",
+        "properties": {
+            "task_id": {"type": "string", "description": "the id the hand-off gave"},
+            **(
+                {"answer": {"type": "object", "description": "the answer, matching the question's form"}}
+                if verb == "answer"
+                else {}
+            ),
+        },
+        "required": ["task_id", "answer"] if verb == "answer" else ["task_id"],
+    }
+    for verb in TASK_TOOLS
+}
+"""Each task tool's input schema, as listed where the server did not register the tools itself."""
+
+
+def task_tool_definitions(names: Mapping[str, str], *, missing_from: set[object]) -> list[dict[str, Any]]:
+    """The ``tools/list`` entries (wire JSON) of the task tools named ``names`` (verb to name)
+    that are not in ``missing_from`` (a listing's names)."""
+    return [
+        {"name": name, "description": TASK_TOOLS[verb][1], "inputSchema": dict(TASK_TOOL_INPUTS[verb])}
+        for verb, name in names.items()
+        if name not in missing_from
+    ]
 
 
 def register_task_tools(tasks: TaskPolicy, add_tool: Callable[[Any, Mapping[str, Any]], object]) -> None:

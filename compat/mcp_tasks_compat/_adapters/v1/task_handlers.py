@@ -64,6 +64,7 @@ class TaskHandlers:
         return SessionCaller(
             principal=authenticated_principal(context.request),
             session_key=None if session.stateless else session.key,
+            speaks_tasks=declared_tasks(context.session),
             session=session,
             context=context,
             detach=self.detach_runs,
@@ -85,12 +86,29 @@ class TaskHandlers:
                     tool = tool.model_copy(
                         update={"execution": types.ToolExecution.model_validate(execution)}
                     )
-                if tool.outputSchema is not None and self.service.handoff.hands_off(tool.name):
-                    tool = tool.model_copy(update={"outputSchema": None})  # it may answer a hand-off
                 tools.append(tool)
-            return types.ServerResult(result.root.model_copy(update={"tools": tools}))
+            return types.ServerResult(result.root.model_copy(update={"tools": self._handed(tools)}))
 
         return list_tools
+
+    def _handed(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """The listing as the plain hand-off shows it to this session (``PlainHandoff.listed``)."""
+        handoff = self.service.handoff
+        if handoff.deadline_s is None:
+            return tools
+        plain_client = not declared_tasks(request_ctx.get().session)
+        by_name = {tool.name: tool for tool in tools}
+        wire = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in tools]
+        shown: list[types.Tool] = []
+        for listed in handoff.listed(wire, plain_client=plain_client):
+            tool = by_name.get(str(listed.get("name")))
+            if tool is None:  # a task tool the server did not register (the install form)
+                shown.append(types.Tool.model_validate(listed))
+            elif "outputSchema" not in listed and tool.outputSchema is not None:
+                shown.append(tool.model_copy(update={"outputSchema": None}))  # it may answer a hand-off
+            else:
+                shown.append(tool)
+        return shown
 
     def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
@@ -149,6 +167,14 @@ async def _send_progress(context: Any, progress: float, total: float | None, mes
         token, progress, total, message, related_request_id=str(context.request_id)
     )
     return True
+
+
+def declared_tasks(session: Any) -> bool:
+    """Whether the session's client declared ``capabilities.tasks`` at ``initialize``: it speaks
+    2025-11-25 tasks, so the plain hand-off leaves it alone."""
+    params = getattr(session, "client_params", None)
+    capabilities = getattr(params, "capabilities", None)
+    return getattr(capabilities, "tasks", None) is not None
 
 
 @contextmanager

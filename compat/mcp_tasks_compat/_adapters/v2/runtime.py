@@ -17,7 +17,7 @@ from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
 from dataclasses import replace
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 import anyio.abc
 import mcp_types
@@ -29,6 +29,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, TaskPolicy, ToolCallFailure, ToolRunner
@@ -53,6 +54,7 @@ __all__ = [
     "mcp_error",
     "sdk_errors",
     "send_input",
+    "speaks_tasks",
     "tool_result_wire",
     "tool_runner",
     "with_request",
@@ -71,6 +73,28 @@ def declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     capabilities = ctx.session.client_capabilities
     extensions = capabilities.extensions if capabilities is not None else None
     return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
+
+
+def speaks_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client speaks a task dialect on this request: a 2026-07-28 request that declares
+    the Tasks extension, a handshake-era session that declared ``capabilities.tasks``."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return declares_tasks(ctx)
+    return getattr(ctx.session.client_capabilities, "tasks", None) is not None
+
+
+MCP_SESSION_ID_HEADER: Final = "mcp-session-id"
+
+
+def _transport_connection(ctx: ServerRequestContext[Any, Any]) -> object | None:
+    """The transport connection a 2026-07-28 request came on when it has one of its own (stdio, a
+    stream pair: one client each; the SDK's ``Connection.outbound`` of the duplex stream), else
+    ``None`` (HTTP: every request is a connection of its own). Read through the private
+    ``ServerSession._connection`` (mcp 2.0-2.3); without it, ``None``."""
+    connection: object = getattr(ctx.session, "_connection", None)
+    if not getattr(connection, "has_standalone_channel", False):
+        return None
+    return getattr(connection, "outbound", None)
 
 
 def mcp_error(error: JsonRpcError) -> MCPError:
@@ -422,8 +446,17 @@ class TasksRuntime:
 
     def session_key(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         """A key of this request's live 2025-11-25 connection, ``None`` before ``initialize`` or
-        on a stateless server (where every request is a connection of its own)."""
-        anchor = ctx.session.client_params
+        on a stateless server (where every request is a connection of its own). A 2026-07-28
+        request (no session in the protocol): its ``Mcp-Session-Id`` header's, else its transport
+        connection's (stdio, a stream pair), else ``None`` (over HTTP)."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            headers = getattr(ctx.request, "headers", None)
+            declared = headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None
+            if declared:
+                return "mcp-session-id=" + str(declared)  # not a random key's spelling: no clash
+            anchor = _transport_connection(ctx)
+        else:
+            anchor = ctx.session.client_params
         return None if anchor is None else self._sessions.key_for(anchor)
 
 
@@ -448,6 +481,10 @@ class RequestCaller:
     @property
     def session_key(self) -> str | None:
         return self._runtime.session_key(self._ctx)
+
+    @property
+    def speaks_tasks(self) -> bool:
+        return speaks_tasks(self._ctx)
 
     async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         ctx = self._ctx

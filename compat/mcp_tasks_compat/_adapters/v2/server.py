@@ -45,6 +45,7 @@ from ..._server import InvalidAnswer, ToolCall2026, no_input_channel, refuse_pla
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
+from .listing import listing_middleware
 from .progress import send_progress
 from .push import push_middleware
 from .runtime import (
@@ -352,6 +353,7 @@ def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     if runtime.serves_2025:
         middleware.append(Dialect2025Middleware(runtime))
     middleware.extend(push_middleware(runtime))
+    middleware.extend(listing_middleware(runtime))
     kwargs["extensions"] = extensions
     kwargs["middleware"] = middleware
     kwargs["lifespan"] = runtime.compose_lifespan(kwargs.pop("lifespan", None))
@@ -416,4 +418,5 @@ def install(policy: TaskPolicy, server: Any) -> None:
     if runtime.serves_2025:
         lowlevel.middleware.append(Dialect2025Middleware(runtime))
     lowlevel.middleware.extend(push_middleware(runtime))
+    lowlevel.middleware.extend(listing_middleware(runtime))
     lowlevel.lifespan = runtime.compose_lifespan(lowlevel.lifespan)
