@@ -33,6 +33,7 @@ SECTIONS_IN_ORDER = (
     "mechanisms",
     "stores",
     "workers",
+    "handoff",
     "telemetry",
 )
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
@@ -75,6 +76,11 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert plain["per_call_us"]["median"] > 0
     assert plain["ratio_to_raw"]["median"] > 0
     assert plain["ratio_to_raw"]["n"] == run["profile_sizes"]["overhead_rounds"]
+
+    handoff = {row["variant"]: row for row in rows if row["section"] == "handoff"}
+    assert handoff.keys() == {"off", "on"}
+    assert handoff["on"]["rate_to_off"]["n"] == run["profile_sizes"]["handoff_rounds"]
+    assert handoff["on"]["rate_to_off"]["median"] > 0
 
     latencies = [row for row in rows if row["section"] == "latency"]
     expected_dialects = {"2025-11-25"} if run["major"] == 1 else {"2025-11-25", "2026-07-28"}

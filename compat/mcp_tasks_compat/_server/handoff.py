@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import contextvars
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, cast
+from functools import partial
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 
@@ -42,7 +44,7 @@ from .._engine import (
     UnknownTask,
     Work,
 )
-from .._engine.grace import GraceTicket
+from .._engine.grace import GraceMemory, GraceTicket
 from .._engine.inline import Outcome
 from .._engine.inputs import InputRelay
 from .._engine.limits import echoed_id
@@ -63,6 +65,8 @@ __all__ = [
     "register_task_tools",
     "task_tool_definitions",
 ]
+
+T = TypeVar("T")
 
 HEARTBEAT_S: Final = 5.0
 """How long a waiting plain call may go without a progress notification before a heartbeat."""
@@ -120,6 +124,18 @@ class PlainHandoff:
     def __init__(self, tasks: TaskPolicy) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
+        self._memory: GraceMemory | None = None
+
+    def _ticket(self, tool_name: str, deadline: float) -> GraceTicket:
+        """The wait of one plain call: the deadline, never skipped (a plain client is always
+        waited for), and whether the tool's recent calls all ended within it (``likely_quick``:
+        the call starts without detaching its request, which a quick call would pay for nothing;
+        measured by the bench's section 10)."""
+        if self.tasks.support_for(tool_name) == "required":
+            return GraceTicket.fixed(0.0)  # handed off at once
+        if self._memory is None or self._memory.grace_s != deadline:
+            self._memory = GraceMemory(deadline, long_streak=sys.maxsize)
+        return self._memory.ticket(tool_name)
 
     # --- what is handed off ------------------------------------------------------------------------
 
@@ -194,40 +210,47 @@ class PlainHandoff:
         if self.tasks.runs_on(tool_name) == "workers":  # queued: waited for in the store
             record = await create(None)
             return await self._waited(record, deadline, progress, watch)
-        required = self.tasks.support_for(tool_name) == "required"  # handed off at once
-        answer: Outcome | Task | None = None
-        with caller.launch(tool_name) as launch:
+        ticket = self._ticket(tool_name, deadline)
+        with caller.launch(tool_name, detach=not ticket.likely_quick) as launch:
             watch.watch_in(launch.context)
             launch.context.run(_handing_off.set, True)
-            async with anyio.create_task_group() as beats:
-                if progress is not None:
-                    beats.start_soon(self._heartbeat, watch, progress, None)
-                try:
-                    answer = await engine.runs.begin(
-                        work,
-                        launch.group,
-                        ticket=GraceTicket.fixed(0.0 if required else deadline),
-                        create=create,
-                        context=launch.context,
-                    )
-                finally:
-                    beats.cancel_scope.cancel()
-        assert answer is not None
+            begun = partial(
+                engine.runs.begin, work, launch.group, ticket=ticket, create=create, context=launch.context
+            )
+            answer = await self._beating(begun, watch, progress, None)
         return self.still_running(answer) if isinstance(answer, Task) else answer
+
+    async def _beating(
+        self,
+        waited: Callable[[], Awaitable[T]],
+        watch: ProgressWatch,
+        progress: SendProgress | None,
+        record: TaskRecord | None,
+    ) -> T:
+        """``waited()``, with a heartbeat meanwhile when the request sent a progress token (none
+        otherwise: no task group for a quick call to pay for)."""
+        if progress is None:
+            return await waited()
+        async with anyio.create_task_group() as beats:
+            beats.start_soon(self._heartbeat, watch, progress, record)
+            try:
+                return await waited()
+            finally:
+                beats.cancel_scope.cancel()
 
     async def _waited(
         self, record: TaskRecord, wait_s: float, progress: SendProgress | None, watch: ProgressWatch
     ) -> dict[str, Any]:
         """Wait up to ``wait_s`` for the task to end or ask a question; what a model is answered."""
         record = self.engine.watch(record)
+
+        async def until_it_moves() -> None:
+            with anyio.move_on_after(wait_s):
+                while not record.task.is_terminal and not record.task.input_requests:
+                    await record.changed.wait()
+
         try:
-            async with anyio.create_task_group() as beats:
-                if progress is not None:
-                    beats.start_soon(self._heartbeat, watch, progress, record)
-                with anyio.move_on_after(wait_s):
-                    while not record.task.is_terminal and not record.task.input_requests:
-                        await record.changed.wait()
-                beats.cancel_scope.cancel()
+            await self._beating(until_it_moves, watch, progress, record)
             return self.shown(record.task)
         finally:
             self.engine.unwatch(record)

@@ -123,7 +123,7 @@ class TaskHandlers:
                     work=partial(call_original, original, req),
                     plain=partial(original, req),
                     answer=WireResult.of,
-                    progress=partial(_send_progress, caller.context),
+                    progress=_progress_sender(caller.context),
                 )
 
         return call_tool
@@ -158,11 +158,17 @@ class TaskHandlers:
         abandon_request()  # reached only when the waiter was cancelled: the peer is gone
 
 
-async def _send_progress(context: Any, progress: float, total: float | None, message: str | None) -> bool:
-    """A ``notifications/progress`` for the request ``context`` is of, if it asked for progress."""
+def _progress_sender(context: Any) -> Any:
+    """:func:`_send_progress` for the request ``context`` is of if it sent a progress token, else
+    ``None``: a waiting plain call then starts no heartbeat (the bench's section 10)."""
     token = None if context.meta is None else getattr(context.meta, "progressToken", None)
-    if token is None:
-        return False
+    return None if token is None else partial(_send_progress, context, token)
+
+
+async def _send_progress(
+    context: Any, token: Any, progress: float, total: float | None, message: str | None
+) -> bool:
+    """A ``notifications/progress`` for the request ``context`` is of, with its ``token``."""
     await context.session.send_progress_notification(
         token, progress, total, message, related_request_id=str(context.request_id)
     )

@@ -28,7 +28,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import BaseModel
 
 from ..._server import TASK_METHODS_2025, Tasks2025Service
-from .progress import send_progress
+from .progress import progress_sender
 from .runtime import TasksRuntime, ToolResultWire, sdk_errors, tool_work, with_request
 
 __all__ = ["Dialect2025Middleware", "as_dict"]
@@ -87,7 +87,7 @@ class Dialect2025Middleware:
             work=tool_work(call_next),
             plain=lambda: call_next(ctx),
             answer=_as_handler_result,
-            progress=send_progress,
+            progress=progress_sender(ctx),
         )
 
     # --- what the handshake and tools/list say ---------------------------------------------------

@@ -46,7 +46,7 @@ from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Di
 from ...errors import UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
 from .listing import listing_middleware
-from .progress import send_progress
+from .progress import progress_sender
 from .push import push_middleware
 from .runtime import (
     INPUT_CAPABILITIES,
@@ -160,7 +160,7 @@ class TasksExtension(Extension):
             work=tool_work(lambda run: _relayed_rounds(params, run, call_next)),
             plain=lambda: call_next(ctx),
             ends_round=_RoundTripRequest,
-            progress=send_progress,
+            progress=progress_sender(ctx),
         )
         return _handler_result(answer)
 
