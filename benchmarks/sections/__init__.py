@@ -11,7 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..section import Section
-from . import capacity, creation, handoff, latency, mechanisms, overhead, stores, telemetry, throughput, workers
+from . import (
+    capacity,
+    creation,
+    handoff,
+    latency,
+    mechanisms,
+    overhead,
+    stores,
+    telemetry,
+    throughput,
+    workers,
+)
 
 __all__ = ["NAMES", "PROFILES", "SECTIONS", "TARGETS_ORDER", "profile_sizes"]
 

@@ -135,17 +135,18 @@ def worker(store: str) -> Iterator[list[str]]:
 
 async def test_a_handed_off_task_runs_on_a_worker(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'tasks.db'}"
-    with serving("--plain-handoff-s", "1", "--store", store, "--run-on", "workers") as (_server, url):
-        with worker(store):
-            with anyio.fail_after(BOUND_S):
-                async with kit_sessions.connect_http(url, bare=True) as session:
-                    handed = await session.call_tool("slow_echo", {"text": "on a worker", "seconds": 3})
-                    assert "still running as task" in text_of(handed)
-                    task_id = task_id_of(handed)
-                    # The server queues only (run_on="workers"): a result is the worker's.
-                    assert await followed(session, task_id) == "on a worker"
-            shown = await anyio.to_thread.run_sync(
-                lambda: subprocess.run(
+    options = ("--plain-handoff-s", "1", "--store", store, "--run-on", "workers")
+    with serving(*options) as (_server, url), worker(store):
+        with anyio.fail_after(BOUND_S):
+            async with kit_sessions.connect_http(url, bare=True) as session:
+                handed = await session.call_tool("slow_echo", {"text": "on a worker", "seconds": 3})
+                assert "still running as task" in text_of(handed)
+                task_id = task_id_of(handed)
+                # The server queues only (run_on="workers"): a result is the worker's.
+                assert await followed(session, task_id) == "on a worker"
+        shown = await anyio.to_thread.run_sync(
+            lambda: (
+                subprocess.run(
                     [*CLI, "tasks", "show", task_id, "--store", store, "--json"],
                     capture_output=True,
                     text=True,
@@ -154,4 +155,5 @@ async def test_a_handed_off_task_runs_on_a_worker(tmp_path: Path) -> None:
                     check=True,
                 ).stdout
             )
+        )
     assert json.loads(shown)["status"] == "completed"

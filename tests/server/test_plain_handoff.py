@@ -342,9 +342,11 @@ async def test_example_server_over_http_hands_off() -> None:
                 assert await model_follows(session, "task_result", {"task_id": task_id}) == "hello"
         if not _modern(session):
             return
-        async with bare_http(url, {"Mcp-Session-Id": "host-a"}) as mine, bare_http(
-            url, {"Mcp-Session-Id": "host-b"}
-        ) as theirs, bare_http(url) as undeclared:
+        async with (
+            bare_http(url, {"Mcp-Session-Id": "host-a"}) as mine,
+            bare_http(url, {"Mcp-Session-Id": "host-b"}) as theirs,
+            bare_http(url) as undeclared,
+        ):
             with anyio.fail_after(20):
                 first = await mine.call_tool("slow_echo", {"text": "mine", "seconds": 3})
                 task_id = structured(first)["taskId"]

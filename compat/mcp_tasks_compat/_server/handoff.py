@@ -29,7 +29,7 @@ import contextvars
 import json
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from functools import partial
 from typing import Any, Final, TypeVar, cast
 
@@ -49,7 +49,7 @@ from .._engine.inline import Outcome
 from .._engine.inputs import InputRelay
 from .._engine.limits import echoed_id
 from ..core._model import Task, TaskStatus
-from ..dialects import DIALECT_2025_11_25, Dialect
+from ..dialects import DIALECT_2025_11_25, Dialect, TaskSupport
 from ..errors import PeerProtocolError
 from .caller import Caller, owner_2025, session_owned
 
@@ -156,19 +156,19 @@ class PlainHandoff:
             and self.tasks.support_for(tool_name) != "forbidden"
         )
 
-    def support_for(self, tool_name: str) -> str:
+    def support_for(self, tool_name: str) -> TaskSupport:
         """A tool's task support, a task tool's ``"forbidden"`` (it never runs as a task, whatever
         ``default_support`` says: on the ``install`` form it is no registered tool)."""
         return "forbidden" if self.is_task_tool(tool_name) else self.tasks.support_for(tool_name)
 
-    def listed(self, tools: list[Mapping[str, Any]], *, plain_client: bool) -> list[Mapping[str, Any]]:
+    def listed(self, tools: Sequence[Mapping[str, Any]], *, plain_client: bool) -> list[Mapping[str, Any]]:
         """A ``tools/list`` page (wire JSON) as the hand-off shows it: to a plain client (one that
         may be handed off) without the ``outputSchema`` of a tool that may hand off, since a
         hand-off result would fail its client's output check; with the task tools a server did
         not register itself (the ``install`` forms) added. Unchanged with the option off."""
         if self.deadline_s is None:
-            return tools
-        shown = [
+            return list(tools)
+        shown: list[Mapping[str, Any]] = [
             {key: value for key, value in tool.items() if key != "outputSchema"}
             if plain_client and "outputSchema" in tool and self.hands_off(str(tool.get("name")))
             else tool
@@ -231,12 +231,14 @@ class PlainHandoff:
         otherwise: no task group for a quick call to pay for)."""
         if progress is None:
             return await waited()
+        answers: list[T] = []
         async with anyio.create_task_group() as beats:
             beats.start_soon(self._heartbeat, watch, progress, record)
             try:
-                return await waited()
+                answers.append(await waited())
             finally:
                 beats.cancel_scope.cancel()
+        return answers[0]
 
     async def _waited(
         self, record: TaskRecord, wait_s: float, progress: SendProgress | None, watch: ProgressWatch
@@ -533,7 +535,7 @@ TASK_TOOL_INPUTS: Final[Mapping[str, Mapping[str, Any]]] = {
 """Each task tool's input schema, as listed where the server did not register the tools itself."""
 
 
-def task_tool_definitions(names: Mapping[str, str], *, missing_from: set[object]) -> list[dict[str, Any]]:
+def task_tool_definitions(names: Mapping[str, str], *, missing_from: Container[object]) -> list[dict[str, Any]]:
     """The ``tools/list`` entries (wire JSON) of the task tools named ``names`` (verb to name)
     that are not in ``missing_from`` (a listing's names)."""
     return [

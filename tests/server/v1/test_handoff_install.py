@@ -77,9 +77,10 @@ async def test_a_client_that_speaks_2025_sees_no_difference() -> None:
     """It declared ``capabilities.tasks``: ``outputSchema`` is listed, a plain call runs plainly
     (a required tool is refused, as without the option), the task tools are ordinary tools."""
     controls = Controls()
-    async with connect(build("fastmcp", controls)) as plain, connect(
-        build("fastmcp", controls), **DECLARES_TASKS
-    ) as speaking:
+    async with (
+        connect(build("fastmcp", controls)) as plain,
+        connect(build("fastmcp", controls), **DECLARES_TASKS) as speaking,
+    ):
         plain_tools = {tool.name: tool for tool in (await plain.session.list_tools()).tools}
         speaking_tools = {tool.name: tool for tool in (await speaking.session.list_tools()).tools}
         assert speaking_tools["echo"].outputSchema is not None  # echo returns a dict: structured
