@@ -240,17 +240,14 @@ class Tasks2026Service:
         self, call: ToolCall2026, caller: Caller, work: Work, progress: SendProgress | None
     ) -> Mapping[str, Any]:
         """A plain call served by the hand-off: a task tool, or a task-capable tool waited for up
-        to the deadline (its own answer, or the hand-off). The owner rule is the hand-off's, the
-        same as on a handshake-era connection (:func:`.handoff.handoff_owner`): a 2026-07-28
-        request's session is its transport connection or ``Mcp-Session-Id``, if it has one."""
-        handoff = self.handoff
-        owner, also_of = handoff_owner(handoff, caller)
-        if handoff.is_task_tool(call.name):
-            served = await handoff.serve_tool(
+        to the deadline; the owner rule is the hand-off's (:func:`.handoff.handoff_owner`)."""
+        owner, also_of = handoff_owner(self.handoff, caller)
+        if self.handoff.is_task_tool(call.name):
+            served = await self.handoff.serve_tool(
                 call.name, call.arguments, owner=owner, also_of=also_of, progress=progress
             )
             return {"resultType": "complete", **served}
-        handed = await handoff.call(
+        handed = await self.handoff.call(
             call.name,
             call.arguments,
             caller,

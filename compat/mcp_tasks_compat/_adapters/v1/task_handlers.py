@@ -21,6 +21,7 @@ from mcp.server.lowlevel.server import request_ctx
 
 from ..._engine import TaskPolicy
 from ..._server import Tasks2025Service
+from ..._server.task_tools import listed as handoff_listing
 from ...errors import INTERNAL_ERROR, PeerProtocolError, TaskStoreError
 from .messages import WireResult, jsonrpc_error
 from .runs import RequestHandler, call_original
@@ -92,7 +93,7 @@ class TaskHandlers:
         return list_tools
 
     def _handed(self, tools: list[types.Tool]) -> list[types.Tool]:
-        """The listing as the plain hand-off shows it to this session (``PlainHandoff.listed``)."""
+        """The listing as the plain hand-off shows it to this session (``_server.task_tools.listed``)."""
         handoff = self.service.handoff
         if handoff.deadline_s is None:
             return tools
@@ -100,7 +101,7 @@ class TaskHandlers:
         by_name = {tool.name: tool for tool in tools}
         wire = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in tools]
         shown: list[types.Tool] = []
-        for listed in handoff.listed(wire, plain_client=plain_client):
+        for listed in handoff_listing(handoff, wire, plain_client=plain_client):
             tool = by_name.get(str(listed.get("name")))
             if tool is None:  # a task tool the server did not register (the install form)
                 shown.append(types.Tool.model_validate(listed))

@@ -4,7 +4,7 @@ With ``plain_handoff_s`` on, a listing shows the task tools (also where the serv
 register them: ``ServerTasks.install`` on a low-level ``Server``, ``mcpserver_kwargs`` on an
 ``MCPServer``), and to a client that may be handed off (one that speaks no task dialect on this
 request, :func:`.runtime.speaks_tasks`) no ``outputSchema`` of a tool that may hand off; what is
-shown is decided by :meth:`~.._server.handoff.PlainHandoff.listed`. A ``Server.middleware`` entry
+shown is decided by :func:`~.._server.task_tools.listed`. A ``Server.middleware`` entry
 (the probed seam ``v2.server_middleware``) post-processes the listing, on every connection.
 """
 
@@ -16,6 +16,7 @@ from typing import Any, cast
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from ..._detect import sdk_info
+from ..._server.task_tools import listed
 from .dialect_2025 import as_dict
 from .runtime import TasksRuntime, speaks_tasks
 
@@ -48,5 +49,5 @@ class HandoffListing:
         tools = wire.get("tools")
         if not isinstance(tools, list):
             return result
-        wire["tools"] = self._handoff.listed(cast(list[Any], tools), plain_client=not speaks_tasks(ctx))
+        wire["tools"] = listed(self._handoff, cast(list[Any], tools), plain_client=not speaks_tasks(ctx))
         return wire

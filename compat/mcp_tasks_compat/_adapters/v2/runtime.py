@@ -9,15 +9,13 @@ request ends, so work that outlives the ``tools/call`` request can only live in 
 from __future__ import annotations
 
 import logging
-import secrets
-import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
 from contextvars import ContextVar, copy_context
 from dataclasses import replace
 from functools import partial
-from typing import Any, Final, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import anyio.abc
 import mcp_types
@@ -40,6 +38,7 @@ from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_
 from ...errors import PeerProtocolError, TaskStoreError
 from ..no_session import NoClientSession
 from .detached import DetachedRequest, detach_request
+from .session_keys import SessionKeys
 
 __all__ = [
     "INPUT_CAPABILITIES",
@@ -81,20 +80,6 @@ def speaks_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return declares_tasks(ctx)
     return getattr(ctx.session.client_capabilities, "tasks", None) is not None
-
-
-MCP_SESSION_ID_HEADER: Final = "mcp-session-id"
-
-
-def _transport_connection(ctx: ServerRequestContext[Any, Any]) -> object | None:
-    """The transport connection a 2026-07-28 request came on when it has one of its own (stdio, a
-    stream pair: one client each; the SDK's ``Connection.outbound`` of the duplex stream), else
-    ``None`` (HTTP: every request is a connection of its own). Read through the private
-    ``ServerSession._connection`` (mcp 2.0-2.3); without it, ``None``."""
-    connection: object = getattr(ctx.session, "_connection", None)
-    if not getattr(connection, "has_standalone_channel", False):
-        return None
-    return getattr(connection, "outbound", None)
 
 
 def mcp_error(error: JsonRpcError) -> MCPError:
@@ -322,33 +307,6 @@ async def send_input(
     return answer.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-class _SessionKeys:
-    """A fresh random key per live 2025-11-25 connection, never reused.
-
-    The connection is recognised by the identity of its ``initialize`` params object (what
-    ``ctx.session.client_params`` returns for every request of that connection); the key is
-    forgotten when that object is collected, so a new connection never inherits an old key.
-    """
-
-    def __init__(self) -> None:
-        self._keys: dict[int, tuple[weakref.ref[object], str]] = {}
-
-    def key_for(self, anchor: object) -> str:
-        ident = id(anchor)
-        entry = self._keys.get(ident)
-        if entry is not None and entry[0]() is anchor:
-            return entry[1]
-        key = secrets.token_urlsafe(16)
-
-        def forget(ref: weakref.ref[object]) -> None:
-            current = self._keys.get(ident)
-            if current is not None and current[0] is ref:
-                del self._keys[ident]
-
-        self._keys[ident] = (weakref.ref(anchor, forget), key)
-        return key
-
-
 class TasksRuntime:
     """The state one 2.x server's task support needs, shared by the extension and the middleware."""
 
@@ -362,7 +320,7 @@ class TasksRuntime:
         self.service_2026 = Tasks2026Service(tasks)
         """The 2026-07-28 semantics, shared by the extension and the push stream."""
         self._live: list[tuple[object, anyio.abc.TaskGroup]] = []
-        self._sessions = _SessionKeys()
+        self._sessions = SessionKeys()
 
     @property
     def serves_2025(self) -> bool:
@@ -445,19 +403,8 @@ class TasksRuntime:
         return principal_id(token.client_id, (token.claims or {}).get("iss"), token.subject)
 
     def session_key(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
-        """A key of this request's live 2025-11-25 connection, ``None`` before ``initialize`` or
-        on a stateless server (where every request is a connection of its own). A 2026-07-28
-        request (no session in the protocol): its ``Mcp-Session-Id`` header's, else its transport
-        connection's (stdio, a stream pair), else ``None`` (over HTTP)."""
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            headers = getattr(ctx.request, "headers", None)
-            declared = headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None
-            if declared:
-                return "mcp-session-id=" + str(declared)  # not a random key's spelling: no clash
-            anchor = _transport_connection(ctx)
-        else:
-            anchor = ctx.session.client_params
-        return None if anchor is None else self._sessions.key_for(anchor)
+        """This request's session key (:meth:`.session_keys.SessionKeys.of`)."""
+        return self._sessions.of(ctx)
 
 
 class RequestCaller:

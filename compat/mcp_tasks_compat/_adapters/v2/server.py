@@ -352,8 +352,7 @@ def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     middleware: list[Any] = list(kwargs.pop("middleware", None) or ())
     if runtime.serves_2025:
         middleware.append(Dialect2025Middleware(runtime))
-    middleware.extend(push_middleware(runtime))
-    middleware.extend(listing_middleware(runtime))
+    middleware.extend([*push_middleware(runtime), *listing_middleware(runtime)])
     kwargs["extensions"] = extensions
     kwargs["middleware"] = middleware
     kwargs["lifespan"] = runtime.compose_lifespan(kwargs.pop("lifespan", None))
@@ -417,6 +416,5 @@ def install(policy: TaskPolicy, server: Any) -> None:
         lowlevel.extensions[TASKS_EXTENSION_ID] = extension.settings()
     if runtime.serves_2025:
         lowlevel.middleware.append(Dialect2025Middleware(runtime))
-    lowlevel.middleware.extend(push_middleware(runtime))
-    lowlevel.middleware.extend(listing_middleware(runtime))
+    lowlevel.middleware.extend([*push_middleware(runtime), *listing_middleware(runtime)])
     lowlevel.lifespan = runtime.compose_lifespan(lowlevel.lifespan)
