@@ -33,6 +33,7 @@ SECTIONS_IN_ORDER = (
     "mechanisms",
     "stores",
     "workers",
+    "handoff",
     "telemetry",
 )
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
@@ -86,6 +87,11 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
         assert row["transport"] == "stdio"
         assert row["rate_to_bare"]["n"] == run["profile_sizes"]["overhead_quick_rounds"]
         assert row["server_cpu_us"] > 0
+
+    handoff = {row["variant"]: row for row in rows if row["section"] == "handoff"}
+    assert handoff.keys() == {"off", "on"}
+    assert handoff["on"]["rate_to_off"]["n"] == run["profile_sizes"]["handoff_rounds"]
+    assert handoff["on"]["rate_to_off"]["median"] > 0
 
     latencies = [row for row in rows if row["section"] == "latency"]
     expected_dialects = {"2025-11-25"} if run["major"] == 1 else {"2025-11-25", "2026-07-28"}

@@ -11,7 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..section import Section
-from . import capacity, creation, latency, mechanisms, overhead, stores, telemetry, throughput, workers
+from . import (
+    capacity,
+    creation,
+    handoff,
+    latency,
+    mechanisms,
+    overhead,
+    stores,
+    telemetry,
+    throughput,
+    workers,
+)
 
 __all__ = ["NAMES", "PROFILES", "SECTIONS", "TARGETS_ORDER", "profile_sizes"]
 
@@ -24,6 +35,7 @@ SECTIONS: tuple[Section[Any], ...] = (
     mechanisms.SECTION,
     stores.SECTION,
     workers.SECTION,
+    handoff.SECTION,
     telemetry.SECTION,  # last: it sets OpenTelemetry's global providers in turns (and unsets them)
 )
 """In the order they run, their rows are merged in and their tables are printed."""
@@ -40,6 +52,7 @@ TARGETS_ORDER: tuple[Section[Any], ...] = (
     stores.SECTION,
     workers.SECTION,
     telemetry.SECTION,
+    handoff.SECTION,
 )
 """The order of the targets table."""
 

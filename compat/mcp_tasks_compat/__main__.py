@@ -298,6 +298,14 @@ def _add_example_server(add_parser: AddParser) -> None:
         "(default: off; docs/any-host.md)",
     )
     serve.add_argument(
+        "--reruns",
+        type=int,
+        default=0,
+        metavar="N",
+        help="start a run of slow_echo (safe to run again) lost to a crash again, up to N times "
+        "(needs a durable --store; default: 0, docs/reliability.md)",
+    )
+    serve.add_argument(
         "--metrics-port",
         type=_positive_int,
         default=None,

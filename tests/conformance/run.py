@@ -125,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--url", help="test this server instead of starting server.py")
+    parser.add_argument(
+        "--plain-handoff-s", help="start server.py with the plain hand-off on (it must change no check)"
+    )
     args = parser.parse_args(argv)
     if not NODE.exists() or not SUITE.exists():
         print(f"the suite is not installed: run `npm ci` in {HERE}", file=sys.stderr)
@@ -151,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         outcomes = run_all(args.url)
     else:
-        server = HttpServerProcess([sys.executable, str(SERVER)])
+        handoff = ["--plain-handoff-s", args.plain_handoff_s] if args.plain_handoff_s else []
+        server = HttpServerProcess([sys.executable, str(SERVER), *handoff])
         with server as url:
             outcomes = run_all(url)
         if any(outcome.failed for outcome in outcomes):

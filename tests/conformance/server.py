@@ -119,9 +119,10 @@ def _sampled_text(answer: Any) -> str:
     return str(getattr(content, "text", content))
 
 
-def build_server() -> MCPServer[Any]:
-    """The fixture server: ``ServerTasks`` composed into an ``MCPServer`` (its public keywords only)."""
-    tasks = ServerTasks(tools=TASK_SUPPORT)
+def build_server(plain_handoff_s: float | None = None) -> MCPServer[Any]:
+    """The fixture server: ``ServerTasks`` composed into an ``MCPServer`` (its public keywords only);
+    ``plain_handoff_s``: the plain hand-off on (docs/any-host.md), to show it changes no check."""
+    tasks = ServerTasks(tools=TASK_SUPPORT, plain_handoff_s=plain_handoff_s)
     hint = CacheHint(ttl_ms=0, scope="private")
     cache_hints: Any = {
         method: hint
@@ -530,9 +531,9 @@ def _add_prompt_and_resource_fixtures(mcp: MCPServer[Any]) -> None:
         return "watched"
 
 
-async def serve(host: str, port: int) -> None:
+async def serve(host: str, port: int, plain_handoff_s: float | None = None) -> None:
     """Serve the fixture server over streamable HTTP; print the URL once it accepts connections."""
-    mcp = build_server()
+    mcp = build_server(plain_handoff_s)
     app = mcp.streamable_http_app(host=host)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -548,8 +549,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    parser.add_argument("--plain-handoff-s", type=float, default=None, help="the plain hand-off on")
     args = parser.parse_args(argv)
-    anyio.run(serve, args.host, args.port)
+    anyio.run(serve, args.host, args.port, args.plain_handoff_s)
     return 0
 
 

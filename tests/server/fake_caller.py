@@ -21,6 +21,7 @@ class FakeCaller:
 
     principal: str | None = None
     session_key: str | None = "one"
+    speaks_tasks: bool = False
     answers: list[Mapping[str, Any] | JsonRpcError] = field(default_factory=lambda: [])
     relayed: list[Mapping[str, Any]] = field(default_factory=lambda: [])
     group: anyio.abc.TaskGroup | None = None

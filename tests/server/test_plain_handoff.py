@@ -195,16 +195,28 @@ async def test_task_cancel_stops_the_work() -> None:
 
 
 async def test_another_session_gets_not_found() -> None:
+    """The session's rule on both majors: a 2025-11-25 session (mcp 1.x), a 2026-07-28 transport
+    connection (a bare mcp 2.x client in memory, as over stdio)."""
     app = build_app([])
     async with plain_session(app) as mine, plain_session(app) as other:
         first = await mine.call_tool("slow", {"seconds": 5})
         task_id = structured(first)["taskId"]
-        if _modern(mine):
-            pytest.skip("2026-07-28 has no sessions: the unguessable id is the capability")
-        seen = await other.call_tool("task_status", {"task_id": task_id})
-        assert is_error(seen)
-        assert "Task not found" in text_of(seen)
+        for verb in ("task_status", "task_result", "task_cancel"):
+            seen = await other.call_tool(verb, {"task_id": task_id})
+            assert is_error(seen)
+            assert "Task not found" in text_of(seen)
+        mine_now = await mine.call_tool("task_status", {"task_id": task_id})
+        assert "still running" in text_of(mine_now)  # the other's cancel changed nothing
         await mine.call_tool("task_cancel", {"task_id": task_id})
+
+
+async def test_with_id_as_capability_another_session_reads_it() -> None:
+    app = build_app([], unauthenticated_2025_scope="task_id")
+    async with plain_session(app) as mine, plain_session(app) as other:
+        first = await mine.call_tool("slow", {"seconds": DEADLINE_S * 3})
+        with anyio.fail_after(10):
+            result = await model_follows(other, "task_result", {"task_id": structured(first)["taskId"]})
+        assert result == f"slept {DEADLINE_S * 3}"
 
 
 async def test_unknown_task() -> None:
@@ -281,8 +293,24 @@ def _modern(session: Any) -> bool:
     return version is not None and str(version) >= "2026"
 
 
+@asynccontextmanager
+async def bare_http(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """A bare SDK session over streamable HTTP, sending ``headers`` on every request."""
+    from mcp_tasks_compat._adapters import get_adapter
+
+    streams = get_adapter().app.http_streams(url, headers=headers)
+    async with kit_sessions._connected(  # pyright: ignore[reportPrivateUsage]
+        streams, server=url, dialect=None, session_options=None, bare=True
+    ) as session:
+        yield session
+
+
 async def test_example_server_over_http_hands_off() -> None:
-    """``example-server --plain-handoff-s``, a real process over streamable HTTP, a bare client."""
+    """``example-server --plain-handoff-s``, a real process over streamable HTTP, bare clients.
+
+    Who else reads the task: on a handshake-era connection (mcp 1.x) no other session; a
+    2026-07-28 request (mcp 2.x) has no session over HTTP, so any client that has the id does,
+    unless its requests carry an ``Mcp-Session-Id``: then only requests with the same one."""
     import sys
 
     from mcp_tasks_compat._testkit.processes import HttpServerProcess, child_environment
@@ -298,17 +326,34 @@ async def test_example_server_over_http_hands_off() -> None:
         "0",
     ]
     with HttpServerProcess([*command, "--plain-handoff-s", "1"], env=child_environment()) as url:
-        async with kit_sessions.connect_http(url, bare=True) as session:
+        async with kit_sessions.connect_http(url, bare=True) as session, bare_http(url) as other:
             with anyio.fail_after(20):
                 started = anyio.current_time()
                 first = await session.call_tool("slow_echo", {"text": "hello", "seconds": 3})
                 assert anyio.current_time() - started < 2.5
                 assert "still running as task" in text_of(first)
                 assert not is_error(first)
-                assert (
-                    await model_follows(session, "task_result", {"task_id": structured(first)["taskId"]})
-                    == "hello"
-                )
+                task_id = structured(first)["taskId"]
+                seen = await other.call_tool("task_status", {"task_id": task_id})
+                if _modern(session):
+                    assert not is_error(seen)  # no session over HTTP: the id is the capability
+                else:
+                    assert "Task not found" in text_of(seen)
+                assert await model_follows(session, "task_result", {"task_id": task_id}) == "hello"
+        if not _modern(session):
+            return
+        async with (
+            bare_http(url, {"Mcp-Session-Id": "host-a"}) as mine,
+            bare_http(url, {"Mcp-Session-Id": "host-b"}) as theirs,
+            bare_http(url) as undeclared,
+        ):
+            with anyio.fail_after(20):
+                first = await mine.call_tool("slow_echo", {"text": "mine", "seconds": 3})
+                task_id = structured(first)["taskId"]
+                for stranger in (theirs, undeclared):
+                    seen = await stranger.call_tool("task_status", {"task_id": task_id})
+                    assert "Task not found" in text_of(seen)
+                assert await model_follows(mine, "task_result", {"task_id": task_id}) == "mine"
 
 
 async def test_the_docs_example() -> None:

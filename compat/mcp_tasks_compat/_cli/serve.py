@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 EXAMPLE_SERVER_NAME: Final = "mcp-tasks-compat-example"
+RERUNNABLE_EXAMPLES: Final = frozenset({"slow_echo"})
+"""The example tools safe to run again (idempotent): ``--reruns`` applies to them."""
 
 
 def build_example_server(
@@ -73,8 +75,12 @@ def example_app(
     run_on: RunOn = "here",
     max_queued: int | None = None,
     plain_handoff_s: float | None = None,
+    reruns: int = 0,
 ) -> TaskServer:
-    """The example tools' :class:`~mcp_tasks_compat.server.TaskServer` (what ``worker --example`` runs)."""
+    """The example tools' :class:`~mcp_tasks_compat.server.TaskServer` (what ``worker --example`` runs).
+
+    ``reruns``: how many times a run of ``slow_echo`` (safe to run again) lost to a crash is
+    started again (``--reruns``; needs a durable store)."""
     app = TaskServer(
         EXAMPLE_SERVER_NAME,
         store=store,
@@ -88,7 +94,8 @@ def example_app(
         version=__version__,
     )
     for name, tool in EXAMPLE_TOOLS.items():
-        app.tool(name=name, task=EXAMPLE_TASK_SUPPORT.get(name, "forbidden"))(tool)
+        rerun = reruns if name in RERUNNABLE_EXAMPLES else 0
+        app.tool(name=name, task=EXAMPLE_TASK_SUPPORT.get(name, "forbidden"), reruns=rerun)(tool)
     return app
 
 
@@ -143,6 +150,8 @@ class ServeOptions:
     max_queued: int | None = None
     plain_handoff_s: float | None = None
     """Hand a plain call of a task-capable tool off to a task after this long (``None``: never)."""
+    reruns: int = 0
+    """Start a run of ``slow_echo`` lost to a crash again, up to this many times."""
     metrics_port: int | None = None
     """Serve the metrics in Prometheus text form on ``host:metrics_port`` (``None``: not at all)."""
 
@@ -185,6 +194,7 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
             run_on=options.run_on,
             max_queued=options.max_queued,
             plain_handoff_s=options.plain_handoff_s,
+            reruns=options.reruns,
         )
     except (CompatError, ValueError) as error:
         message = error.message if isinstance(error, CompatError) else str(error)

@@ -29,8 +29,10 @@ One concern per module (``tests/server/test_rules_header.py`` checks each is nam
 * ``listen_2026``: :class:`TaskListen2026`, ``subscriptions/listen`` with ``taskIds``: the streams
   allowed, the ids agreed, each agreed task pushed until it ends;
 * ``handoff``: :class:`PlainHandoff`, the plain hand-off (``plain_handoff_s``): a plain call of a
-  task-capable tool waited for up to a deadline, then answered with the task it goes on as, and
-  the task tools (``task_status|result|cancel|answer``) that serve such clients;
+  task-capable tool waited for up to a deadline, then answered with the task it goes on as, the
+  owner rule of such tasks, and the serving of the task tools;
+* ``task_tools``: the task tools themselves (``task_status|result|cancel|answer``): how they are
+  listed and registered, the texts they answer with, the check of an answer to a form;
 * ``tool_input``: ``ask``, where a question a tool body asks goes (through its task, the plain
   call's own request, a multi-round-trip round, or the cancel of a session that cannot answer).
 
@@ -40,7 +42,6 @@ Each dialect's service also gives the engine that dialect's result rule: the eng
 from __future__ import annotations
 
 from .caller import Caller, Launch, owner_2025, owner_2026, principal_id
-from .handoff import register_task_tools
 from .listen_2026 import ListenStream, TaskListen2026, asked_task_ids, asks_core_kinds
 from .rounds_2026 import InputRequiredWire, RetryWith, RoundTrips, relay_rounds
 from .service_2025 import (
@@ -64,6 +65,7 @@ from .service_2026 import (
     missing_extension,
     no_input_channel,
 )
+from .task_tools import register_task_tools
 from .tool_input import ask
 
 __all__ = [

@@ -49,6 +49,12 @@ class Caller(Protocol):
     ``principal``: the authenticated user (:func:`principal_id`), else ``None``.
     ``session_key``: a random key unique to the live session (connection) the request came on,
     never reused; ``None`` when there is none (before ``initialize``, or a stateless HTTP server).
+    A 2026-07-28 request has no session in the protocol: its key is its transport connection's
+    (stdio, a stream pair: one client each) or its ``Mcp-Session-Id`` header's, else ``None``
+    (over HTTP); only the plain hand-off reads it there (:func:`.handoff.handoff_owner`).
+    ``speaks_tasks``: whether the client speaks a task dialect on this request (a 2025-11-25
+    session that declared ``capabilities.tasks`` at ``initialize``, a 2026-07-28 request that
+    declares the Tasks extension): such a client is never handed off.
     """
 
     @property
@@ -56,6 +62,9 @@ class Caller(Protocol):
 
     @property
     def session_key(self) -> str | None: ...
+
+    @property
+    def speaks_tasks(self) -> bool: ...
 
     async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         """Send ``request`` (``{"method", "params"}``) to the client on this request's stream;

@@ -7,9 +7,16 @@ call is answered with the tool's own answer; still running, the run goes on, unr
 task in the server's store, and the call is answered with an ordinary tool result whose text tells
 a model what to call next. A task-required tool hands off at once. The task tools
 (``task_status``, ``task_result``, ``task_cancel``, ``task_answer``) are served here for such
-clients, under the owner rule of the connection's dialect: a principal's task is its principal's;
-unauthenticated, a handshake-era (2025-11-25) session's task is that session's (unless
-``unauthenticated_2025_scope="task_id"``), and on 2026-07-28 the unguessable id is the capability.
+clients, under one owner rule on both eras and both SDK majors (:func:`handoff_owner`): a
+principal's task is its principal's; unauthenticated, the session's that created it (a handshake
+session; on 2026-07-28 the transport connection, or the request's ``Mcp-Session-Id``), unless
+``unauthenticated_2025_scope="task_id"``; a request with no session at all (2026-07-28 over HTTP)
+has the unguessable id as the capability, as 2026-07-28's own tasks.
+
+Only a client that speaks no task dialect is handed off (``Caller.speaks_tasks``: a 2025-11-25
+session that declared ``capabilities.tasks``, a 2026-07-28 request that declares the extension,
+see no difference), and only its listings lose the ``outputSchema`` of a tool that may hand off
+(:func:`.task_tools.listed`): a hand-off result would fail the SDK client's output check.
 
 While a plain call (or ``task_result``) waits, a heartbeat ``notifications/progress`` goes to a
 client that sent a progress token whenever the tool reported none for :data:`HEARTBEAT_S`, so a
@@ -19,10 +26,11 @@ host that resets its timeout on progress keeps waiting. The deadline never stops
 from __future__ import annotations
 
 import contextvars
-import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, cast
+from functools import partial
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 
@@ -35,24 +43,25 @@ from .._engine import (
     UnknownTask,
     Work,
 )
-from .._engine.grace import GraceTicket
+from .._engine.grace import GraceMemory, GraceTicket
 from .._engine.inline import Outcome
-from .._engine.inputs import InputRelay
 from .._engine.limits import echoed_id
 from ..core._model import Task, TaskStatus
-from ..dialects import DIALECT_2025_11_25, Dialect
+from ..dialects import DIALECT_2025_11_25, Dialect, TaskSupport
 from ..errors import PeerProtocolError
 from .caller import Caller, owner_2025, session_owned
+from .task_tools import answer_form, question_text, text_result
 
 __all__ = [
     "HEARTBEAT_S",
-    "TASK_TOOLS",
     "PlainHandoff",
     "SendProgress",
-    "form_problem",
+    "handoff_owner",
     "in_handoff",
-    "register_task_tools",
+    "with_heartbeat",
 ]
+
+T = TypeVar("T")
 
 HEARTBEAT_S: Final = 5.0
 """How long a waiting plain call may go without a progress notification before a heartbeat."""
@@ -70,17 +79,6 @@ def in_handoff() -> bool:
     """Whether the run here is a plain call's that may hand off: its questions wait for
     ``task_answer`` rather than for a client capability the plain client never declared."""
     return _handing_off.get()
-
-
-def _text(
-    text: str, *, structured: Mapping[str, Any] | None = None, is_error: bool = False
-) -> dict[str, Any]:
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-    if structured is not None:
-        result["structuredContent"] = dict(structured)
-    if is_error:
-        result["isError"] = True
-    return result
 
 
 def plain_answer(outcome: Outcome) -> Mapping[str, Any]:
@@ -104,12 +102,31 @@ def plain_answer(outcome: Outcome) -> Mapping[str, Any]:
     raise error
 
 
+class _Waits:
+    """The wait of each plain call: the deadline, never skipped (a plain client is always waited
+    for), and whether the tool's recent calls all ended within it (``likely_quick``: the call
+    starts without detaching its request, which a quick call would pay for nothing; the bench's
+    section 10)."""
+
+    def __init__(self, tasks: TaskPolicy) -> None:
+        self.tasks = tasks
+        self.memory: GraceMemory | None = None
+
+    def ticket(self, tool_name: str, deadline: float) -> GraceTicket:
+        if self.tasks.support_for(tool_name) == "required":
+            return GraceTicket.fixed(0.0)  # handed off at once
+        if self.memory is None or self.memory.grace_s != deadline:
+            self.memory = GraceMemory(deadline, long_streak=sys.maxsize)
+        return self.memory.ticket(tool_name)
+
+
 class PlainHandoff:
     """The hand-off of one server's plain calls, and its task tools (see the module docstring)."""
 
     def __init__(self, tasks: TaskPolicy) -> None:
         self.tasks = tasks
         self.engine = tasks.engine
+        self.waits = _Waits(tasks)
 
     # --- what is handed off ------------------------------------------------------------------------
 
@@ -120,13 +137,20 @@ class PlainHandoff:
     def is_task_tool(self, tool_name: str) -> bool:
         return self.deadline_s is not None and tool_name in self.tasks.task_tool_names.values()
 
-    def hands_off(self, tool_name: str) -> bool:
-        """Whether a plain call of ``tool_name`` waits for it, then hands off to a task."""
+    def hands_off(self, tool_name: str, *, speaks_tasks: bool = False) -> bool:
+        """Whether a plain call of ``tool_name`` waits for it, then hands off to a task: never for a
+        client that speaks a task dialect (``speaks_tasks``), which asks for a task itself."""
         return (
             self.deadline_s is not None
+            and not speaks_tasks
             and not self.is_task_tool(tool_name)
             and self.tasks.support_for(tool_name) != "forbidden"
         )
+
+    def support_for(self, tool_name: str) -> TaskSupport:
+        """A tool's task support, a task tool's ``"forbidden"`` (it never runs as a task, whatever
+        ``default_support`` says: on the ``install`` form it is no registered tool)."""
+        return "forbidden" if self.is_task_tool(tool_name) else self.tasks.support_for(tool_name)
 
     async def call(
         self,
@@ -160,25 +184,14 @@ class PlainHandoff:
         if self.tasks.runs_on(tool_name) == "workers":  # queued: waited for in the store
             record = await create(None)
             return await self._waited(record, deadline, progress, watch)
-        required = self.tasks.support_for(tool_name) == "required"  # handed off at once
-        answer: Outcome | Task | None = None
-        with caller.launch(tool_name) as launch:
+        ticket = self.waits.ticket(tool_name, deadline)
+        with caller.launch(tool_name, detach=not ticket.likely_quick) as launch:
             watch.watch_in(launch.context)
             launch.context.run(_handing_off.set, True)
-            async with anyio.create_task_group() as beats:
-                if progress is not None:
-                    beats.start_soon(self._heartbeat, watch, progress, None)
-                try:
-                    answer = await engine.runs.begin(
-                        work,
-                        launch.group,
-                        ticket=GraceTicket.fixed(0.0 if required else deadline),
-                        create=create,
-                        context=launch.context,
-                    )
-                finally:
-                    beats.cancel_scope.cancel()
-        assert answer is not None
+            begun = partial(
+                engine.runs.begin, work, launch.group, ticket=ticket, create=create, context=launch.context
+            )
+            answer = await with_heartbeat(begun, watch, progress, None)
         return self.still_running(answer) if isinstance(answer, Task) else answer
 
     async def _waited(
@@ -186,20 +199,20 @@ class PlainHandoff:
     ) -> dict[str, Any]:
         """Wait up to ``wait_s`` for the task to end or ask a question; what a model is answered."""
         record = self.engine.watch(record)
+
+        async def until_it_moves() -> None:
+            with anyio.move_on_after(wait_s):
+                while not record.task.is_terminal and not record.task.input_requests:
+                    await record.changed.wait()
+
         try:
-            async with anyio.create_task_group() as beats:
-                if progress is not None:
-                    beats.start_soon(self._heartbeat, watch, progress, record)
-                with anyio.move_on_after(wait_s):
-                    while not record.task.is_terminal and not record.task.input_requests:
-                        await record.changed.wait()
-                beats.cancel_scope.cancel()
+            await with_heartbeat(until_it_moves, watch, progress, record)
             return self.shown(record.task)
         finally:
             self.engine.unwatch(record)
 
     @staticmethod
-    async def _heartbeat(watch: ProgressWatch, send: SendProgress, record: TaskRecord | None) -> None:
+    async def heartbeat(watch: ProgressWatch, send: SendProgress, record: TaskRecord | None) -> None:
         """A ``notifications/progress`` whenever nothing was sent for :data:`HEARTBEAT_S`."""
         started = time.monotonic()
         while True:
@@ -226,7 +239,7 @@ class PlainHandoff:
             f'Call `{names["result"]}` with {{"task_id": "{task.task_id}"}} to wait for its result '
             f"(`{names['cancel']}` stops it)."
         )
-        return _text(text, structured=self._structured(task))
+        return text_result(text, structured=self._structured(task))
 
     def _structured(self, task: Task) -> dict[str, Any]:
         shown = self.engine.shown(task)
@@ -249,14 +262,16 @@ class PlainHandoff:
             reason = (
                 task.error.message if task.error is not None else (task.status_message or "no reason given")
             )
-            return _text(f"Task {task_id} failed: {reason}", structured=self._structured(task), is_error=True)
+            return text_result(
+                f"Task {task_id} failed: {reason}", structured=self._structured(task), is_error=True
+            )
         if task.status is TaskStatus.CANCELLED:
             reason = f": {task.status_message}" if task.status_message else ""
-            return _text(
+            return text_result(
                 f"Task {task_id} was cancelled{reason}.", structured=self._structured(task), is_error=True
             )
         if task.input_requests:
-            return _text(_question(task, self._names()), structured=self._structured(task))
+            return text_result(question_text(task, self._names()), structured=self._structured(task))
         return self.still_running(task)
 
     # --- the task tools ----------------------------------------------------------------------------
@@ -275,17 +290,17 @@ class PlainHandoff:
         args = dict(arguments or {})
         task_id = args.get("task_id")
         if not isinstance(task_id, str):
-            return _text(f"`{tool_name}` needs a string argument task_id.", is_error=True)
+            return text_result(f"`{tool_name}` needs a string argument task_id.", is_error=True)
         try:
             record = await self.engine.lookup(task_id, owner, also_of=also_of)
         except UnknownTask:
-            return _text(
+            return text_result(
                 f"Task not found: {echoed_id(task_id)} (unknown, expired, or not yours).", is_error=True
             )
         if verb == "status":
             task = record.task
             if task.is_terminal:
-                return _text(
+                return text_result(
                     f"Task {task_id} is {task.status.value}; `{self._names()['result']}` gives its result.",
                     structured=self._structured(task),
                 )
@@ -294,164 +309,61 @@ class PlainHandoff:
             return await self._waited(record, cast(float, self.deadline_s), progress, ProgressWatch())
         if verb == "cancel":
             task = await self.engine.cancel_record(record, strict=False)
-            return _text(f"Task {task_id} is {task.status.value}.", structured=self._structured(task))
-        return await _answer(self.engine.inputs, record, args.get("answer"), self._names())
+            return text_result(f"Task {task_id} is {task.status.value}.", structured=self._structured(task))
+        return await answer_form(self.engine.inputs, record, args.get("answer"), self._names())
+
+
+def handoff_owner(handoff: PlainHandoff, caller: Caller) -> tuple[str | None, Callable[[str], bool] | None]:
+    """Whom a hand-off's task belongs to, and whose other tasks a task tool may read (the engine's
+    ``lookup(owner, also_of=)``), the same on both eras and majors: the principal's; else the
+    session's that created it (``Caller.session_key``: a handshake session, a 2026-07-28 transport
+    connection or ``Mcp-Session-Id``), any session's with ``unauthenticated_2025_scope="task_id"``
+    (the id is the capability); with no session at all (``None``), the unguessable id is the
+    capability, as for 2026-07-28's own tasks."""
+    by_id = handoff.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
+    return owner_2025(caller), session_owned if by_id else None
+
+
+async def with_heartbeat(
+    waited: Callable[[], Awaitable[T]],
+    watch: ProgressWatch,
+    progress: SendProgress | None,
+    record: TaskRecord | None,
+) -> T:
+    """``waited()``, with a heartbeat meanwhile when the request sent a progress token (none
+    otherwise: no task group for a quick call to pay for)."""
+    if progress is None:
+        return await waited()
+    answers: list[T] = []
+    async with anyio.create_task_group() as beats:
+        beats.start_soon(PlainHandoff.heartbeat, watch, progress, record)
+        try:
+            answers.append(await waited())
+        finally:
+            beats.cancel_scope.cancel()
+    return answers[0]
 
 
 async def plain_2025(
     handoff: PlainHandoff, params: object, caller: Caller, work: Work, progress: SendProgress | None
 ) -> Mapping[str, Any] | None:
-    """A handshake-era plain call served here (a task tool, or a task-capable tool waited for
-    up to the deadline), else ``None``: run plainly, as without the hand-off (off, or a stateless
-    server: no session to own a task). The owner rule is 2025-11-25's."""
+    """A handshake-era plain call served here (a task tool, or a task-capable tool of a client
+    that speaks no task dialect, waited for up to the deadline), else ``None``: run plainly, as
+    without the hand-off (off, a client that speaks 2025-11-25, or a stateless server: no
+    session to own a task). The owner rule is :func:`handoff_owner`'s."""
     if handoff.deadline_s is None:
         return None
     fields = cast(Mapping[str, Any], params)
     name, arguments = str(fields["name"]), fields.get("arguments")
     arguments = cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else None
-    owner = owner_2025(caller)
+    owner, also_of = handoff_owner(handoff, caller)
     if owner is None:
         return None
     if handoff.is_task_tool(name):
-        by_id = handoff.tasks.unauthenticated_2025_scope == "task_id" and caller.principal is None
-        also_of = session_owned if by_id else None
         return await handoff.serve_tool(name, arguments, owner=owner, also_of=also_of, progress=progress)
-    if not handoff.hands_off(name):
+    if not handoff.hands_off(name, speaks_tasks=caller.speaks_tasks):
         return None
     handed = await handoff.call(
         name, arguments, caller, dialect=DIALECT_2025_11_25, owner=owner, work=work, progress=progress
     )
     return handed if isinstance(handed, dict) else plain_answer(handed)
-
-
-def _question(task: Task, names: Mapping[str, str]) -> str:
-    """What a model reads of the question a task waits for."""
-    key, request = next(iter(task.input_requests.items()))
-    params = cast(Mapping[str, Any], request.get("params") or {})
-    if request.get("method") != "elicitation/create":
-        return (
-            f"Task {task.task_id} waits for input ({request.get('method')}, {key}) that only a "
-            f"task-aware client can give; `{names['cancel']}` stops it."
-        )
-    schema = json.dumps(params.get("requestedSchema", {}), separators=(",", ":"))
-    return (
-        f"Task {task.task_id} asks: {params.get('message', '')} "
-        f'Call `{names["answer"]}` with {{"task_id": "{task.task_id}", "answer": {{...}}}}, '
-        f"the answer an object matching this JSON schema: {schema}"
-    )
-
-
-async def _answer(
-    inputs: InputRelay, record: TaskRecord, answer: object, names: Mapping[str, str]
-) -> dict[str, Any]:
-    """``task_answer``: the answer to the task's form, checked against its schema."""
-    task = record.task
-    forms = [
-        (key, request)
-        for key, request in task.input_requests.items()
-        if request.get("method") == "elicitation/create"
-    ]
-    if not forms:
-        return _text(
-            f"Task {task.task_id} is not waiting for an answer ({task.status.value}).", is_error=True
-        )
-    key, request = forms[0]
-    schema = cast(
-        Mapping[str, Any],
-        cast(Mapping[str, Any], request.get("params") or {}).get("requestedSchema") or {},
-    )
-    problem = form_problem(answer, schema)
-    if problem is not None:
-        return _text(
-            f"The answer does not fit the question's schema: {problem}. Nothing was sent.", is_error=True
-        )
-    taken = await inputs.deliver(
-        record, {key: {"action": "accept", "content": dict(cast(Mapping[str, Any], answer))}}
-    )
-    if not taken:
-        return _text(f"Task {task.task_id} no longer waits for that answer.", is_error=True)
-    call = f'Call `{names["result"]}` with {{"task_id": "{task.task_id}"}}'
-    return _text(f"Answer given to task {task.task_id}. {call} to wait for its result.")
-
-
-_JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-}
-
-
-def form_problem(answer: object, schema: Mapping[str, Any]) -> str | None:
-    """Why ``answer`` is not a form answer to ``schema`` (an elicitation's flat object of primitive
-    properties: their types, ``enum`` and ``required``), else ``None``."""
-    if not isinstance(answer, Mapping):
-        return "the answer must be a JSON object"
-    fields = cast(Mapping[str, Any], answer)
-    properties = cast(Mapping[str, Any], schema.get("properties") or {})
-    missing = [name for name in cast(list[str], schema.get("required") or []) if name not in fields]
-    if missing:
-        return f"missing {', '.join(missing)}"
-    for name, value in fields.items():
-        spec = properties.get(name)
-        if not isinstance(spec, Mapping):
-            return f"{name!r} is not a field of the form"
-        spec = cast(Mapping[str, Any], spec)
-        kinds = _JSON_TYPES.get(str(spec.get("type")))
-        wrong_bool = isinstance(value, bool) and spec.get("type") in ("number", "integer")
-        if kinds is not None and (not isinstance(value, kinds) or wrong_bool):
-            return f"{name!r} must be a {spec.get('type')}"
-        enum = spec.get("enum")
-        if isinstance(enum, list) and value not in enum:
-            return f"{name!r} must be one of {enum}"
-    return None
-
-
-_NOT_HERE: Final = (
-    "the task tools are served by the plain hand-off of a task-capable server (plain_handoff_s=); "
-    "this connection reached the tool itself"
-)
-
-
-async def _task_status(task_id: str) -> str:
-    raise RuntimeError(_NOT_HERE)
-
-
-async def _task_result(task_id: str) -> str:
-    raise RuntimeError(_NOT_HERE)
-
-
-async def _task_cancel(task_id: str) -> str:
-    raise RuntimeError(_NOT_HERE)
-
-
-async def _task_answer(task_id: str, answer: dict[str, Any]) -> str:
-    raise RuntimeError(_NOT_HERE)
-
-
-TASK_TOOLS: Final[Mapping[str, tuple[Callable[..., Awaitable[str]], str]]] = {
-    "status": (
-        _task_status,
-        "Check on a task that a tool handed off: its status, and its question if it asks one.",
-    ),
-    "result": (
-        _task_result,
-        "Wait for a handed-off task's result: the tool's own result once it is done, else where it stands.",
-    ),
-    "cancel": (_task_cancel, "Stop a handed-off task."),
-    "answer": (
-        _task_answer,
-        "Answer the question a handed-off task asks (task_status or task_result shows it and its form).",
-    ),
-}
-"""What a server registers as each task tool (listed only with the hand-off on): a body the hand-off
-answers before it is reached (the SDK makes the input schema from it), and its description."""
-
-
-def register_task_tools(tasks: TaskPolicy, add_tool: Callable[[Any, Mapping[str, Any]], object]) -> None:
-    """Register the task tools (with the hand-off on) through the SDK's ``add_tool(body, kwargs)``:
-    listed as any tool, never run as tasks themselves."""
-    for verb, tool_name in tasks.task_tool_names.items():
-        body, description = TASK_TOOLS[verb]
-        add_tool(body, {"name": tool_name, "description": description, "structured_output": False})
-        tasks.tools[tool_name] = "forbidden"

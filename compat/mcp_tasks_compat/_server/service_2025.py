@@ -149,7 +149,7 @@ class Tasks2025Service:
     def tool_execution(self, tool_name: str, declared: object = None) -> dict[str, Any] | None:
         """A listed tool's ``execution`` (its ``taskSupport`` merged over what it declared), or
         ``None`` to leave the tool as it is (a forbidden tool that declared nothing)."""
-        support = self.tasks.support_for(tool_name)
+        support = self.handoff.support_for(tool_name)
         if support == "forbidden" and not isinstance(declared, Mapping):
             return None
         merged = dict(cast(Mapping[str, Any], declared)) if isinstance(declared, Mapping) else {}
@@ -165,14 +165,14 @@ class Tasks2025Service:
         (-32601); a task needs a session (-32600); a negative TTL is -32602.
         """
         name, task = _call_shape(params)
-        support = self.tasks.support_for(name)
+        support = self.handoff.support_for(name)
         if task is not None and not self.offers_tasks():
             # No capabilities.tasks was declared, so the spec has the call processed normally,
             # its task metadata ignored (a "forbidden" tool of a server that offers tasks is -32601).
             task = None
         if task is None:
-            if not self.handoff.hands_off(name):  # a plain call that may hand off is never refused
-                refuse_plain_call(name, support)
+            if not self.handoff.hands_off(name, speaks_tasks=caller.speaks_tasks):
+                refuse_plain_call(name, support)  # a plain call that may hand off is never refused
             return None
         if support == "forbidden":
             raise PeerProtocolError(

@@ -26,7 +26,7 @@ from ..core._model import JsonRpcError, Task, TaskStatus
 from ..dialects import DIALECT_2026_07_28, TASK_AT_ONCE_META_KEY, TASKS_EXTENSION_ID
 from ..errors import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, PeerProtocolError
 from .caller import Caller, owner_2026
-from .handoff import PlainHandoff, SendProgress, plain_answer
+from .handoff import PlainHandoff, SendProgress, handoff_owner, plain_answer
 from .rounds_2026 import RoundTrips, plain_with_rounds, work_with_rounds
 
 __all__ = [
@@ -148,7 +148,7 @@ class Tasks2026Service:
         """A forbidden tool, or a request without the extension, runs plainly (a required tool
         without it is refused, -32021); a required tool is always a task; an optional one becomes
         a task if it outlives the inline grace (the adapter's; with the grace off, at once)."""
-        support = self.tasks.support_for(tool_name)
+        support = self.handoff.support_for(tool_name)
         if support == "forbidden":
             return "plain"
         if not declares_tasks:
@@ -240,14 +240,14 @@ class Tasks2026Service:
         self, call: ToolCall2026, caller: Caller, work: Work, progress: SendProgress | None
     ) -> Mapping[str, Any]:
         """A plain call served by the hand-off: a task tool, or a task-capable tool waited for up
-        to the deadline (its own answer, or the hand-off); the owner rule is 2026-07-28's."""
-        owner, handoff = owner_2026(caller), self.handoff
-        if handoff.is_task_tool(call.name):
-            served = await handoff.serve_tool(
-                call.name, call.arguments, owner=owner, also_of=None, progress=progress
+        to the deadline; the owner rule is the hand-off's (:func:`.handoff.handoff_owner`)."""
+        owner, also_of = handoff_owner(self.handoff, caller)
+        if self.handoff.is_task_tool(call.name):
+            served = await self.handoff.serve_tool(
+                call.name, call.arguments, owner=owner, also_of=also_of, progress=progress
             )
             return {"resultType": "complete", **served}
-        handed = await handoff.call(
+        handed = await self.handoff.call(
             call.name,
             call.arguments,
             caller,

@@ -100,6 +100,7 @@ class SessionCaller:
 
     principal: str | None
     session_key: str | None
+    speaks_tasks: bool
     session: SessionTasks
     context: RequestContext[ServerSession, Any, Any]
     detach: bool = True

@@ -21,6 +21,7 @@ from mcp.server.lowlevel.server import request_ctx
 
 from ..._engine import TaskPolicy
 from ..._server import Tasks2025Service
+from ..._server.task_tools import listed as handoff_listing
 from ...errors import INTERNAL_ERROR, PeerProtocolError, TaskStoreError
 from .messages import WireResult, jsonrpc_error
 from .runs import RequestHandler, call_original
@@ -64,6 +65,7 @@ class TaskHandlers:
         return SessionCaller(
             principal=authenticated_principal(context.request),
             session_key=None if session.stateless else session.key,
+            speaks_tasks=declared_tasks(context.session),
             session=session,
             context=context,
             detach=self.detach_runs,
@@ -85,12 +87,29 @@ class TaskHandlers:
                     tool = tool.model_copy(
                         update={"execution": types.ToolExecution.model_validate(execution)}
                     )
-                if tool.outputSchema is not None and self.service.handoff.hands_off(tool.name):
-                    tool = tool.model_copy(update={"outputSchema": None})  # it may answer a hand-off
                 tools.append(tool)
-            return types.ServerResult(result.root.model_copy(update={"tools": tools}))
+            return types.ServerResult(result.root.model_copy(update={"tools": self._handed(tools)}))
 
         return list_tools
+
+    def _handed(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """The listing as the plain hand-off shows it to this session (``_server.task_tools.listed``)."""
+        handoff = self.service.handoff
+        if handoff.deadline_s is None:
+            return tools
+        plain_client = not declared_tasks(request_ctx.get().session)
+        by_name = {tool.name: tool for tool in tools}
+        wire = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in tools]
+        shown: list[types.Tool] = []
+        for listed in handoff_listing(handoff, wire, plain_client=plain_client):
+            tool = by_name.get(str(listed.get("name")))
+            if tool is None:  # a task tool the server did not register (the install form)
+                shown.append(types.Tool.model_validate(listed))
+            elif "outputSchema" not in listed and tool.outputSchema is not None:
+                shown.append(tool.model_copy(update={"outputSchema": None}))  # it may answer a hand-off
+            else:
+                shown.append(tool)
+        return shown
 
     def make_call_tool(self, original: RequestHandler) -> RequestHandler:
         async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
@@ -105,7 +124,7 @@ class TaskHandlers:
                     work=partial(call_original, original, req),
                     plain=partial(original, req),
                     answer=WireResult.of,
-                    progress=partial(_send_progress, caller.context),
+                    progress=_progress_sender(caller.context),
                 )
 
         return call_tool
@@ -140,15 +159,29 @@ class TaskHandlers:
         abandon_request()  # reached only when the waiter was cancelled: the peer is gone
 
 
-async def _send_progress(context: Any, progress: float, total: float | None, message: str | None) -> bool:
-    """A ``notifications/progress`` for the request ``context`` is of, if it asked for progress."""
+def _progress_sender(context: Any) -> Any:
+    """:func:`_send_progress` for the request ``context`` is of if it sent a progress token, else
+    ``None``: a waiting plain call then starts no heartbeat (the bench's section 10)."""
     token = None if context.meta is None else getattr(context.meta, "progressToken", None)
-    if token is None:
-        return False
+    return None if token is None else partial(_send_progress, context, token)
+
+
+async def _send_progress(
+    context: Any, token: Any, progress: float, total: float | None, message: str | None
+) -> bool:
+    """A ``notifications/progress`` for the request ``context`` is of, with its ``token``."""
     await context.session.send_progress_notification(
         token, progress, total, message, related_request_id=str(context.request_id)
     )
     return True
+
+
+def declared_tasks(session: Any) -> bool:
+    """Whether the session's client declared ``capabilities.tasks`` at ``initialize``: it speaks
+    2025-11-25 tasks, so the plain hand-off leaves it alone."""
+    params = getattr(session, "client_params", None)
+    capabilities = getattr(params, "capabilities", None)
+    return getattr(capabilities, "tasks", None) is not None
 
 
 @contextmanager

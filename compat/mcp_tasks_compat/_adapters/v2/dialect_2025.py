@@ -28,13 +28,14 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import BaseModel
 
 from ..._server import TASK_METHODS_2025, Tasks2025Service
-from .progress import send_progress
+from .progress import progress_sender
 from .runtime import TasksRuntime, ToolResultWire, sdk_errors, tool_work, with_request
 
-__all__ = ["Dialect2025Middleware"]
+__all__ = ["Dialect2025Middleware", "as_dict"]
 
 
-def _as_dict(result: HandlerResult) -> dict[str, Any]:
+def as_dict(result: HandlerResult) -> dict[str, Any]:
+    """A handler's result as wire JSON."""
     if result is None:
         return {}
     if isinstance(result, BaseModel):
@@ -54,8 +55,6 @@ class Dialect2025Middleware:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and self._modern_passes:
-            if ctx.method == "tools/list" and self.service.handoff.deadline_s is not None:
-                return self._annotate_tools(await call_next(ctx), execution=False)
             return await call_next(ctx)  # 2026-07-28: nothing here (the extension has its calls)
         with sdk_errors():
             return await self._dispatch(ctx, call_next)
@@ -88,13 +87,13 @@ class Dialect2025Middleware:
             work=tool_work(call_next),
             plain=lambda: call_next(ctx),
             answer=_as_handler_result,
-            progress=send_progress,
+            progress=progress_sender(ctx),
         )
 
     # --- what the handshake and tools/list say ---------------------------------------------------
 
     def _advertise(self, result: HandlerResult) -> HandlerResult:
-        wire = _as_dict(result)
+        wire = as_dict(result)
         capability = self.service.capability()
         if wire.get("protocolVersion") not in HANDSHAKE_PROTOCOL_VERSIONS or capability is None:
             return result
@@ -104,8 +103,8 @@ class Dialect2025Middleware:
         }
         return wire
 
-    def _annotate_tools(self, result: HandlerResult, *, execution: bool = True) -> HandlerResult:
-        wire = _as_dict(result)
+    def _annotate_tools(self, result: HandlerResult) -> HandlerResult:
+        wire = as_dict(result)
         tools = wire.get("tools")
         if not isinstance(tools, list):
             return result
@@ -113,16 +112,10 @@ class Dialect2025Middleware:
         for tool in cast(list[Any], tools):
             name = cast(Mapping[str, Any], tool).get("name") if isinstance(tool, Mapping) else None
             declared = None
-            if isinstance(name, str) and execution:
+            if isinstance(name, str):
                 declared = self.service.tool_execution(name, cast(Mapping[str, Any], tool).get("execution"))
             if declared is not None:
                 tool = {**cast(Mapping[str, Any], tool), "execution": declared}
-            if isinstance(name, str) and self.service.handoff.hands_off(name):  # it may answer a hand-off
-                tool = {
-                    key: value
-                    for key, value in cast(Mapping[str, Any], tool).items()
-                    if key != "outputSchema"
-                }
             annotated.append(tool)
         wire["tools"] = annotated
         return wire

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from .runtime import current_request
 
-__all__ = ["send_progress"]
+__all__ = ["progress_sender", "send_progress"]
 
 
 def _progress_token(ctx: Any) -> object:
@@ -30,3 +30,9 @@ async def send_progress(progress: float, total: float | None, message: str | Non
         return False
     await ctx.session.report_progress(progress, total, message)
     return True
+
+
+def progress_sender(ctx: Any) -> Any:
+    """:func:`send_progress` for a request that sent a progress token, else ``None``: a waiting
+    plain call then starts no heartbeat (one per quick call, measured by the bench's section 10)."""
+    return send_progress if _progress_token(ctx) is not None else None

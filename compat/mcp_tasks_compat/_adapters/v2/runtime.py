@@ -9,8 +9,6 @@ request ends, so work that outlives the ``tools/call`` request can only live in 
 from __future__ import annotations
 
 import logging
-import secrets
-import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import Context as ContextVars
@@ -29,6 +27,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 
 from ..._engine import InputRefused, TaskPolicy, ToolCallFailure, ToolRunner
@@ -39,6 +38,7 @@ from ...dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, TASKS_EXTENSION_
 from ...errors import PeerProtocolError, TaskStoreError
 from ..no_session import NoClientSession
 from .detached import DetachedRequest, detach_request
+from .session_keys import SessionKeys
 
 __all__ = [
     "INPUT_CAPABILITIES",
@@ -53,6 +53,7 @@ __all__ = [
     "mcp_error",
     "sdk_errors",
     "send_input",
+    "speaks_tasks",
     "tool_result_wire",
     "tool_runner",
     "with_request",
@@ -71,6 +72,14 @@ def declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     capabilities = ctx.session.client_capabilities
     extensions = capabilities.extensions if capabilities is not None else None
     return bool(extensions) and TASKS_EXTENSION_ID in (extensions or {})
+
+
+def speaks_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client speaks a task dialect on this request: a 2026-07-28 request that declares
+    the Tasks extension, a handshake-era session that declared ``capabilities.tasks``."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return declares_tasks(ctx)
+    return getattr(ctx.session.client_capabilities, "tasks", None) is not None
 
 
 def mcp_error(error: JsonRpcError) -> MCPError:
@@ -298,33 +307,6 @@ async def send_input(
     return answer.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-class _SessionKeys:
-    """A fresh random key per live 2025-11-25 connection, never reused.
-
-    The connection is recognised by the identity of its ``initialize`` params object (what
-    ``ctx.session.client_params`` returns for every request of that connection); the key is
-    forgotten when that object is collected, so a new connection never inherits an old key.
-    """
-
-    def __init__(self) -> None:
-        self._keys: dict[int, tuple[weakref.ref[object], str]] = {}
-
-    def key_for(self, anchor: object) -> str:
-        ident = id(anchor)
-        entry = self._keys.get(ident)
-        if entry is not None and entry[0]() is anchor:
-            return entry[1]
-        key = secrets.token_urlsafe(16)
-
-        def forget(ref: weakref.ref[object]) -> None:
-            current = self._keys.get(ident)
-            if current is not None and current[0] is ref:
-                del self._keys[ident]
-
-        self._keys[ident] = (weakref.ref(anchor, forget), key)
-        return key
-
-
 class TasksRuntime:
     """The state one 2.x server's task support needs, shared by the extension and the middleware."""
 
@@ -338,7 +320,7 @@ class TasksRuntime:
         self.service_2026 = Tasks2026Service(tasks)
         """The 2026-07-28 semantics, shared by the extension and the push stream."""
         self._live: list[tuple[object, anyio.abc.TaskGroup]] = []
-        self._sessions = _SessionKeys()
+        self._sessions = SessionKeys()
 
     @property
     def serves_2025(self) -> bool:
@@ -421,10 +403,8 @@ class TasksRuntime:
         return principal_id(token.client_id, (token.claims or {}).get("iss"), token.subject)
 
     def session_key(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
-        """A key of this request's live 2025-11-25 connection, ``None`` before ``initialize`` or
-        on a stateless server (where every request is a connection of its own)."""
-        anchor = ctx.session.client_params
-        return None if anchor is None else self._sessions.key_for(anchor)
+        """This request's session key (:meth:`.session_keys.SessionKeys.of`)."""
+        return self._sessions.of(ctx)
 
 
 class RequestCaller:
@@ -448,6 +428,10 @@ class RequestCaller:
     @property
     def session_key(self) -> str | None:
         return self._runtime.session_key(self._ctx)
+
+    @property
+    def speaks_tasks(self) -> bool:
+        return speaks_tasks(self._ctx)
 
     async def relay(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         ctx = self._ctx

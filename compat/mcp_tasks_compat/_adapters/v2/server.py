@@ -45,7 +45,8 @@ from ..._server import InvalidAnswer, ToolCall2026, no_input_channel, refuse_pla
 from ...dialects import ALL_DIALECTS, DIALECT_2026_07_28, TASKS_EXTENSION_ID, Dialect
 from ...errors import UnsupportedOptIn, UnsupportedOptInError
 from .dialect_2025 import Dialect2025Middleware
-from .progress import send_progress
+from .listing import listing_middleware
+from .progress import progress_sender
 from .push import push_middleware
 from .runtime import (
     INPUT_CAPABILITIES,
@@ -159,7 +160,7 @@ class TasksExtension(Extension):
             work=tool_work(lambda run: _relayed_rounds(params, run, call_next)),
             plain=lambda: call_next(ctx),
             ends_round=_RoundTripRequest,
-            progress=send_progress,
+            progress=progress_sender(ctx),
         )
         return _handler_result(answer)
 
@@ -351,7 +352,7 @@ def mcpserver_kwargs(policy: TaskPolicy, **user_kwargs: Any) -> dict[str, Any]:
     middleware: list[Any] = list(kwargs.pop("middleware", None) or ())
     if runtime.serves_2025:
         middleware.append(Dialect2025Middleware(runtime))
-    middleware.extend(push_middleware(runtime))
+    middleware.extend([*push_middleware(runtime), *listing_middleware(runtime)])
     kwargs["extensions"] = extensions
     kwargs["middleware"] = middleware
     kwargs["lifespan"] = runtime.compose_lifespan(kwargs.pop("lifespan", None))
@@ -415,5 +416,5 @@ def install(policy: TaskPolicy, server: Any) -> None:
         lowlevel.extensions[TASKS_EXTENSION_ID] = extension.settings()
     if runtime.serves_2025:
         lowlevel.middleware.append(Dialect2025Middleware(runtime))
-    lowlevel.middleware.extend(push_middleware(runtime))
+    lowlevel.middleware.extend([*push_middleware(runtime), *listing_middleware(runtime)])
     lowlevel.lifespan = runtime.compose_lifespan(lowlevel.lifespan)
