@@ -98,10 +98,12 @@ class PostgresServer:
         if answer.returncode != 0:
             raise RuntimeError(f"{' '.join(args[:2])} exited with {answer.returncode}: {answer.stderr}")
 
-    def _psql(self, sql: str, database: str = "postgres") -> None:
+    def _psql(self, *statements: str, database: str = "postgres") -> None:
+        """Each statement in its own transaction (``-c`` each), over the cluster's socket."""
         psql = os.path.join(self.bindir, "psql")
+        commands = [arg for statement in statements for arg in ("-c", statement)]
         self._run(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", self.folder, "-p", str(self.port),
-                  "-U", "postgres", "-d", database, "-c", sql)  # fmt: skip
+                  "-U", "postgres", "-d", database, *commands)  # fmt: skip
 
     def _create(self) -> None:
         self.folder = tempfile.mkdtemp(prefix="mcp-tasks-pg-")
@@ -120,10 +122,12 @@ class PostgresServer:
             shutil.chown(hba, "postgres", "postgres")
 
     def _provision(self) -> None:
-        self._psql(f"CREATE DATABASE {DATABASE}")
-        self._psql(f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
-        self._psql(f"CREATE ROLE {NO_CREATE_USER} LOGIN")
-        self._psql(f"REVOKE CREATE ON DATABASE {DATABASE} FROM PUBLIC", DATABASE)
+        self._psql(
+            f"CREATE DATABASE {DATABASE}",
+            f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'",
+            f"CREATE ROLE {NO_CREATE_USER} LOGIN",
+            f"REVOKE CREATE ON DATABASE {DATABASE} FROM PUBLIC",
+        )
 
     def start(self) -> None:
         fresh = not self.folder
