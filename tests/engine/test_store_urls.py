@@ -49,7 +49,7 @@ def test_redis_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPat
         "sqlite:///tasks.db?mode=ro",
         "sqlite:///tasks.db#frag",
         "sqlite:///tasks.db#",
-        "postgres://db/x",
+        "mysql://db/x",
     ],
 )
 def test_other_forms_are_refused_with_the_accepted_ones(url: str) -> None:

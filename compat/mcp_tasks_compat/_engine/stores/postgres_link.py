@@ -152,8 +152,8 @@ class PostgresLink:
                     await connection.execute(sql.SQL(statement))  # pyright: ignore[reportArgumentType]
         except pg_errors.InsufficientPrivilege as exc:
             raise TaskStoreError(
-                f"the PostgreSQL task store {self.describe}: user {user!r} may not create the store's"
-                f" schema {self.schema!r} ({_first_line(exc)}); nothing was written: GRANT CREATE ON DATABASE"
+                f"the PostgreSQL task store {self.describe} refused to create the store's schema"
+                f" {self.schema!r} for user {user!r} ({_first_line(exc)}); nothing was written: GRANT CREATE ON DATABASE"
                 f" {database} TO {user} (or have the owner open the store once, then GRANT USAGE ON SCHEMA"
                 f" {self.schema} and ALL ON ALL TABLES/SEQUENCES IN SCHEMA {self.schema} TO {user})"
             ) from None

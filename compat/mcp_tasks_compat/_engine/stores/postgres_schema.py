@@ -157,7 +157,7 @@ def foreign_schema(where: str, schema: str, tables: Sequence[str]) -> str | None
     if not tables or "store_meta" in tables:
         return None
     return (
-        f"{where}: the schema {schema!r} holds tables of another application ({', '.join(sorted(tables))});"
+        f"{where} has tables of another application in the schema {schema!r} ({', '.join(sorted(tables))}):"
         " give the task store a schema of its own (PostgresTaskStore(url, schema=...)) or another database"
     )
 
@@ -166,21 +166,21 @@ def newer_schema(where: str, schema: str, meta: dict[str, str], tables: Sequence
     """The refusal of a ``store_meta`` that is not ours, or of a newer layout; ``None``: usable."""
     if meta.get("application") != APPLICATION or not meta.get("schema", "").isdigit():
         return (
-            f"{where}: the schema {schema!r} has a store_meta table of another application;"
+            f"{where} has a store_meta table of another application in the schema {schema!r}:"
             " give the task store a schema of its own (PostgresTaskStore(url, schema=...))"
         )
     found = int(meta["schema"])
     if found > STORE_SCHEMA_VERSION:
         return (
-            f"{where}: the schema {schema!r} holds task-store schema {found}, written by a newer"
+            f"{where} holds task-store schema {found} in the schema {schema!r}, written by a newer"
             f" mcp-tasks-compat; this one reads up to {STORE_SCHEMA_VERSION}: upgrade mcp-tasks-compat"
             " (pip install -U 'mcp-tasks-compat[postgres]') or use another schema"
         )
     missing = [table for table in _TABLES if table not in tables]
     if missing and found == STORE_SCHEMA_VERSION:
         return (
-            f"{where}: the schema {schema!r} is an mcp-tasks-compat task store (schema {found}) without"
-            f" its {', '.join(missing)} table: it was damaged or emptied by hand; restore it from a"
+            f"{where} has an mcp-tasks-compat task store (schema {found}) in the schema {schema!r}"
+            f" without its {', '.join(missing)} table: it was damaged or emptied by hand; restore it from a"
             " backup, or give the store another schema"
         )
     return None
