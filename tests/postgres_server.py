@@ -16,6 +16,8 @@ from tools.postgres_server import (
     NO_CREATE_USER,
     PASSWORD,
     PASSWORD_USER,
+    RECIPE_PASSWORD,
+    RECIPE_USER,
     PostgresServer,
     postgres_bindir,
 )
@@ -26,6 +28,8 @@ __all__ = [
     "NO_CREATE_USER",
     "PASSWORD",
     "PASSWORD_USER",
+    "RECIPE_PASSWORD",
+    "RECIPE_USER",
     "PostgresServer",
     "postgres_server",
 ]

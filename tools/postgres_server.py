@@ -5,8 +5,8 @@ Debian's ``postgresql`` package (``apt-get install postgresql``; nox and ``.ci/r
 when missing); ``initdb`` and ``pg_ctl`` are found with ``pg_config --bindir`` or in
 ``/usr/lib/postgresql/<version>/bin``. ``initdb`` refuses to run as root, so as root the cluster
 runs as the ``postgres`` system user (``runuser -u postgres --``) in a temporary folder it owns.
-Connections from 127.0.0.1 are trusted, except the user :data:`PASSWORD_USER`, who needs
-:data:`PASSWORD` (the bad-credentials test); :data:`NO_CREATE_USER` may log in to the database
+Connections from 127.0.0.1 are trusted, except the users :data:`PASSWORD_USER`, who needs
+:data:`PASSWORD` (the bad-credentials test), and :data:`RECIPE_USER` (docs/deploy.md's recipe); :data:`NO_CREATE_USER` may log in to the database
 ``tasks`` but create nothing there (the no-rights test).
 """
 
@@ -25,6 +25,8 @@ from pathlib import Path
 __all__ = [
     "DATABASE",
     "NO_CREATE_USER",
+    "RECIPE_PASSWORD",
+    "RECIPE_USER",
     "PASSWORD",
     "PASSWORD_USER",
     "START_BOUND_S",
@@ -38,10 +40,12 @@ DATABASE = "tasks"
 PASSWORD_USER = "with_password"
 PASSWORD = "right-password"
 NO_CREATE_USER = "no_create"
+RECIPE_USER, RECIPE_PASSWORD = "tasks", "secret"
+"""docs/deploy.md's PostgreSQL recipe's user (a password, no superuser; CREATE granted per database)."""
 
 _HBA = f"""\
 local all all trust
-host all {PASSWORD_USER} 127.0.0.1/32 scram-sha-256
+host all {PASSWORD_USER},{RECIPE_USER} 127.0.0.1/32 scram-sha-256
 host all all 127.0.0.1/32 trust
 host replication all 127.0.0.1/32 trust
 """
@@ -126,6 +130,7 @@ class PostgresServer:
             f"CREATE DATABASE {DATABASE}",
             f"CREATE ROLE {PASSWORD_USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}'",
             f"CREATE ROLE {NO_CREATE_USER} LOGIN",
+            f"CREATE ROLE {RECIPE_USER} LOGIN PASSWORD '{RECIPE_PASSWORD}'",
             f"REVOKE CREATE ON DATABASE {DATABASE} FROM PUBLIC",
         )
 
