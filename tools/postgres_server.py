@@ -6,8 +6,9 @@ when missing); ``initdb`` and ``pg_ctl`` are found with ``pg_config --bindir`` o
 ``/usr/lib/postgresql/<version>/bin``. ``initdb`` refuses to run as root, so as root the cluster
 runs as the ``postgres`` system user (``runuser -u postgres --``) in a temporary folder it owns.
 Connections from 127.0.0.1 are trusted, except the users :data:`PASSWORD_USER`, who needs
-:data:`PASSWORD` (the bad-credentials test), and :data:`RECIPE_USER` (docs/deploy.md's recipe); :data:`NO_CREATE_USER` may log in to the database
-``tasks`` but create nothing there (the no-rights test).
+:data:`PASSWORD` (the bad-credentials test), and :data:`RECIPE_USER` (docs/deploy.md's recipe);
+:data:`NO_CREATE_USER` may log in to the database ``tasks`` but create nothing there (the
+no-rights test).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from pathlib import Path
 __all__ = [
     "DATABASE",
     "NO_CREATE_USER",
-    "RECIPE_PASSWORD",
-    "RECIPE_USER",
     "PASSWORD",
     "PASSWORD_USER",
+    "RECIPE_PASSWORD",
+    "RECIPE_USER",
     "START_BOUND_S",
     "PostgresServer",
     "free_port",
@@ -142,7 +143,9 @@ class PostgresServer:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
         options += " -c max_connections=300"
         log = os.path.join(self.folder, "log")
-        self._run(pg_ctl, "-D", self.data, "-l", log, "-o", options, "-w", "-t", str(int(START_BOUND_S)), "start")
+        self._run(
+            pg_ctl, "-D", self.data, "-l", log, "-o", options, "-w", "-t", str(int(START_BOUND_S)), "start"
+        )
         self._until_accepting()
         if fresh and self.standby_of is None:
             self._provision()
@@ -150,11 +153,16 @@ class PostgresServer:
     def _until_accepting(self) -> None:
         pg_isready = os.path.join(self.bindir, "pg_isready")
         deadline = time.monotonic() + START_BOUND_S
-        while subprocess.run(
-            [pg_isready, "-q", "-h", "127.0.0.1", "-p", str(self.port)], check=False
-        ).returncode != 0:
+        while (
+            subprocess.run(
+                [pg_isready, "-q", "-h", "127.0.0.1", "-p", str(self.port)], check=False
+            ).returncode
+            != 0
+        ):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"PostgreSQL on port {self.port} did not accept connections in {START_BOUND_S}s")
+                raise RuntimeError(
+                    f"PostgreSQL on port {self.port} did not accept connections in {START_BOUND_S}s"
+                )
             time.sleep(0.05)  # polling a starting process's socket, not synchronising the tests
 
     def stop(self, mode: str = "fast") -> None:

@@ -55,7 +55,8 @@ def test_bad_credentials_are_refused_without_the_password(postgres_cluster: Post
     shown = postgres_cluster.url(PASSWORD_USER, "***")
     _said_once(line, shown)
     assert "wrong-password" not in line, line
-    assert "refused the credentials" in line and "password authentication failed" in line, line
+    assert "refused the credentials" in line, line
+    assert "password authentication failed" in line, line
 
 
 def test_a_user_who_may_not_create_the_schema_is_refused_and_nothing_is_written(
@@ -70,7 +71,9 @@ def test_a_user_who_may_not_create_the_schema_is_refused_and_nothing_is_written(
     assert _tables(postgres_cluster, database) == []
 
 
-def test_a_foreign_table_in_the_schema_is_refused_and_left_as_it_was(postgres_cluster: PostgresServer) -> None:
+def test_a_foreign_table_in_the_schema_is_refused_and_left_as_it_was(
+    postgres_cluster: PostgresServer,
+) -> None:
     database = _database(postgres_cluster)
     with psycopg.connect(postgres_cluster.url(database=database), autocommit=True) as connection:
         connection.execute("CREATE SCHEMA mcp_tasks")
@@ -96,7 +99,8 @@ def test_a_newer_schema_is_refused_by_name(postgres_cluster: PostgresServer) -> 
         connection.execute("UPDATE mcp_tasks.store_meta SET value = '99' WHERE key = 'schema'")
     line = serve_refusal(url)
     _said_once(line, url)
-    assert "holds task-store schema 99" in line and "this one reads up to 1" in line, line
+    assert "holds task-store schema 99" in line, line
+    assert "this one reads up to 1" in line, line
     assert "pip install -U 'mcp-tasks-compat[postgres]'" in line, line
 
 

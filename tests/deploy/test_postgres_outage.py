@@ -16,10 +16,9 @@ import anyio.to_thread
 import pytest
 from tests.postgres_server import postgres_server
 
+from ._procs import servers
 from .test_outage_log import _outage_lines, _through_the_outage
 from .test_store_outage import OUTAGE_S, _through_an_outage
-
-from ._procs import servers
 
 pytestmark = pytest.mark.anyio
 

@@ -55,7 +55,8 @@ async def test_the_postgres_recipe_runs_as_written(postgres_cluster: PostgresSer
                     run = await start_tool(session, "slow_echo", {"text": text, "seconds": 0.2, "steps": 1})
                     first = await run.status()
                     texts.append(text_of(await run.result()))
-                    assert first is not None and run.task_id is not None
+                    assert first is not None
+                    assert run.task_id is not None
                     statuses.append((first.status, first.status_message))
                     task_ids.append(run.task_id)
         with anyio.fail_after(START_BOUND_S):
@@ -68,8 +69,12 @@ async def test_the_postgres_recipe_runs_as_written(postgres_cluster: PostgresSer
     assert texts == ["on a replica", "on a worker"]
     # The queueing server runs nothing itself: its task was queued, then a worker's (or already ended).
     status, message = statuses[1]
-    assert status is TaskStatus.COMPLETED or message == QUEUED or str(message).startswith("running on worker"), statuses
+    assert (
+        status is TaskStatus.COMPLETED or message == QUEUED or str(message).startswith("running on worker")
+    ), statuses
     assert listed.returncode == 0, listed.stderr.decode()
-    rows = {line.split()[0]: line.split()[1:3] for line in listed.stdout.decode().splitlines() if line.strip()}
+    rows = {
+        line.split()[0]: line.split()[1:3] for line in listed.stdout.decode().splitlines() if line.strip()
+    }
     assert [rows.get(task_id) for task_id in task_ids] == [["completed", "slow_echo"]] * 2, rows
     assert RECIPE_PASSWORD not in listed.stdout.decode() + listed.stderr.decode()

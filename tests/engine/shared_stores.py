@@ -1,5 +1,6 @@
 """One shared store (a SQLite file, a key prefix on the session's redis-server, a schema on the
-session's PostgreSQL cluster), a store object per call: what two engines standing for two processes open (tests/engine/test_fencing.py, test_workers.py)."""
+session's PostgreSQL cluster), a store object per call: what two engines standing for two processes
+open (tests/engine/test_fencing.py, test_workers.py)."""
 
 from __future__ import annotations
 

@@ -80,7 +80,9 @@ class PostgresTaskStore:
             " told AS (SELECT pg_notify(%s, %s) FROM saved WHERE %s <> '')"
             " SELECT (SELECT count(*) FROM saved), (SELECT count(*) FROM told)"
         )
-        self._create = f"SELECT outcome, active FROM {s}.create_task(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        self._create = (
+            f"SELECT outcome, active FROM {s}.create_task(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        )
 
     @property
     def schema(self) -> str:
@@ -140,7 +142,16 @@ class PostgresTaskStore:
         saved = state.evolve(version=state.version + 1)
         origin = self._notifier.saves_origin
         event = "" if origin is None else encode_event(StoreEvent(state.task_id, origin))
-        params = (*_columns(saved), state.task_id, state.version, fence, fence, self._notifier.channel, event, event)
+        params = (
+            *_columns(saved),
+            state.task_id,
+            state.version,
+            fence,
+            fence,
+            self._notifier.channel,
+            event,
+            event,
+        )
         rows: list[Row] = await self._link.fetch(self._save, params)
         if int(rows[0][0]) != 1:  # the version or the claim moved: nothing written, nothing sent
             raise StoreConflict(state.task_id, await self.get(state.task_id))
@@ -157,7 +168,8 @@ class PostgresTaskStore:
         where = "owner IS NULL" if owner is None else "owner = %s"
         params: tuple[object, ...] = (at_most,) if owner is None else (owner, at_most)
         rows = await self._link.fetch(
-            f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.tasks WHERE {where} AND NOT terminal LIMIT %s) AS held",
+            f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.tasks WHERE {where} AND NOT terminal"
+            " LIMIT %s) AS held",
             params,
         )
         return int(rows[0][0])

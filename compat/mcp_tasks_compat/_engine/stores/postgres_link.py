@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 
@@ -40,6 +40,9 @@ except ImportError as missing:  # pragma: no cover - the test group installs psy
         "the PostgreSQL task store needs psycopg 3: pip install 'mcp-tasks-compat[postgres]'"
     ) from missing
 
+if TYPE_CHECKING:
+    from typing_extensions import LiteralString
+
 __all__ = [
     "COMMAND_TIMEOUT_S",
     "CONNECT_TIMEOUT_S",
@@ -48,6 +51,7 @@ __all__ = [
     "PostgresNotifier",
     "decode_event",
     "encode_event",
+    "statement",
 ]
 
 CONNECT_TIMEOUT_S: Final = 5
@@ -60,6 +64,13 @@ holds (the fallback for the notifications missed meanwhile)."""
 Row = tuple[Any, ...]
 
 _LOST: Final = (psycopg.OperationalError, psycopg.InterfaceError, OSError)
+
+
+def statement(text: str) -> sql.SQL:
+    """``text`` as a statement for psycopg. The store builds its statements from its own constants
+    and a schema name checked against :data:`~.postgres_schema.SCHEMA_NAME`, never from input;
+    values always go as parameters."""
+    return sql.SQL(cast("LiteralString", text))
 
 
 def encode_event(event: StoreEvent) -> str:
@@ -99,10 +110,12 @@ class PostgresLink:
             return await psycopg.AsyncConnection.connect(
                 self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
             )
+        except psycopg.ProgrammingError as exc:  # a malformed URL or option
+            raise TaskStoreError(
+                f"not a usable PostgreSQL URL: {self.describe!r} ({_first_line(exc)})"
+            ) from None
         except (psycopg.Error, OSError) as exc:
             raise self.connect_error(exc) from _lost(exc)
-        except psycopg.ProgrammingError as exc:  # pragma: no cover - a malformed URL (connect raises it)
-            raise TaskStoreError(f"not a usable PostgreSQL URL: {self.describe!r} ({exc})") from None
 
     async def open(self) -> None:
         """Connect, check that the server is a primary, refuse a schema that is not the store's,
@@ -114,7 +127,8 @@ class PostgresLink:
         except RuntimeError:
             raise TaskStoreError(
                 f"the PostgreSQL task store ({self.describe}) needs an asyncio event loop: psycopg's async"
-                " connections are asyncio-only; run the server on asyncio, or use sqlite: or memory: under trio"
+                " connections are asyncio-only; run the server on asyncio, or use sqlite: or memory:"
+                " under trio"
             ) from None
         connection = await self.connect()
         try:
@@ -147,15 +161,16 @@ class PostgresLink:
                 again = await self._layout(connection)  # another replica may have migrated meanwhile
                 if again is None:
                     return
-                await connection.execute(sql.SQL(f"CREATE SCHEMA IF NOT EXISTS {self.schema}"))
-                for statement in migrations(self.schema, again):
-                    await connection.execute(sql.SQL(statement))  # pyright: ignore[reportArgumentType]
+                await connection.execute(statement(f"CREATE SCHEMA IF NOT EXISTS {self.schema}"))
+                for step in migrations(self.schema, again):
+                    await connection.execute(statement(step))
         except pg_errors.InsufficientPrivilege as exc:
             raise TaskStoreError(
                 f"the PostgreSQL task store {self.describe} refused to create the store's schema"
-                f" {self.schema!r} for user {user!r} ({_first_line(exc)}); nothing was written: GRANT CREATE ON DATABASE"
-                f" {database} TO {user} (or have the owner open the store once, then GRANT USAGE ON SCHEMA"
-                f" {self.schema} and ALL ON ALL TABLES/SEQUENCES IN SCHEMA {self.schema} TO {user})"
+                f" {self.schema!r} for user {user!r} ({_first_line(exc)}); nothing was written:"
+                f" GRANT CREATE ON DATABASE {database} TO {user} (or have the owner open the store once,"
+                f" then GRANT USAGE ON SCHEMA {self.schema} and ALL ON ALL TABLES/SEQUENCES IN SCHEMA"
+                f" {self.schema} TO {user})"
             ) from None
         except pg_errors.ReadOnlySqlTransaction as exc:
             raise TaskStoreError(
@@ -180,7 +195,7 @@ class PostgresLink:
             raise TaskStoreError(refusal)
         if not tables:
             return 0
-        cursor = await connection.execute(sql.SQL(f"SELECT key, value FROM {self.schema}.store_meta"))
+        cursor = await connection.execute(statement(f"SELECT key, value FROM {self.schema}.store_meta"))
         meta = {str(key): str(value) for key, value in await cursor.fetchall()}
         refusal = newer_schema(where, self.schema, meta, tables)
         if refusal is not None:
@@ -237,7 +252,7 @@ class PostgresLink:
     async def fetch(self, query: str, params: Sequence[object] = ()) -> list[Row]:
         """The rows of one statement (none for a statement that returns none)."""
         async with self.connection() as connection:
-            cursor = await connection.execute(query, params)  # pyright: ignore[reportArgumentType]
+            cursor = await connection.execute(statement(query), params)
             return await cursor.fetchall() if cursor.description is not None else []
 
     def connect_error(self, exc: BaseException) -> TaskStoreError:
@@ -264,7 +279,9 @@ class PostgresLink:
             )
         if isinstance(exc, _LOST):
             return self._unreachable(_first_line(exc))
-        return TaskStoreError(f"the PostgreSQL task store {self.describe} refused a statement: {_first_line(exc)}")
+        return TaskStoreError(
+            f"the PostgreSQL task store {self.describe} refused a statement: {_first_line(exc)}"
+        )
 
     def _unreachable(self, reason: str) -> TaskStoreError:
         return TaskStoreError(
