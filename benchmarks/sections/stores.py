@@ -35,6 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import anyio
+from tools.postgres_server import PostgresServer, postgres_bindir
 from tools.redis_server import RedisServer
 
 from .. import clients, servers
@@ -44,7 +45,7 @@ from ..stats import ratio_summary, summary
 
 __all__ = ["SECTION", "STORES", "StoreSites", "StoresProfile", "store_sites"]
 
-STORES = ("memory", "sqlite", "redis")
+STORES = ("memory", "sqlite", "redis", "postgres")
 FILLER_OWNER = "bench-filler"  # no session is this owner: the filler tasks are only stored
 REDIS_DATABASES = 16  # redis-server's default; each use of the Redis store gets a database of its own
 
@@ -112,6 +113,7 @@ class StoreSites:
     folder: str
     redis_port: int | None = None
     redis_version: str | None = None
+    postgres: PostgresServer | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     _uses: int = 0
     _redis_dbs: int = 0
@@ -133,6 +135,9 @@ class StoreSites:
                 raise RuntimeError(f"a bench run uses at most {REDIS_DATABASES} Redis databases")
             self._redis_dbs += 1
             return f"redis://127.0.0.1:{self.redis_port}/{self._redis_dbs - 1}"
+        if name == "postgres":
+            assert self.postgres is not None
+            return new_postgres_database(self.postgres, f"bench_{self._uses}")
         raise ValueError(f"unknown store {name!r}")
 
     def where(self, name: str) -> str:
@@ -140,7 +145,41 @@ class StoreSites:
             return f"a file in a temporary folder ({filesystem_of(self.folder)})"
         if name == "redis":
             return f"{self.redis_version} on 127.0.0.1; {redis_client()}"
+        if name == "postgres" and self.postgres is not None:
+            from importlib.metadata import version
+
+            return f"{self.postgres.version()} on 127.0.0.1 (fsync off); psycopg {version('psycopg')}"
         return "in process"
+
+
+def new_postgres_database(server: PostgresServer, name: str) -> str:
+    """The URL of a new, empty database ``name`` on the bench's cluster."""
+    import psycopg
+
+    with psycopg.connect(server.url(database="postgres"), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+    return server.url(database=name)
+
+
+@contextmanager
+def postgres_site(sites: StoreSites) -> Iterator[None]:
+    """A throwaway PostgreSQL cluster for the rows of the PostgreSQL store, when PostgreSQL and
+    psycopg are installed (else those rows are skipped, with the reason)."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        sites.skipped["postgres"] = "PostgreSQL not installed (apt-get install postgresql)"
+    elif importlib.util.find_spec("psycopg") is None:
+        sites.skipped["postgres"] = "psycopg not installed (pip install 'mcp-tasks-compat[postgres]')"
+    if bindir is None or "postgres" in sites.skipped:
+        yield
+        return
+    server = PostgresServer(bindir)
+    server.start()
+    sites.postgres = server
+    try:
+        yield
+    finally:
+        server.remove()
 
 
 def redis_client() -> str:
@@ -161,28 +200,35 @@ def redis_client() -> str:
 
 @contextmanager
 def store_sites() -> Iterator[StoreSites]:
-    """A temporary folder for SQLite and, when ``redis-server`` and redis-py exist, a Redis server."""
+    """A temporary folder for SQLite and, when ``redis-server`` and redis-py exist, a Redis server;
+    when PostgreSQL and psycopg exist, a PostgreSQL cluster."""
     folder = tempfile.mkdtemp(prefix="bench-stores-")
     sites = StoreSites(folder)
     try:
-        executable = shutil.which("redis-server")
-        if executable is None:
-            sites.skipped["redis"] = "redis-server not on PATH (apt-get install redis-server)"
-        elif importlib.util.find_spec("redis") is None:
-            sites.skipped["redis"] = "redis-py not installed (pip install 'mcp-tasks-compat[redis]')"
-        if "redis" in sites.skipped:
-            yield sites
-            return
-        assert executable is not None
-        server = RedisServer(executable)
-        server.start()
-        try:
-            sites.redis_port, sites.redis_version = server.port, server.version()
-            yield sites
-        finally:
-            server.stop()
+        with postgres_site(sites):
+            yield from _with_redis(sites)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _with_redis(sites: StoreSites) -> Iterator[StoreSites]:
+    """``sites`` with a redis-server started for it (or its rows skipped, with the reason)."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        sites.skipped["redis"] = "redis-server not on PATH (apt-get install redis-server)"
+    elif importlib.util.find_spec("redis") is None:
+        sites.skipped["redis"] = "redis-py not installed (pip install 'mcp-tasks-compat[redis]')"
+    if "redis" in sites.skipped:
+        yield sites
+        return
+    assert executable is not None
+    server = RedisServer(executable)
+    server.start()
+    try:
+        sites.redis_port, sites.redis_version = server.port, server.version()
+        yield sites
+    finally:
+        server.stop()
 
 
 # --- servers on a store -------------------------------------------------------------------------
@@ -408,7 +454,7 @@ async def measure(bench: Bench, profile: StoresProfile) -> None:
         )
 
 
-STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis"}
+STORE_NAMES = {"memory": "memory", "sqlite": "SQLite", "redis": "Redis", "postgres": "PostgreSQL"}
 
 
 SEQUENTIAL_TARGET = 0.5  # issue 12: a durable store's task rate, one caller, at least half memory's
@@ -454,8 +500,8 @@ def tables(rows: Sequence[Row]) -> list[str]:
     """Task stores: throughput per store side by side (ratio to memory), then tasks/get by stored tasks."""
     store_rows = find(rows, section="stores")
     heading = (
-        "### 5. Task stores (our server on memory, SQLite and Redis, all else equal; tool `job` returning "
-        'at once, `call_tool(mode="task")` to completion; median (p10-p90) of interleaved rounds)'
+        "### 5. Task stores (our server on memory, SQLite, Redis and PostgreSQL, all else equal; tool `job` "
+        'returning at once, `call_tool(mode="task")` to completion; median (p10-p90) of interleaved rounds)'
     )
     parts = [heading, _throughput_table(store_rows), _get_table(store_rows)]
     if store_rows:
@@ -488,11 +534,9 @@ def _throughput_table(store_rows: Sequence[Row]) -> str:
             "memory tasks/s",
             "SQLite tasks/s · ÷ memory",
             "Redis tasks/s · ÷ memory",
+            "PostgreSQL tasks/s · ÷ memory",
         ],
-        (
-            (*key[:3], key[4], rate(cells, "memory"), rate(cells, "sqlite"), rate(cells, "redis"))
-            for key, cells in shapes.items()
-        ),
+        ((*key[:3], key[4], *(rate(cells, store) for store in STORES)) for key, cells in shapes.items()),
     )
 
 
@@ -548,7 +592,9 @@ DESCRIBED = """\
    temporary folder; its filesystem is named under the table) and on `"redis://..."` (a
    `redis-server` the bench starts on a free 127.0.0.1 port and stops at the end; the Redis rows
    are skipped, with that reason in the notes, when `redis-server` is not on PATH: `nox -s bench`
-   installs Debian's package as root, like the test sessions). The store is the only switch: same
+   installs Debian's package as root, like the test sessions) and on `"postgresql://..."` (a
+   throwaway PostgreSQL cluster the bench starts the same way, `fsync=off`, a new database per
+   use; skipped, with the reason, without PostgreSQL or psycopg). The store is the only switch: same
    server, tools, client, transport and dialect, each store measured once per round in a rotated
    order, ratios to memory taken within a round. Task throughput with one caller and 50
    concurrent callers (one session), in memory and over streamable HTTP; `tasks/get` latency

@@ -19,7 +19,9 @@ No psycopg error leaves this module: each becomes a :class:`TaskStoreError` that
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -62,6 +64,21 @@ connection that died unnoticed then fails, and the engine subscribes again and r
 holds (the fallback for the notifications missed meanwhile)."""
 
 Row = tuple[Any, ...]
+
+_IN_STORE_CALL: Final = contextvars.ContextVar("mcp_tasks_compat_postgres_call", default=False)
+
+
+class _CancelledHere(logging.Filter):
+    """Drops psycopg's "query cancellation interrupted" warning for a statement of this store that
+    its caller cancelled (a shutdown, the command timeout): anyio cancels every await of a
+    cancelled scope, psycopg's own wait for the server-side cancel included, and the store closes
+    that connection anyway. The same warning from any other use of psycopg is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_IN_STORE_CALL.get() and str(record.msg).startswith("query cancellation interrupted"))
+
+
+logging.getLogger("psycopg").addFilter(_CancelledHere())
 
 _LOST: Final = (psycopg.OperationalError, psycopg.InterfaceError, OSError)
 
@@ -220,6 +237,7 @@ class PostgresLink:
             connection = self._idle.pop() if self._idle else await self.connect()
             self._holding.add(connection)
             kept = False
+            marked = _IN_STORE_CALL.set(True)
             try:
                 with anyio.fail_after(COMMAND_TIMEOUT_S):
                     yield connection
@@ -236,6 +254,7 @@ class PostgresLink:
                 kept = connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
                 raise self.store_error(exc) from None
             finally:
+                _IN_STORE_CALL.reset(marked)
                 self._holding.discard(connection)
                 if kept and self._open and not connection.closed:
                     self._idle.append(connection)
