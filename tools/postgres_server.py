@@ -111,7 +111,9 @@ class PostgresServer:
                   "-U", "postgres", "-d", database, *commands)  # fmt: skip
 
     def _create(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix="mcp-tasks-pg-")
+        # As root the cluster's owner is another user, who must reach the folder: /tmp, not a
+        # TMPDIR of root's own (mode 700).
+        self.folder = tempfile.mkdtemp(prefix="mcp-tasks-pg-", dir="/tmp" if os.geteuid() == 0 else None)
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres", "postgres")
         if self.standby_of is not None:
