@@ -18,8 +18,8 @@ of ``_engine`` (the engine uses the stores, never the other way round).
   (several replicas), its connections, refusals at open and ``LISTEN/NOTIFY`` notifier, its
   schema and migrations, and its workers' queue; imported only when asked for (psycopg is an
   optional extra), so not re-exported here;
-* ``queue``, ``sqlite_queue``, ``redis_queue`` and ``postgres_queue``: the workers' queue (:class:`~.queue.TaskQueue`,
-  :func:`~.queue.queue_of`) and each durable store's;
+* ``queue``, ``sqlite_queue``, ``redis_queue`` and ``postgres_queue``: the workers' queue
+  (:class:`~.queue.TaskQueue`, :func:`~.queue.queue_of`) and each durable store's;
 * ``delegating``: one layer between the engine and its store, the queue included, that hands every
   operation on and tells hooks of each (the engine's health and metrics);
 * ``urls``: :func:`store_from_url` (``memory:``, ``sqlite:///...``, ``redis://...``,
