@@ -248,8 +248,7 @@ def _add_example_server(add_parser: AddParser) -> None:
         "--store",
         default="memory:",
         metavar="URL",
-        help="where tasks live: memory: (default), sqlite:///tasks.db, redis://host:port/db,"
-        " postgresql://user:password@host:port/db",
+        help="where tasks live: memory: (default), sqlite:///tasks.db, redis://host/0, postgresql://host/db",
     )
     serve.add_argument(
         "--lease-s",
@@ -324,9 +323,7 @@ def _add_worker(add_parser: AddParser) -> None:
     )
     worker.add_argument("--example", action="store_true", help="run the example tools (of example-server)")
     worker.add_argument(
-        "--store",
-        metavar="URL",
-        help="the servers' store: sqlite:///tasks.db, redis://host:port/db, postgresql://user@host/db",
+        "--store", metavar="URL", help="the servers' store: sqlite:///t.db, redis://h/0, postgresql://h/db"
     )
     worker.add_argument(
         "--concurrency",
@@ -382,10 +379,7 @@ def _add_tasks(add_parser: AddParser) -> None:
         if takes_id:
             command.add_argument("task_id", metavar="ID", help="the task's id")
         command.add_argument(
-            "--store",
-            required=True,
-            metavar="URL",
-            help="sqlite:///tasks.db, redis://host:port/db, postgresql://user@host/db",
+            "--store", required=True, metavar="URL", help="sqlite:///tasks.db, redis://h/0, postgresql://h/db"
         )
         command.add_argument("--json", action="store_true", help="print one JSON document")
         command.set_defaults(handler=_cmd_tasks)
