@@ -187,6 +187,21 @@ def ensure_redis_server(session: nox.Session) -> None:
         session.log("redis-server is not installed (apt-get install redis-server): the Redis tests will skip")
 
 
+def ensure_postgresql(session: nox.Session) -> None:
+    """The PostgreSQL store's tests start a throwaway cluster (``initdb`` + ``pg_ctl``, run as the
+    ``postgres`` system user when root): install Debian's ``postgresql`` package if it is missing.
+
+    Only as root with apt-get (CI containers); elsewhere those tests skip and say how to install it.
+    """
+    if shutil.which("pg_config") and glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        session.run("apt-get", "update", "-q", external=True)
+        session.run("apt-get", "install", "-y", "-q", "postgresql", external=True)
+    else:
+        session.log("PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL tests will skip")
+
+
 FAKETIME_LIBRARIES = (
     "/usr/lib/*/faketime/libfaketime.so.1",
     "/usr/lib/faketime/libfaketime.so.1",
@@ -266,6 +281,7 @@ def tests(session: nox.Session, mcp: str, python_axis: str) -> None:
 def run_suite(session: nox.Session, mcp: str) -> None:
     install_with_sdk(session, mcp, "test")
     ensure_redis_server(session)
+    ensure_postgresql(session)
     ensure_faketime(session)
     peer = peer_python(session, PEER_OF[mcp])
     session.run("python", "-m", "mcp_tasks_compat", "info")
@@ -407,7 +423,7 @@ def conformance(session: nox.Session) -> None:
 # a fresh environment per mcp major, with its extras, and runs from an empty folder outside the
 # checkout: `info`, the demo in each dialect that major speaks, and the testing kit's smoke test.
 PACKAGE_SDK_VERSIONS = ["1.30.0", "2.3.0"]
-PACKAGE_EXTRAS = "http,redis"
+PACKAGE_EXTRAS = "http,redis,postgres"
 DEMO_DIALECTS = {"1": ["2025-11-25"], "2": ["2025-11-25", "2026-07-28"]}
 """The task dialects each mcp major speaks (docs/dialects.md): the demo runs once in each."""
 

@@ -1,4 +1,5 @@
-"""Shared test configuration: Hypothesis profiles, anyio backend, the session's redis-server (``redis_url``).
+"""Shared test configuration: Hypothesis profiles, anyio backend, the session's redis-server
+(``redis_url``) and PostgreSQL cluster (``postgres_url``).
 
 The ``mcp1`` / ``mcp2`` markers (skip with the reason on the other major) come from the testing
 kit's plugin, as they do downstream."""
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 from packaging.version import Version
+from tests.postgres_server import PostgresServer, postgres_server
 from tests.redis_server import redis_server
 
 # pytester: tests/kit runs downstream-style suites against the testing kit's plugin.
@@ -57,6 +59,20 @@ def redis_url() -> Iterator[str]:
     """
     with redis_server() as server:
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresServer]:
+    """A PostgreSQL cluster of this test session on a free loopback port (skips if none is installed)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_cluster: PostgresServer) -> str:
+    """The session cluster's database as its superuser (trusted on 127.0.0.1). Tests sharing it keep
+    apart with a schema of their own (``PostgresTaskStore(url, schema=...)``)."""
+    return postgres_cluster.url()
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -1,9 +1,8 @@
 """Section 5, task stores: our server on each task store, everything else equal.
 
 The store is the switch: the same server, tools, client, transport and dialect run on
-``memory:``, on ``sqlite:///`` (a file in a temporary folder), on ``redis://`` (a
-``redis-server`` this module starts on a free loopback port and stops at the end) and, when
-``MCP_TASKS_COMPAT_BENCH_POSTGRES_URL`` names one, on a ``postgresql://`` database. Every round
+``memory:``, on ``sqlite:///`` (a file in a temporary folder) and on ``redis://`` (a
+``redis-server`` this module starts on a free loopback port and stops at the end). Every round
 measures each store once, in a rotated order, and the ratios to the memory store are taken within
 a round, so load that drifts over the run falls on all three alike.
 
@@ -36,6 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import anyio
+from tools.postgres_server import PostgresServer, postgres_bindir
 from tools.redis_server import RedisServer
 
 from .. import clients, servers
@@ -46,9 +46,6 @@ from ..stats import ratio_summary, summary
 __all__ = ["SECTION", "STORES", "StoreSites", "StoresProfile", "store_sites"]
 
 STORES = ("memory", "sqlite", "redis", "postgres")
-POSTGRES_URL_ENV = "MCP_TASKS_COMPAT_BENCH_POSTGRES_URL"
-"""A ``postgresql://`` URL of a database the bench may fill (its tasks are left there): the
-PostgreSQL column is measured only when it is set."""
 FILLER_OWNER = "bench-filler"  # no session is this owner: the filler tasks are only stored
 REDIS_DATABASES = 16  # redis-server's default; each use of the Redis store gets a database of its own
 
@@ -116,6 +113,7 @@ class StoreSites:
     folder: str
     redis_port: int | None = None
     redis_version: str | None = None
+    postgres: PostgresServer | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     _uses: int = 0
     _redis_dbs: int = 0
@@ -131,14 +129,15 @@ class StoreSites:
             return "memory:"
         if name == "sqlite":
             return "sqlite:///" + os.path.join(self.folder, f"tasks-{self._uses}.db")
-        if name == "postgres":
-            return os.environ[POSTGRES_URL_ENV]  # one database: the task ids tell the uses apart
         if name == "redis":
             assert self.redis_port is not None
             if self._redis_dbs == REDIS_DATABASES:
                 raise RuntimeError(f"a bench run uses at most {REDIS_DATABASES} Redis databases")
             self._redis_dbs += 1
             return f"redis://127.0.0.1:{self.redis_port}/{self._redis_dbs - 1}"
+        if name == "postgres":
+            assert self.postgres is not None
+            return new_postgres_database(self.postgres, f"bench_{self._uses}")
         raise ValueError(f"unknown store {name!r}")
 
     def where(self, name: str) -> str:
@@ -146,11 +145,41 @@ class StoreSites:
             return f"a file in a temporary folder ({filesystem_of(self.folder)})"
         if name == "redis":
             return f"{self.redis_version} on 127.0.0.1; {redis_client()}"
-        if name == "postgres":
-            from mcp_tasks_compat._engine.stores.echo import shown_url
+        if name == "postgres" and self.postgres is not None:
+            from importlib.metadata import version
 
-            return f"PostgreSQL at {shown_url(os.environ[POSTGRES_URL_ENV])}"
+            return f"{self.postgres.version()} on 127.0.0.1 (fsync off); psycopg {version('psycopg')}"
         return "in process"
+
+
+def new_postgres_database(server: PostgresServer, name: str) -> str:
+    """The URL of a new, empty database ``name`` on the bench's cluster."""
+    import psycopg
+
+    with psycopg.connect(server.url(database="postgres"), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+    return server.url(database=name)
+
+
+@contextmanager
+def postgres_site(sites: StoreSites) -> Iterator[None]:
+    """A throwaway PostgreSQL cluster for the rows of the PostgreSQL store, when PostgreSQL and
+    psycopg are installed (else those rows are skipped, with the reason)."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        sites.skipped["postgres"] = "PostgreSQL not installed (apt-get install postgresql)"
+    elif importlib.util.find_spec("psycopg") is None:
+        sites.skipped["postgres"] = "psycopg not installed (pip install 'mcp-tasks-compat[postgres]')"
+    if bindir is None or "postgres" in sites.skipped:
+        yield
+        return
+    server = PostgresServer(bindir)
+    server.start()
+    sites.postgres = server
+    try:
+        yield
+    finally:
+        server.remove()
 
 
 def redis_client() -> str:
@@ -171,30 +200,35 @@ def redis_client() -> str:
 
 @contextmanager
 def store_sites() -> Iterator[StoreSites]:
-    """A temporary folder for SQLite and, when ``redis-server`` and redis-py exist, a Redis server."""
+    """A temporary folder for SQLite and, when ``redis-server`` and redis-py exist, a Redis server;
+    when PostgreSQL and psycopg exist, a PostgreSQL cluster."""
     folder = tempfile.mkdtemp(prefix="bench-stores-")
     sites = StoreSites(folder)
-    if not os.environ.get(POSTGRES_URL_ENV):
-        sites.skipped["postgres"] = f"{POSTGRES_URL_ENV} not set (a postgresql:// URL the bench may fill)"
     try:
-        executable = shutil.which("redis-server")
-        if executable is None:
-            sites.skipped["redis"] = "redis-server not on PATH (apt-get install redis-server)"
-        elif importlib.util.find_spec("redis") is None:
-            sites.skipped["redis"] = "redis-py not installed (pip install 'mcp-tasks-compat[redis]')"
-        if "redis" in sites.skipped:
-            yield sites
-            return
-        assert executable is not None
-        server = RedisServer(executable)
-        server.start()
-        try:
-            sites.redis_port, sites.redis_version = server.port, server.version()
-            yield sites
-        finally:
-            server.stop()
+        with postgres_site(sites):
+            yield from _with_redis(sites)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _with_redis(sites: StoreSites) -> Iterator[StoreSites]:
+    """``sites`` with a redis-server started for it (or its rows skipped, with the reason)."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        sites.skipped["redis"] = "redis-server not on PATH (apt-get install redis-server)"
+    elif importlib.util.find_spec("redis") is None:
+        sites.skipped["redis"] = "redis-py not installed (pip install 'mcp-tasks-compat[redis]')"
+    if "redis" in sites.skipped:
+        yield sites
+        return
+    assert executable is not None
+    server = RedisServer(executable)
+    server.start()
+    try:
+        sites.redis_port, sites.redis_version = server.port, server.version()
+        yield sites
+    finally:
+        server.stop()
 
 
 # --- servers on a store -------------------------------------------------------------------------
@@ -466,8 +500,8 @@ def tables(rows: Sequence[Row]) -> list[str]:
     """Task stores: throughput per store side by side (ratio to memory), then tasks/get by stored tasks."""
     store_rows = find(rows, section="stores")
     heading = (
-        "### 5. Task stores (our server on memory, SQLite and Redis, all else equal; tool `job` returning "
-        'at once, `call_tool(mode="task")` to completion; median (p10-p90) of interleaved rounds)'
+        "### 5. Task stores (our server on memory, SQLite, Redis and PostgreSQL, all else equal; tool `job` "
+        'returning at once, `call_tool(mode="task")` to completion; median (p10-p90) of interleaved rounds)'
     )
     parts = [heading, _throughput_table(store_rows), _get_table(store_rows)]
     if store_rows:
@@ -491,14 +525,18 @@ def _throughput_table(store_rows: Sequence[Row]) -> str:
             text += f" · **{row['ratio_to_memory']['median']}x**"
         return text
 
-    measured = [store for store in STORES if any(store in cells for cells in shapes.values())]
-    shown = [store for store in STORES if store in ("memory", "sqlite", "redis") or store in measured]
-    headers = [
-        f"{STORE_NAMES[store]} tasks/s" + ("" if store == "memory" else " · ÷ memory") for store in shown
-    ]
     return table(
-        ["mcp", "dialect", "transport", "callers", *headers],
-        ((*key[:3], key[4], *(rate(cells, store) for store in shown)) for key, cells in shapes.items()),
+        [
+            "mcp",
+            "dialect",
+            "transport",
+            "callers",
+            "memory tasks/s",
+            "SQLite tasks/s · ÷ memory",
+            "Redis tasks/s · ÷ memory",
+            "PostgreSQL tasks/s · ÷ memory",
+        ],
+        ((*key[:3], key[4], *(rate(cells, store) for store in STORES)) for key, cells in shapes.items()),
     )
 
 
@@ -554,15 +592,15 @@ DESCRIBED = """\
    temporary folder; its filesystem is named under the table) and on `"redis://..."` (a
    `redis-server` the bench starts on a free 127.0.0.1 port and stops at the end; the Redis rows
    are skipped, with that reason in the notes, when `redis-server` is not on PATH: `nox -s bench`
-   installs Debian's package as root, like the test sessions). The store is the only switch: same
+   installs Debian's package as root, like the test sessions) and on `"postgresql://..."` (a
+   throwaway PostgreSQL cluster the bench starts the same way, `fsync=off`, a new database per
+   use; skipped, with the reason, without PostgreSQL or psycopg). The store is the only switch: same
    server, tools, client, transport and dialect, each store measured once per round in a rotated
    order, ratios to memory taken within a round. Task throughput with one caller and 50
    concurrent callers (one session), in memory and over streamable HTTP; `tasks/get` latency
    (status reads of completed tasks through our client) on stores holding 100 and 10,000 tasks,
    pre-filled through the store's own `create` (completed tasks of another owner) plus 20 tasks
-   run through the client, the two sizes read in alternation. A PostgreSQL column is measured the
-   same way when `MCP_TASKS_COMPAT_BENCH_POSTGRES_URL` names a `postgresql://` database the bench
-   may fill (skipped, with that reason in the notes, otherwise)."""
+   run through the client, the two sizes read in alternation."""
 
 SECTION = Section(
     name="stores",

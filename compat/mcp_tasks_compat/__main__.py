@@ -248,7 +248,7 @@ def _add_example_server(add_parser: AddParser) -> None:
         "--store",
         default="memory:",
         metavar="URL",
-        help="where tasks live: memory: (default), sqlite:///tasks.db, redis://host:port/db",
+        help="where tasks live: memory: (default), sqlite:///tasks.db, redis://host/0, postgresql://host/db",
     )
     serve.add_argument(
         "--lease-s",
@@ -277,8 +277,8 @@ def _add_example_server(add_parser: AddParser) -> None:
         "--run-on",
         choices=("here", "workers"),
         default="here",
-        help="where task runs happen: in this server (default), or queued in the --store (sqlite: or "
-        "redis:) for `mcp-tasks-compat worker --example` processes",
+        help="where task runs happen: in this server (default), or queued in the --store (sqlite:, "
+        "redis: or postgresql:) for `mcp-tasks-compat worker --example` processes",
     )
     serve.add_argument(
         "--max-queued",
@@ -331,7 +331,7 @@ def _add_worker(add_parser: AddParser) -> None:
     )
     worker.add_argument("--example", action="store_true", help="run the example tools (of example-server)")
     worker.add_argument(
-        "--store", metavar="URL", help="the servers' store: sqlite:///tasks.db, redis://host:port/db"
+        "--store", metavar="URL", help="the servers' store: sqlite:///t.db, redis://h/0, postgresql://h/db"
     )
     worker.add_argument(
         "--concurrency",
@@ -373,7 +373,7 @@ def _add_worker(add_parser: AddParser) -> None:
 def _add_tasks(add_parser: AddParser) -> None:
     tasks = add_parser(
         "tasks",
-        help="see and stop the tasks in a server's store (sqlite:, redis:), without a client session",
+        help="see and stop the tasks in a server's store (sqlite:, redis:, postgresql:) without a session",
         epilog=_EPILOG,
     )
     actions = tasks.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -387,7 +387,7 @@ def _add_tasks(add_parser: AddParser) -> None:
         if takes_id:
             command.add_argument("task_id", metavar="ID", help="the task's id")
         command.add_argument(
-            "--store", required=True, metavar="URL", help="sqlite:///tasks.db, redis://host:port/db"
+            "--store", required=True, metavar="URL", help="sqlite:///tasks.db, redis://h/0, postgresql://h/db"
         )
         command.add_argument("--json", action="store_true", help="print one JSON document")
         command.set_defaults(handler=_cmd_tasks)

@@ -60,7 +60,7 @@ def unusable_stores(tmp_path: Path) -> dict[str, tuple[str, Path | None]]:
         "no-folder": (f"sqlite:///{tmp_path / 'missing' / 'tasks.db'}", None),
         "proc": ("sqlite:////proc/mcp-tasks-compat.db", None),
         "redis-unreachable": (f"redis://127.0.0.1:{closed_port()}/0", None),
-        "not-a-url": ("postgres://localhost/tasks", None),
+        "not-a-url": ("mysql://localhost/tasks", None),
         "sqlite-query": (f"sqlite:///{tmp_path / 'x.db'}?mode=ro", None),
         "sqlite-fragment": (f"sqlite:///{tmp_path / 'y.db'}#frag", None),
     }

@@ -23,21 +23,29 @@ from mcp_tasks_compat._engine.outage import HealthHook, StoreHealth
 from mcp_tasks_compat._engine.stores import InMemoryTaskStore, SqliteTaskStore, TaskStore
 from mcp_tasks_compat._engine.stores.delegating import DelegatingStore
 
-STORE_KINDS = ["memory", "sqlite", "redis", "layered"]
+STORE_KINDS = ["memory", "sqlite", "redis", "postgres", "layered"]
 BACKENDS: dict[str, tuple[str, ...]] = {
     "memory": ("asyncio",),
     "sqlite": ("asyncio", "trio"),
     "redis": ("asyncio",),  # redis-py is asyncio-only (the store refuses trio, tested on its own)
+    "postgres": ("asyncio",),  # psycopg's async connections are asyncio-only (refused as Redis)
     "layered": ("asyncio",),  # the layer awaits what it hands on: sqlite's trio run covers the backend
 }
-HAS_LEASES: dict[str, bool] = {"memory": False, "sqlite": True, "redis": True, "layered": True}
+HAS_LEASES: dict[str, bool] = {
+    "memory": False,
+    "sqlite": True,
+    "redis": True,
+    "postgres": True,
+    "layered": True,
+}
 
 StoreFactory = Callable[[], TaskStore]
 
 
-def make_store(kind: str, folder: Path, redis_url: str | None = None) -> TaskStore:
-    """A new, unopened store of ``kind`` whose data lives under ``folder`` (on disk) or under a key
-    prefix of its own (on the session's redis-server)."""
+def make_store(kind: str, folder: Path, server_url: str | None = None) -> TaskStore:
+    """A new, unopened store of ``kind`` whose data lives under ``folder`` (on disk), under a key
+    prefix of its own (on the session's redis-server) or in a schema of its own (on the session's
+    PostgreSQL cluster); ``server_url`` is that server's."""
     if kind == "memory":
         return InMemoryTaskStore()
     if kind == "sqlite":
@@ -50,8 +58,13 @@ def make_store(kind: str, folder: Path, redis_url: str | None = None) -> TaskSto
     if kind == "redis":
         from mcp_tasks_compat._engine.stores.redis import RedisTaskStore
 
-        assert redis_url is not None
-        return RedisTaskStore(redis_url, prefix=f"contract-{uuid.uuid4().hex}:")
+        assert server_url is not None
+        return RedisTaskStore(server_url, prefix=f"contract-{uuid.uuid4().hex}:")
+    if kind == "postgres":
+        from mcp_tasks_compat._engine.stores.postgres import PostgresTaskStore
+
+        assert server_url is not None
+        return PostgresTaskStore(server_url, schema=f"contract_{uuid.uuid4().hex[:16]}")
     raise AssertionError(f"no factory for store kind {kind!r}")
 
 
@@ -72,9 +85,10 @@ def store_factory(
 ) -> StoreFactory:
     """Each call: a new unopened store of this test's kind, on a folder (or key prefix) of its own."""
     del anyio_backend  # parametrized with the kind; requested so that it is this test's
-    redis_url: str | None = request.getfixturevalue("redis_url") if store_kind == "redis" else None
+    server_fixture = {"redis": "redis_url", "postgres": "postgres_url"}.get(store_kind)
+    server_url: str | None = request.getfixturevalue(server_fixture) if server_fixture else None
     serial = itertools.count()
-    return lambda: make_store(store_kind, tmp_path_factory.mktemp(f"{store_kind}-{next(serial)}"), redis_url)
+    return lambda: make_store(store_kind, tmp_path_factory.mktemp(f"{store_kind}-{next(serial)}"), server_url)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import anyio
 import anyio.to_thread
 from tests.cli.harness import CLI, http_example_server
 from tests.conftest import MCP_MAJOR
+from tests.postgres_server import PostgresServer
 
 from mcp_tasks_compat.core._model import Task, TaskStatus
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28, Dialect
@@ -46,6 +48,16 @@ NEWEST_DIALECT: Final[Dialect] = DIALECT_2026_07_28 if MCP_MAJOR == 2 else DIALE
 """mcp 1.x serves 2025-11-25 only."""
 
 _databases = itertools.count(1)
+
+
+def fresh_postgres_db(cluster: PostgresServer) -> str:
+    """A URL of a new, empty database on the session's PostgreSQL cluster (one per test)."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(cluster.url(database="postgres"), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+    return cluster.url(database=name)
 
 
 def fresh_redis_db(redis_url: str) -> str:

@@ -1,5 +1,5 @@
-"""Task runs on worker processes (issue 34; docs/deploy.md, "Workers"): real processes, a real redis-server,
-real HTTP on 127.0.0.1.
+"""Task runs on worker processes (issue 34; docs/deploy.md, "Workers"): real processes, a real
+redis-server and PostgreSQL cluster (the first four tests run on each), real HTTP on 127.0.0.1.
 
 One server queues each task (``run_on="workers"``) and runs nothing; ``mcp-tasks-compat worker``
 processes take, claim and run them. The servers and workers here are ``tests/deploy/worker_app.py``
@@ -49,7 +49,7 @@ from mcp_tasks_compat.core._model import TaskStatus, parse_timestamp
 from mcp_tasks_compat.dialects import DIALECT_2025_11_25, DIALECT_2026_07_28
 from mcp_tasks_compat.testing import HttpServerProcess, dialects
 
-from ._procs import NEWEST_DIALECT, START_BOUND_S, Watch, following, fresh_redis_db, is_
+from ._procs import NEWEST_DIALECT, START_BOUND_S, Watch, following, fresh_postgres_db, fresh_redis_db, is_
 
 pytestmark = pytest.mark.anyio
 
@@ -71,6 +71,15 @@ LONG_LEASE_S: Final = 600.0
 """A lease whose renewal (a third of it) re-reads the tasks a worker holds far later than
 :data:`BOUND_S`: a cancel that reaches the run within the bound came another way (Redis pub/sub;
 on SQLite, the worker's poll of the tasks it holds)."""
+
+
+@pytest.fixture(params=["redis", "postgres"])
+def shared_store(request: pytest.FixtureRequest) -> str:
+    """A store URL of this test's own that servers and workers on several processes share: a Redis
+    database, or a PostgreSQL database on the session's cluster."""
+    if request.param == "redis":
+        return fresh_redis_db(request.getfixturevalue("redis_url"))
+    return fresh_postgres_db(request.getfixturevalue("postgres_cluster"))
 
 
 # --- processes ------------------------------------------------------------------------------------
@@ -285,9 +294,9 @@ def a_start_of(task_id: str | None) -> Callable[[list[dict[str, Any]]], bool]:
 
 
 async def test_queued_tasks_wait_for_a_worker_then_two_workers_drain_them_ten_at_a_time(
-    redis_url: str, tmp_path: Path
+    shared_store: str, tmp_path: Path
 ) -> None:
-    with cluster(fresh_redis_db(redis_url), tmp_path) as deployed:
+    with cluster(shared_store, tmp_path) as deployed:
         server = deployed.server()
         await start(server)
         assert server.url is not None
@@ -340,9 +349,9 @@ async def test_queued_tasks_wait_for_a_worker_then_two_workers_drain_them_ten_at
 
 
 async def test_a_workers_progress_reaches_the_client_and_a_cancel_reaches_the_workers_run(
-    redis_url: str, tmp_path: Path
+    shared_store: str, tmp_path: Path
 ) -> None:
-    with cluster(fresh_redis_db(redis_url), tmp_path, lease_s=LONG_LEASE_S) as deployed:
+    with cluster(shared_store, tmp_path, lease_s=LONG_LEASE_S) as deployed:
         server, worker = deployed.server(), deployed.worker("--concurrency", "1")
         await start(server, worker)
         assert server.url is not None
@@ -382,10 +391,10 @@ async def test_a_workers_progress_reaches_the_client_and_a_cancel_reaches_the_wo
 
 
 async def test_a_killed_workers_runs_end_within_the_lease_rerun_elsewhere_or_failed(
-    redis_url: str, tmp_path: Path
+    shared_store: str, tmp_path: Path
 ) -> None:
     lease_s = 2.0
-    with cluster(fresh_redis_db(redis_url), tmp_path, lease_s=lease_s) as deployed:
+    with cluster(shared_store, tmp_path, lease_s=lease_s) as deployed:
         server, doomed = deployed.server(), deployed.worker("--concurrency", "2")
         await start(server, doomed)
         assert server.url is not None
@@ -435,10 +444,10 @@ async def test_a_killed_workers_runs_end_within_the_lease_rerun_elsewhere_or_fai
 
 
 async def test_a_stopped_worker_finishes_what_it_can_within_the_grace_and_gives_back_the_rest(
-    redis_url: str, tmp_path: Path
+    shared_store: str, tmp_path: Path
 ) -> None:
     grace_s = 3.0
-    with cluster(fresh_redis_db(redis_url), tmp_path) as deployed:
+    with cluster(shared_store, tmp_path) as deployed:
         server = deployed.server()
         stopping = deployed.worker("--concurrency", "4", "--grace-s", str(grace_s), "-v")
         await start(server, stopping)

@@ -128,3 +128,20 @@ def test_ended_tasks_are_remembered_for_a_moment_and_only_so_many() -> None:
     assert last.task.status is TaskStatus.COMPLETED
     now[0] += records.ENDED_KEPT_S + 0.001
     assert held.recently_ended(f"t{records.ENDED_KEPT}") is None  # the moment is over
+
+
+def test_a_read_answered_from_before_an_end_here_takes_the_ended_state() -> None:
+    """A store read (a tasks/get, a 2026-07-28 listen stream's lookup) out while the task ended here
+    and its record went answers with the working state: the record made of it is the ended one, or
+    a listen stream watching it would wait for a change that already happened (found on
+    PostgreSQL, whose reads take long enough to lose this race)."""
+    held = records.LiveRecords(clock=lambda: 100.0)
+    working = make_state("t")
+    record = records.TaskRecord(working)
+    held.add(record)
+    ended = working.evolve(task=working.task.evolve(status=TaskStatus.COMPLETED), version=working.version + 1)
+    record.state = ended
+    held.release_if_idle(record)  # the run ended; the read below was already out
+    assert held.record_of(working).state == ended
+    newer = ended.evolve(version=ended.version + 1)  # a newer state read from the store wins
+    assert held.record_of(newer).state == newer

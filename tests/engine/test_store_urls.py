@@ -38,6 +38,23 @@ def test_redis_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPat
         store_from_url("rediss://cache.internal:6380/2")
 
 
+def test_postgres_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp_tasks_compat._engine.stores.postgres", None)  # as if not installed
+    for url in ("postgresql://ops:s3cret@db.internal:5432/tasks", "postgres://db.internal/tasks"):
+        with pytest.raises(TaskStoreError, match=r"pip install 'mcp-tasks-compat\[postgres\]'") as refused:
+            store_from_url(url)
+        assert "s3cret" not in str(refused.value)
+
+
+def test_postgres_urls_name_a_postgres_store() -> None:
+    from mcp_tasks_compat._engine.stores.postgres import PostgresTaskStore
+
+    store = store_from_url("postgresql://ops:s3cret@db.internal:5432/tasks")
+    assert isinstance(store, PostgresTaskStore)
+    assert store.describe == "postgresql://ops:***@db.internal:5432/tasks"
+    assert isinstance(store_from_url("postgres://db.internal/tasks"), PostgresTaskStore)
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -49,7 +66,7 @@ def test_redis_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPat
         "sqlite:///tasks.db?mode=ro",
         "sqlite:///tasks.db#frag",
         "sqlite:///tasks.db#",
-        "postgres://db/x",
+        "mysql://db/x",
     ],
 )
 def test_other_forms_are_refused_with_the_accepted_ones(url: str) -> None:
@@ -73,7 +90,7 @@ def test_a_query_or_fragment_is_named_not_opened_as_part_of_the_file_name(url: s
 
 def test_a_refused_url_is_repeated_printable_and_without_its_password() -> None:
     with pytest.raises(ValueError, match="not a task store URL") as refused:
-        store_from_url("postgres://ops:s3cret@db\x1b[2J/tasks\u202e")
+        store_from_url("mysql://ops:s3cret@db\x1b[2J/tasks\u202e")
     message = str(refused.value)
     for hidden in ("s3cret", "\x1b", "\u202e"):
         assert hidden not in message

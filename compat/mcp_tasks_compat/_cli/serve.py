@@ -107,6 +107,7 @@ def store_refusal(url: str, message: str) -> str:
     why = message.splitlines()[0]
     namings = (
         (f"the Redis task store {shown} ", "it "),  # "... does not answer", "... is a replica of ..."
+        (f"the PostgreSQL task store {shown} ", "it "),  # "... does not answer", "... is a read-only standby"
         (f"{shown}: ", ""),  # SQLite's "URL: PATH cannot be opened ..."
         (f"{url!r}: ", ""),  # "'URL': a sqlite URL is ..."
         (f"'{shown}': ", ""),

@@ -146,7 +146,7 @@ def _durable_store(url: str) -> TaskStore:
     if url == "memory:":
         raise ValueError(
             "memory: is the store inside one server process; the tasks command reads a durable "
-            "store: --store sqlite:///path/to/tasks.db or redis://host:port/db"
+            "store: --store sqlite:///path/to/tasks.db, redis://host:port/db or postgresql://user@host/db"
         )
     path = sqlite_path(url)
     if path is not None and not Path(path).is_file():

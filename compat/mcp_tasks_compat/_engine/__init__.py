@@ -67,8 +67,10 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
   connection and group commit), ``stores.redis`` with
   ``stores.redis_link`` (connection, pub/sub), ``stores.redis_checks`` (what a server is, at
   open), ``stores.redis_scripts`` (Lua) and
-  ``stores.redis_queue`` (the workers' stream), ``stores.queue`` (the queue contract) with
-  ``stores.sqlite_queue`` (its table),
+  ``stores.redis_queue`` (the workers' stream), ``stores.postgres`` with ``stores.postgres_link``
+  (connections, refusals at open, LISTEN/NOTIFY), ``stores.postgres_schema`` (tables, functions,
+  migrations) and ``stores.postgres_queue`` (its ``SKIP LOCKED`` table), ``stores.queue`` (the
+  queue contract) with ``stores.sqlite_queue`` (its table),
   ``stores.urls`` (:func:`store_from_url`), ``stores.delegating`` (the one layer between the
   engine and its store, queue included, whose hooks are the health and the metrics), and
   ``stores.echo`` (a path or URL as a refusal repeats it: printable, without a password).

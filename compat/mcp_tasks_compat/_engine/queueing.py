@@ -58,7 +58,8 @@ class Queueing:
         if self.queue is None:
             raise ValueError(
                 f"{asked} needs a task store the workers share, with a queue: sqlite:///PATH (workers on "
-                f"this host) or redis://HOST:PORT/DB; this server's store is {self._store.describe}"
+                f"this host), redis://HOST:PORT/DB or postgresql://USER@HOST/DB; this server's store is"
+                f" {self._store.describe}"
             )
 
     async def check_room(self) -> None:

@@ -231,10 +231,16 @@ class LiveRecords:
         return [record for record in self._records.values() if record.scope is not None]
 
     def record_of(self, state: TaskState) -> TaskRecord:
-        """This process's record for ``state`` (a fresh one if nothing of it lives here)."""
+        """This process's record for ``state`` (a fresh one if nothing of it lives here).
+
+        ``state`` was read from the store; if the task ended here and its record went while that
+        read was out (the read answered with the state from before the end), the ended state is
+        the one taken: a fresh record of the older state, watched, would wait on a change that
+        already happened (this process skips its own saves' events)."""
         record = self._records.get(state.task_id)
         if record is None:
-            return TaskRecord(state)
+            ended = self.recently_ended(state.task_id)
+            return TaskRecord(ended if ended is not None and ended.version > state.version else state)
         adopt(record, state)
         return record
 

@@ -14,11 +14,16 @@ of ``_engine`` (the engine uses the stores, never the other way round).
 * ``redis``, ``redis_link`` and ``redis_scripts``: ``RedisTaskStore`` (several replicas), its
   connection and pub/sub notifier, and its Lua scripts; imported only when asked for (redis-py
   is an optional extra), so not re-exported here;
-* ``queue``, ``sqlite_queue`` and ``redis_queue``: the workers' queue (:class:`~.queue.TaskQueue`,
-  :func:`~.queue.queue_of`) and each durable store's;
+* ``postgres``, ``postgres_link``, ``postgres_schema`` and ``postgres_queue``: ``PostgresTaskStore``
+  (several replicas), its connections, refusals at open and ``LISTEN/NOTIFY`` notifier, its
+  schema and migrations, and its workers' queue; imported only when asked for (psycopg is an
+  optional extra), so not re-exported here;
+* ``queue``, ``sqlite_queue``, ``redis_queue`` and ``postgres_queue``: the workers' queue
+  (:class:`~.queue.TaskQueue`, :func:`~.queue.queue_of`) and each durable store's;
 * ``delegating``: one layer between the engine and its store, the queue included, that hands every
   operation on and tells hooks of each (the engine's health and metrics);
-* ``urls``: :func:`store_from_url` (``memory:``, ``sqlite:///...``, ``redis://...``);
+* ``urls``: :func:`store_from_url` (``memory:``, ``sqlite:///...``, ``redis://...``,
+  ``postgresql://...``);
 * ``echo``: a path or URL as a refusal repeats it (control and bidi characters escaped, no password).
 """
 

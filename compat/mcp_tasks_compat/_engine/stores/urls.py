@@ -1,8 +1,9 @@
 """A task store from a URL: what ``ServerTasks(store=...)`` and ``--store`` accept.
 
 ``memory:`` (one process), ``sqlite:///relative.db`` or ``sqlite:////abs/path.db`` (SQLAlchemy's
-form: three slashes, then the path), ``redis://host:port/db`` or ``rediss://`` (several replicas;
-the Redis client is an optional extra, so its module is imported only when asked for).
+form: three slashes, then the path), ``redis://host:port/db`` or ``rediss://`` and
+``postgresql://user:password@host:port/db`` or ``postgres://`` (several replicas; the Redis and
+PostgreSQL clients are optional extras, so their modules are imported only when asked for).
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ ACCEPTED_FORMS: Final = (
     "sqlite:////absolute/path.db",
     "redis://host:port/db",
     "rediss://host:port/db",
+    "postgresql://user:password@host:port/db",
+    "postgres://user:password@host:port/db",
 )
 
 _SQLITE: Final = "sqlite:///"
 _REDIS_MODULE: Final = "mcp_tasks_compat._engine.stores.redis"
+_POSTGRES_MODULE: Final = "mcp_tasks_compat._engine.stores.postgres"
 
 
 def sqlite_path(url: str) -> str | None:
@@ -59,6 +63,8 @@ def store_from_url(url: str) -> TaskStore:
         return SqliteTaskStore(path)
     if url.startswith(("redis://", "rediss://")):
         return _redis_store(url)
+    if url.startswith(("postgresql://", "postgres://")):
+        return _postgres_store(url)
     raise ValueError(f"not a task store URL: {redacted(url)!r}; accepted forms: {', '.join(ACCEPTED_FORMS)}")
 
 
@@ -71,3 +77,14 @@ def _redis_store(url: str) -> TaskStore:
             " pip install 'mcp-tasks-compat[redis]'"
         ) from None
     return cast("TaskStore", module.RedisTaskStore(url))
+
+
+def _postgres_store(url: str) -> TaskStore:
+    try:
+        module = importlib.import_module(_POSTGRES_MODULE)
+    except ModuleNotFoundError as exc:
+        raise TaskStoreError(
+            f"{shown_url(url)}: the PostgreSQL store needs the postgres extra (missing module {exc.name!r}):"
+            " pip install 'mcp-tasks-compat[postgres]'"
+        ) from None
+    return cast("TaskStore", module.PostgresTaskStore(url))
