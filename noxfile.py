@@ -199,7 +199,7 @@ def ensure_postgresql(session: nox.Session) -> None:
         session.run("apt-get", "update", "-q", external=True)
         session.run("apt-get", "install", "-y", "-q", "postgresql", external=True)
     else:
-        session.log("PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL tests will skip")
+        session.log("PostgreSQL is not installed (apt-get install postgresql): its tests will skip")
 
 
 FAKETIME_LIBRARIES = (
