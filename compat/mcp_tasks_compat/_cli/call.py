@@ -16,7 +16,9 @@ from typing import Any, Final
 import anyio
 
 from .._adapters import get_adapter
+from .._client.journal import JournalEntry
 from .._client.lost import lost_connection_error
+from .._journal import TaskJournal
 from .._client_api import call_tool, resume
 from ..client import Mode
 from ..dialects import Dialect
@@ -100,6 +102,10 @@ class CallOptions:
     answer: dict[str, Any] | None = None
     resume: str | None = None
     """Follow this existing task instead of calling ``tool``."""
+    journal: TaskJournal | None = None
+    """``--journal PATH``: the call's task is recorded there (and ended there once read)."""
+    entry: JournalEntry | None = None
+    """``resume --journal``: the journal entry ``resume`` names, followed through the journal."""
 
 
 def _error_json(kind: str, message: str, code: int | None = None) -> dict[str, Any]:
@@ -155,7 +161,11 @@ async def _call_once(
         interrupt.soft_targets.append(call_scope)  # Ctrl-C stops the call, not the session
         try:
             with call_scope:
-                if options.resume is not None:
+                if options.journal is not None and options.entry is not None:
+                    result = await options.journal.follow(
+                        options.entry, connected.session, on_status=recorder.observe, timeout=options.timeout
+                    )
+                elif options.resume is not None:
                     run = await resume(connected.session, options.resume, on_status=recorder.observe)
                     result = await run.result(timeout=options.timeout)
                 else:
@@ -222,6 +232,7 @@ async def _call_connected(
         bare=options.mode == "plain",
         log=log,
         connect_timeout=options.connect_timeout,
+        journal=options.journal,
     ) as connected:
         report.protocol_version = connected.protocol_version
         report.dialect = connected.negotiated.dialect
