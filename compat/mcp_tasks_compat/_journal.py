@@ -26,8 +26,9 @@ from .errors import CompatError, TaskExpiredError, TaskNotFoundError, TaskStateE
 
 __all__ = ["OpenEndpoint", "TaskJournal"]
 
-OpenEndpoint = Callable[[Endpoint], AbstractAsyncContextManager[Any]]
-"""``connect(endpoint)``: a negotiated session to ``endpoint`` (``async with``), for :meth:`TaskJournal.resume`."""
+OpenEndpoint = Callable[[JournalEntry], AbstractAsyncContextManager[Any]]
+"""``connect(entry)``: a negotiated session to ``entry.endpoint`` in ``entry.dialect`` (``async with``),
+for :meth:`TaskJournal.resume`."""
 
 
 def _expired_error(entry: JournalEntry, unknown: TaskNotFoundError) -> TaskExpiredError:
@@ -152,26 +153,26 @@ class TaskJournal(JournalStore):
         Returns ``(entry, outcome)`` per entry, oldest first: the ``CallToolResult``, or the
         library error that ended it (a ``Task*Error``; ``ServerUnreachableError`` /
         ``ServerAuthError`` / ``ServerConnectionLostError`` leave the entry pending, to try
-        again). One session is opened per endpoint (``connect_http(url, headers=, auth=)``, or
-        ``connect_stdio(command, args, cwd=, env=)``), and its entries are followed at once;
-        ``connect(endpoint)`` opens them your way instead (it must open a session to that
-        endpoint: another is refused per entry with ``TaskStateError``). Headers, auth and the
-        environment are never stored in the journal, so they are given here again.
+        again). One session is opened per endpoint and dialect (``connect_http(url, headers=,
+        auth=, dialect=)``, or ``connect_stdio(command, args, cwd=, env=, dialect=)``, in the
+        dialect the task was made in), and its entries are followed at once; ``connect(entry)``
+        opens them your way instead (it must open a session to ``entry.endpoint``: another is
+        refused per entry with ``TaskStateError``). Headers, auth and the environment are never
+        stored in the journal, so they are given here again.
         """
         entries = self.pending()
         opener = connect or _default_opener(headers, auth, env)
         outcomes: dict[tuple[str, str], Any] = {}
-        by_endpoint: dict[Endpoint, list[JournalEntry]] = {}
+        by_endpoint: dict[tuple[Endpoint, str], list[JournalEntry]] = {}
         for entry in entries:
-            by_endpoint.setdefault(entry.endpoint, []).append(entry)
+            by_endpoint.setdefault((entry.endpoint, entry.dialect), []).append(entry)
         async with anyio.create_task_group() as group:
-            for endpoint, at in by_endpoint.items():
-                group.start_soon(self._resume_at, endpoint, at, opener, outcomes, on_status, timeout)
+            for at in by_endpoint.values():
+                group.start_soon(self._resume_at, at, opener, outcomes, on_status, timeout)
         return [(entry, outcomes[_key(entry)]) for entry in entries]
 
     async def _resume_at(
         self,
-        endpoint: Endpoint,
         entries: Sequence[JournalEntry],
         opener: OpenEndpoint,
         outcomes: dict[tuple[str, str], Any],
@@ -185,7 +186,7 @@ class TaskJournal(JournalStore):
                 outcomes[_key(entry)] = error
 
         try:
-            async with opener(endpoint) as session, anyio.create_task_group() as group:
+            async with opener(entries[0]) as session, anyio.create_task_group() as group:
                 for entry in entries:
                     group.start_soon(one, entry, session)
         except CompatError as error:  # the session did not open, or was lost
@@ -200,11 +201,12 @@ def _key(entry: JournalEntry) -> tuple[str, str]:
 def _default_opener(
     headers: Mapping[str, str] | None, auth: Any, env: Mapping[str, str] | None
 ) -> OpenEndpoint:
-    def opener(endpoint: Endpoint) -> AbstractAsyncContextManager[Any]:
+    def opener(entry: JournalEntry) -> AbstractAsyncContextManager[Any]:
+        endpoint, dialect = entry.endpoint, entry.dialect
         if endpoint.url is not None:
-            return connect_http(endpoint.url, headers=headers, auth=auth)
+            return connect_http(endpoint.url, headers=headers, auth=auth, dialect=dialect)
         command, *args = endpoint.command
-        return connect_stdio(command, args, cwd=endpoint.cwd, env=env)
+        return connect_stdio(command, args, cwd=endpoint.cwd, env=env, dialect=dialect)
 
     return opener
 

@@ -233,6 +233,7 @@ async def _call_connected(
         log=log,
         connect_timeout=options.connect_timeout,
         journal=options.journal,
+        dialect=options.entry.dialect if options.entry is not None else None,
     ) as connected:
         report.protocol_version = connected.protocol_version
         report.dialect = connected.negotiated.dialect
