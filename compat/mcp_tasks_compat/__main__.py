@@ -1,6 +1,6 @@
 """Command line: ``mcp-tasks-compat`` / ``python -m mcp_tasks_compat``.
 
-``info``, ``demo``, ``example-server``, ``call`` and ``probe``; docs/cli.md lists every option and
+``info``, ``demo``, ``example-server``, ``call``, ``resume`` and ``probe``; docs/cli.md lists every option and
 exit code. Parsing lives here; what each command does lives in the :mod:`._cli` package.
 """
 
@@ -467,10 +467,15 @@ def _add_resume(add_parser: AddParser) -> None:
         "[--bearer-env VAR] [--env K=V]... [(--url URL | -- COMMAND ARGS...)]",
         epilog=_EPILOG,
     )
-    resume.add_argument("--journal", required=True, metavar="PATH", help="the client journal (call --journal)")
+    resume.add_argument(
+        "--journal", required=True, metavar="PATH", help="the client journal (call --journal)"
+    )
     resume.add_argument("--json", action="store_true", help="print one JSON object per task, as call --json")
     resume.add_argument(
-        "--timeout", type=_positive_float, metavar="S", help="give up on a task (and cancel it) after S seconds"
+        "--timeout",
+        type=_positive_float,
+        metavar="S",
+        help="give up on a task (and cancel it) after S seconds",
     )
     _add_target(resume)
     resume.set_defaults(handler=_cmd_resume)

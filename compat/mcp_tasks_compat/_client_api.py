@@ -270,7 +270,9 @@ def connect_stdio(
     transport = app.stdio_streams(
         command, list(args), errlog=sys.stderr if errlog is None else errlog, env=env, cwd=cwd
     )
-    opening = _opened(transport, shlex.join([command, *args]), dialect, client_session_kwargs, connect_timeout)
+    opening = _opened(
+        transport, shlex.join([command, *args]), dialect, client_session_kwargs, connect_timeout
+    )
     return bound_session(opening, Endpoint.stdio([command, *args], cwd), journal)
 
 
@@ -452,7 +454,9 @@ async def start_tool(
     options = CallOptions.of(ttl=ttl, cancel_grace=cancel_grace, at_once=True)
     record = record_for(_unwrapped(session), name, arguments)
     connection = await connection_of(session)
-    return await _start_tool(connection, name, arguments, options, on_status=on_status, meta=meta, journal=record)
+    return await _start_tool(
+        connection, name, arguments, options, on_status=on_status, meta=meta, journal=record
+    )
 
 
 async def resume(

@@ -36,7 +36,7 @@ def _expired_error(entry: JournalEntry, unknown: TaskNotFoundError) -> TaskExpir
     assert expires is not None
     return TaskExpiredError(
         f"task {entry.task_id} ({entry.tool or 'a resumed task'} at {entry.endpoint.describe()}) expired: "
-        f"its TTL of {entry.ttl_ms / 1000:g} s ran out at {format_timestamp(expires)} (counted from "
+        f"its TTL of {(entry.ttl_ms or 0) / 1000:g} s ran out at {format_timestamp(expires)} (counted from "
         f"when the server acknowledged it, {format_timestamp(entry.acknowledged_at)}), and the server "
         f"no longer knows it ({unknown.message}); its outcome is lost. The journal entry is ended",
         task_id=entry.task_id,
@@ -53,9 +53,10 @@ class _EntryRecord(CallRecord):
         self._entry = entry
 
     async def ended(self, error: BaseException | None) -> None:
-        if isinstance(error, TaskNotFoundError) and not isinstance(error, TaskExpiredError):
-            if self._entry.expired():
-                error = _expired_error(self._entry, error)
+        unknown = isinstance(error, TaskNotFoundError) and not isinstance(error, TaskExpiredError)
+        if unknown and self._entry.expired():
+            assert isinstance(error, TaskNotFoundError)
+            error = _expired_error(self._entry, error)
         await super().ended(error)
 
 
@@ -101,7 +102,7 @@ class TaskJournal(JournalStore):
         session: Any,
         *,
         on_status: OnStatus | None = None,
-        timeout: float | timedelta | None = None,
+        timeout: float | timedelta | None = None,  # noqa: ASYNC109 - it also cancels the remote task
     ) -> Any:
         """Follow ``entry``'s task to its end on ``session`` and return its ``CallToolResult``.
 
@@ -118,7 +119,9 @@ class TaskJournal(JournalStore):
         record = _EntryRecord(self, entry)
         options = CallOptions.of(timeout=timeout)
         try:
-            run = await _resume(await connection_of(session), entry.task_id, options, on_status=on_status, journal=record)
+            run = await _resume(
+                await connection_of(session), entry.task_id, options, on_status=on_status, journal=record
+            )
             return await run.result(timeout=seconds(timeout))
         except TaskNotFoundError as error:
             if isinstance(error, TaskExpiredError) or not entry.expired():
@@ -146,7 +149,7 @@ class TaskJournal(JournalStore):
         env: Mapping[str, str] | None = None,
         connect: OpenEndpoint | None = None,
         on_status: OnStatus | None = None,
-        timeout: float | timedelta | None = None,
+        timeout: float | timedelta | None = None,  # noqa: ASYNC109 - per task, and it cancels it
     ) -> list[tuple[JournalEntry, Any]]:
         """Follow every pending entry to its end, each on a fresh session to its own endpoint.
 
@@ -177,11 +180,13 @@ class TaskJournal(JournalStore):
         opener: OpenEndpoint,
         outcomes: dict[tuple[str, str], Any],
         on_status: OnStatus | None,
-        timeout: float | timedelta | None,
+        timeout: float | timedelta | None,  # noqa: ASYNC109 - passed on to follow()
     ) -> None:
         async def one(entry: JournalEntry, session: Any) -> None:
             try:
-                outcomes[_key(entry)] = await self.follow(entry, session, on_status=on_status, timeout=timeout)
+                outcomes[_key(entry)] = await self.follow(
+                    entry, session, on_status=on_status, timeout=timeout
+                )
             except CompatError as error:
                 outcomes[_key(entry)] = error
 
@@ -209,4 +214,3 @@ def _default_opener(
         return connect_stdio(command, args, cwd=endpoint.cwd, env=env, dialect=dialect)
 
     return opener
-

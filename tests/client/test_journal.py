@@ -22,8 +22,15 @@ import pytest
 
 from mcp_tasks_compat._adapters import get_adapter
 from mcp_tasks_compat._client.journal import Endpoint, arguments_digest
-from mcp_tasks_compat.client import TaskClientSession, TaskJournal, call_tool, negotiate, read_result, start_tool
-from mcp_tasks_compat.core._model import Task, TaskStatus
+from mcp_tasks_compat.client import (
+    TaskClientSession,
+    TaskJournal,
+    call_tool,
+    negotiate,
+    read_result,
+    start_tool,
+)
+from mcp_tasks_compat.core._model import Task
 from mcp_tasks_compat.errors import (
     TaskCancelledError,
     TaskExpiredError,
@@ -97,13 +104,18 @@ async def test_a_task_is_on_disk_before_the_call_goes_on_and_ends_when_its_resul
     assert entry.tool == "hold"
     assert entry.arguments_sha256 == arguments_digest({"label": "a"})
     assert entry.dialect == NEWEST
-    assert entry.pending and entry.ttl_ms is not None and entry.ttl_ms > 0
+    assert entry.pending
+    assert entry.ttl_ms is not None
+    assert entry.ttl_ms > 0
     assert journal.pending() == []
     [ended] = journal.entries()
-    assert ended.outcome == "result" and ended.ended_at is not None
+    assert ended.outcome == "result"
+    assert ended.ended_at is not None
 
 
-async def test_start_tool_records_before_it_returns_and_the_handle_ends_the_entry(journal: TaskJournal) -> None:
+async def test_start_tool_records_before_it_returns_and_the_handle_ends_the_entry(
+    journal: TaskJournal,
+) -> None:
     release = anyio.Event()
     async with journaled(build_app(release), journal) as session:
         run = await start_tool(session, "hold", {"label": "b"})
@@ -165,7 +177,7 @@ async def test_an_entry_is_followed_only_at_its_own_endpoint(journal: TaskJourna
         run = await start_tool(session, "hold", {"label": "bound"})
         [entry] = journal.pending()
         async with journaled(app, None, endpoint=OTHER_URL) as elsewhere:
-            with pytest.raises(TaskStateError, match="belongs to http://tools.example/mcp"):
+            with pytest.raises(TaskStateError, match=r"belongs to http://tools\.example/mcp"):
                 await journal.follow(entry, elsewhere)
             [(_, refused)] = await journal.resume(connect=lambda entry: _Same(elsewhere))
             assert isinstance(refused, TaskStateError)

@@ -27,8 +27,16 @@ from typing import Any
 import anyio
 import pytest
 from tests.cli.harness import CLI, STDIO_SERVER
+from tests.doc_blocks import run_doc_block_async
 
-from mcp_tasks_compat.client import TaskJournal, connect_http, read_result, resume, start_tool
+from mcp_tasks_compat.client import (
+    ReconnectingClient,
+    TaskJournal,
+    connect_http,
+    read_result,
+    resume,
+    start_tool,
+)
 from mcp_tasks_compat.errors import TaskNotFoundError, TaskStateError
 from mcp_tasks_compat.testing import HttpServerProcess, dialects
 
@@ -47,8 +55,17 @@ SLOW = {"text": "survived", "seconds": 5, "steps": 5}
 is still pending once the client is dead)."""
 
 
-def client(journal: Path, dialect: str, endpoint: dict[str, Any], tool: str, arguments: Any, *extra: str) -> Any:
-    command = [sys.executable, "-m", "tests.deploy.journal_client", str(journal), dialect, json.dumps(endpoint)]
+def client(
+    journal: Path, dialect: str, endpoint: dict[str, Any], tool: str, arguments: Any, *extra: str
+) -> Any:
+    command = [
+        sys.executable,
+        "-m",
+        "tests.deploy.journal_client",
+        str(journal),
+        dialect,
+        json.dumps(endpoint),
+    ]
     return subprocess.Popen(
         [*command, tool, json.dumps(arguments), *extra],
         stdin=subprocess.DEVNULL,
@@ -62,7 +79,7 @@ async def kill_once_journaled(process: subprocess.Popen[str], journal: Path) -> 
     """SIGKILL ``process`` as soon as the journal file holds its task; the entry, still pending."""
     with anyio.fail_after(BOUND_S):
         while True:
-            if journal.exists():
+            if await anyio.Path(journal).exists():
                 pending = TaskJournal(journal).pending()
                 if pending:
                     break
@@ -74,6 +91,17 @@ async def kill_once_journaled(process: subprocess.Popen[str], journal: Path) -> 
     assert process.returncode == -signal.SIGKILL
     [entry] = TaskJournal(journal).pending()  # the client died before it read the outcome
     return entry
+
+
+def call_cli(*args: str) -> subprocess.Popen[str]:
+    """``mcp-tasks-compat call ARGS...`` started (the client the test kills)."""
+    return subprocess.Popen(
+        [*CLI, "call", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def resume_cli(journal: Path, *options: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -127,7 +155,8 @@ async def test_killed_client_over_stdio_resume_reads_the_result(tmp_path: Path, 
     with worker(store):
         process = client(journal, dialect, {"command": command}, "slow_echo", SLOW)
         entry = await kill_once_journaled(process, journal)
-        assert entry.endpoint.command == tuple(command) and entry.endpoint.cwd == os.getcwd()
+        assert entry.endpoint.command == tuple(command)
+        assert entry.endpoint.cwd == os.getcwd()
         # From another folder: the command runs in the folder the entry names.
         done = await anyio.to_thread.run_sync(lambda: resume_cli(journal, cwd=tmp_path))
     assert done.returncode == 0, done
@@ -143,17 +172,18 @@ async def test_killed_call_journal_resumes_on_the_command_line_and_refuses_anoth
     journal = tmp_path / "agent-tasks.db"
     with servers() as started:
         (_a, url), (_b, other_url) = await started.start(*SCOPE, count=2)
-        call = [*CLI, "call", "slow_echo", json.dumps(SLOW), "--journal", str(journal), "--url", url]
-        process = subprocess.Popen(call, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = call_cli("slow_echo", json.dumps(SLOW), "--journal", str(journal), "--url", url)
         entry = await kill_once_journaled(process, journal)
         refused = await anyio.to_thread.run_sync(lambda: resume_cli(journal, "--url", other_url))
         assert refused.returncode == 2, refused
-        assert f"belongs to {url}" in refused.stderr and "nothing was sent" in refused.stderr, refused
+        assert f"belongs to {url}" in refused.stderr, refused
+        assert "nothing was sent" in refused.stderr, refused
         assert [entry] == TaskJournal(journal).pending()  # refused: still pending
         done = await anyio.to_thread.run_sync(lambda: resume_cli(journal))
     assert done.returncode == 0, done
     [report] = reports(done)
-    assert report["task_id"] == entry.task_id and report["tool"] == "slow_echo"
+    assert report["task_id"] == entry.task_id
+    assert report["tool"] == "slow_echo"
     assert report["result"]["content"][0]["text"] == "survived"
     assert TaskJournal(journal).pending() == []
 
@@ -180,7 +210,9 @@ async def test_an_entry_whose_task_expired_meanwhile_ends_task_expired(tmp_path:
     url = server.start()
     try:
         arguments = {"text": "late", "release": str(release)}
-        process = client(journal, dialect, {"url": url}, "held", arguments, "2")  # asks a 2 s TTL (2025-11-25)
+        process = client(
+            journal, dialect, {"url": url}, "held", arguments, "2"
+        )  # asks a 2 s TTL (2025-11-25)
         entry = await kill_once_journaled(process, journal)
         assert entry.ttl_ms == 2000
         release.touch()  # the task ends now; the server forgets it 2 s later
@@ -191,7 +223,9 @@ async def test_an_entry_whose_task_expired_meanwhile_ends_task_expired(tmp_path:
     assert done.returncode == 1, done
     [report] = reports(done)
     assert report["error"]["kind"] == "task-expired", report
-    assert f"task {entry.task_id} (held at {url}) expired: its TTL of 2 s ran out" in report["error"]["message"]
+    assert (
+        f"task {entry.task_id} (held at {url}) expired: its TTL of 2 s ran out" in report["error"]["message"]
+    )
     [ended] = TaskJournal(journal).entries()
     assert ended.outcome == "task-expired"
 
@@ -208,4 +242,28 @@ async def test_the_library_refuses_an_entry_on_another_endpoints_session(tmp_pat
                 await journal.follow(entry, elsewhere)
         async with connect_http(url) as home:
             assert read_result(await journal.follow(entry, home)).text == "bound"
-    assert run.task_id == entry.task_id and journal.pending() == []
+    assert run.task_id == entry.task_id
+    assert journal.pending() == []
+
+
+async def test_the_documented_journal_and_a_reconnecting_client_record_and_end_their_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the page's journal is ./agent-tasks.db
+    with servers() as started:
+        _server, url = await started.start_one()
+        with anyio.fail_after(BOUND_S):
+            names = await run_doc_block_async("docs/client.md", "client-journal", {"url": url})
+            assert read_result(names["result"]).text == "hi"
+            journal = TaskJournal(tmp_path / "agent-tasks.db")
+            client = ReconnectingClient(lambda: connect_http(url, journal=journal), attempts=0)
+            assert (
+                read_result(await client.call_tool("slow_echo", {"text": "again", "seconds": 0.2})).text
+                == "again"
+            )
+    assert capsys.readouterr().out == ""  # nothing was pending at the start
+    entries = journal.entries()
+    assert [(entry.tool, entry.outcome, entry.endpoint.url) for entry in entries] == [
+        ("slow_echo", "result", url),
+        ("slow_echo", "result", url),
+    ]

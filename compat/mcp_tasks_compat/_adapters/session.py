@@ -89,7 +89,9 @@ def task_session_class(
             composed = {key: kwargs.pop(key) for key in LIBRARY_SESSION_KEYWORDS if key in kwargs}
             kwargs.update(session_kwargs(dialect=dialect, push=push, **composed))
             if journal is not None or endpoint is not None:  # checked before the session is built
-                bind_session(self, endpoint=None if endpoint is None else Endpoint.of(endpoint), store=journal)
+                bind_session(
+                    self, endpoint=None if endpoint is None else Endpoint.of(endpoint), store=journal
+                )
             super().__init__(read_stream, write_stream, *args, **kwargs)
             self.task_mode = mode
             self.task_on_status = on_status

@@ -18,8 +18,8 @@ import anyio
 from .._adapters import get_adapter
 from .._client.journal import JournalEntry
 from .._client.lost import lost_connection_error
-from .._journal import TaskJournal
 from .._client_api import call_tool, resume
+from .._journal import TaskJournal
 from ..client import Mode
 from ..dialects import Dialect
 from ..errors import (

@@ -83,7 +83,9 @@ class Target:
         return Endpoint.http(self.url) if self.url is not None else Endpoint.stdio(self.command, self.cwd)
 
     @classmethod
-    def at(cls, endpoint: Endpoint, *, headers: tuple[tuple[str, str], ...], env: tuple[tuple[str, str], ...]) -> Target:
+    def at(
+        cls, endpoint: Endpoint, *, headers: tuple[tuple[str, str], ...], env: tuple[tuple[str, str], ...]
+    ) -> Target:
         """A journal entry's server, with the headers (HTTP) or environment (a command) given again."""
         if endpoint.url is not None:
             return cls(url=endpoint.url, headers=headers)

@@ -221,30 +221,47 @@ class JournalStore:
         try:
             connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            owner = connection.execute("PRAGMA application_id").fetchone()[0]
-            tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if owner not in (0, JOURNAL_APPLICATION_ID) or (owner == 0 and tables):
-                connection.close()
-                raise TaskStoreError(
-                    f"cannot use {what}: it is another application's SQLite file (a task store?); "
-                    "fix: give the journal a file of its own"
-                )
-            connection.execute("PRAGMA journal_mode = WAL")
+            version = self._claimed(connection, what)
+            connection.execute("PRAGMA journal_mode = WAL")  # outside a transaction, once the file is ours
             connection.execute("PRAGMA synchronous = FULL")  # every commit fsync'd before it returns
-            if owner == 0:
-                connection.executescript(
-                    f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA application_id = {JOURNAL_APPLICATION_ID}; "
-                    f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                )
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.Error as error:
-            raise TaskStoreError(f"cannot use {what}: {error}; fix: check the path and its permissions") from error
+            raise TaskStoreError(
+                f"cannot use {what}: {error}; fix: check the path and its permissions"
+            ) from error
         if version > SCHEMA_VERSION:
             connection.close()
             raise TaskStoreError(
                 f"cannot use {what}: a newer mcp-tasks-compat wrote it (schema {version}); fix: upgrade"
             )
         return connection
+
+    @staticmethod
+    def _claimed(connection: sqlite3.Connection, what: str) -> int:
+        """Check the file is a journal (or empty, then made one) in one write transaction, so
+        processes opening a new file at once agree; its schema version. A file of another
+        application's is refused untouched."""
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            owner = connection.execute("PRAGMA application_id").fetchone()[0]
+            tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if owner not in (0, JOURNAL_APPLICATION_ID) or (owner == 0 and tables):
+                raise TaskStoreError(
+                    f"cannot use {what}: it is another application's SQLite file (a task store?); "
+                    "fix: give the journal a file of its own"
+                )
+            if owner == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+                connection.execute(f"PRAGMA application_id = {JOURNAL_APPLICATION_ID}")
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+        except BaseException:
+            connection.execute("ROLLBACK")
+            connection.close()
+            raise
+        connection.execute("COMMIT")
+        return version
 
     def close(self) -> None:
         with self._lock:
