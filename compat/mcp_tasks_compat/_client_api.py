@@ -222,23 +222,14 @@ def connect_http(
     :class:`~mcp_tasks_compat.errors.ServerAuthError`, whose message names the fix and never a
     credential.
 
-    ``journal`` (a :class:`~mcp_tasks_compat.client.TaskJournal`) records every task made on the
-    session, bound to ``url``, before the call that made it goes on (docs/client.md).
+    ``journal`` (a :class:`~mcp_tasks_compat.client.TaskJournal`) records its tasks (docs/client.md).
     """
     app = get_adapter().app
-    endpoint = Endpoint.http(url) if journal is not None else _endpoint_or_none(url)
+    endpoint = Endpoint.http(url) if journal is not None else Endpoint.http_or_none(url)
     credentials = HttpCredentials(headers=dict(headers or {}), auth=auth)
     transport = app.http_streams(url, headers=credentials.headers, auth=auth, on_response=credentials.hook)
     opening = _opened(transport, url, dialect, client_session_kwargs, connect_timeout, credentials)
     return bound_session(opening, endpoint, journal)
-
-
-def _endpoint_or_none(url: str) -> Endpoint | None:
-    """``url``'s endpoint, kept with the session (a later ``call_tool(journal=...)`` needs it)."""
-    try:
-        return Endpoint.http(url)
-    except ValueError:  # a URL a journal would refuse: said when a journal is asked for
-        return None
 
 
 def connect_stdio(
@@ -257,9 +248,8 @@ def connect_stdio(
     process this spawns (and ends with the block), with :func:`connect_http`'s errors.
 
     ``env`` is added to the SDK's minimal default environment; the server's stderr goes to
-    ``errlog`` (default: this process's ``sys.stderr``). ``journal`` records the session's tasks,
-    bound to the command line and ``cwd`` (the current folder when ``None``), as
-    :func:`connect_http`'s does.
+    ``errlog`` (default: this process's ``sys.stderr``). ``journal``: as :func:`connect_http`'s,
+    bound to the command line and ``cwd`` (the current folder when ``None``).
 
     Example::
 
@@ -380,11 +370,8 @@ async def call_tool(
     its result: ``allow_input_required=True`` returns the server's ``InputRequiredResult``
     instead of answering it, ``input_responses`` / ``request_state`` continue such a call. A
     keyword the installed SDK does not have is a ``TypeError``, as it would be there.
-
-    ``journal`` (a :class:`~mcp_tasks_compat.client.TaskJournal`; default: the session's own, if
-    it was opened or built with one) records the task before the call goes on, and its outcome
-    once read; the session's server must be known (opened with :func:`connect_http` /
-    :func:`connect_stdio`, or ``TaskClientSession(..., endpoint=...)``).
+    ``journal`` (a :class:`~mcp_tasks_compat.client.TaskJournal`; default: the session's) records
+    the task before the call goes on, and its outcome once read (docs/client.md).
     """
     # No task at once (start_tool asks for one): the call follows the task to its result, so the
     # inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool in one
@@ -413,7 +400,7 @@ async def call_tool_with(
 ) -> Any:
     """:func:`call_tool` with its options normalised already: the one body of it and of a
     session's SDK-shaped ``call_tool`` (``TaskClientSession``, ``TaskSessionWrapper``)."""
-    record = record_for(_unwrapped(session), name, arguments, given=journal)
+    record = record_for(session, name, arguments, given=journal)
     connection = await connection_of(session)
     return await _call_tool(
         connection,
@@ -427,10 +414,6 @@ async def call_tool_with(
         sdk_options=sdk_options,
         journal=record,
     )
-
-
-def _unwrapped(session: Any) -> Any:
-    return session.wrapped_session if isinstance(session, TaskSessionWrapper) else session
 
 
 async def start_tool(
@@ -447,12 +430,11 @@ async def start_tool(
 
     Refused (before anything is sent) where ``call_tool(mode="task")`` would be. Use the handle as
     ``async with await start_tool(...) as run:`` to cancel the task if the block exits early. A
-    session with a journal records the task before this returns, and its outcome once
-    ``run.result()`` reads it.
+    session's journal records the task before this returns, and its outcome once read.
     """
     # A handle is wanted: even a quick tool is a task (the hint, where the connection sends it).
     options = CallOptions.of(ttl=ttl, cancel_grace=cancel_grace, at_once=True)
-    record = record_for(_unwrapped(session), name, arguments)
+    record = record_for(session, name, arguments)
     connection = await connection_of(session)
     return await _start_tool(
         connection, name, arguments, options, on_status=on_status, meta=meta, journal=record
@@ -471,11 +453,11 @@ async def resume(
     Works on 2026-07-28, where task ids are handles. On 2025-11-25 it works where the server
     allows: servers built on mcp 1.27.2 or later, and this library's unless they set
     ``unauthenticated_2025_scope="task_id"``, keep an unauthenticated task to the creating
-    session, and their refusal arrives as ``TaskNotFoundError`` saying so. On a session with a
-    journal, the task's entry (if it has one) ends once its outcome is read.
+    session, and their refusal arrives as ``TaskNotFoundError`` saying so. A session's journal
+    ends the task's entry (if any) once its outcome is read.
     """
     options = CallOptions.of(cancel_grace=cancel_grace)
-    record = record_for(_unwrapped(session), None, None, task_id=task_id)
+    record = record_for(session, None, None, task_id=task_id)
     connection = await connection_of(session)
     return await _resume(connection, task_id, options, on_status=on_status, journal=record)
 

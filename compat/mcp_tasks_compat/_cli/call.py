@@ -239,10 +239,7 @@ async def _call_connected(
         report.dialect = connected.negotiated.dialect
         recorder.heading = f"task {{task_id}} (dialect {connected.negotiated.dialect})"
         if options.resume is None:
-            names = [str(tool.get("name")) for tool in await get_adapter().app.list_tools(connected.session)]
-            if options.tool not in names:
-                offered = ", ".join(names) or "no tools"
-                raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
+            await _check_tool(connected, options.tool)
         started = time.monotonic()
         result: Any = None
         failure: BaseException | None = None
@@ -297,6 +294,14 @@ async def _call_connected(
     if failure is None:
         raise CliError("the call ended without a result or an error", EXIT_USAGE)
     return _classify_call_failure(failure, report)
+
+
+async def _check_tool(connected: Connected, tool: str) -> None:
+    """Refuse a tool the server does not offer, naming the ones it does."""
+    names = [str(item.get("name")) for item in await get_adapter().app.list_tools(connected.session)]
+    if tool not in names:
+        offered = ", ".join(names) or "no tools"
+        raise CliError(f"unknown tool {tool!r}; the server offers: {offered}")
 
 
 def _is_error_result(result: Any) -> bool:

@@ -101,6 +101,14 @@ class Endpoint:
         return cls(url=urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, "")))
 
     @classmethod
+    def http_or_none(cls, url: str) -> Endpoint | None:
+        """``url``'s endpoint, or ``None`` for one a journal refuses (said when a journal is asked for)."""
+        try:
+            return cls.http(url)
+        except ValueError:
+            return None
+
+    @classmethod
     def stdio(cls, command: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> Endpoint:
         line = tuple(str(part) for part in command)
         if not line or not line[0]:
@@ -401,6 +409,7 @@ def record_for(
     """The record of one call on ``session`` (``given``: the call's own journal, else the session's),
     or of a resumed ``task_id``; ``None`` when nothing is journaled. A journal on a session whose
     server is unknown is refused before anything is sent."""
+    session = getattr(session, "wrapped_session", session)  # a TaskSessionWrapper's session
     bound = _bindings.get(session)
     store = given or (bound.store if bound is not None else None)
     if store is None:
