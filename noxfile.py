@@ -324,7 +324,7 @@ def integrations(session: nox.Session, mcp: str) -> None:
     install_with_sdk(session, mcp, "test")
     session.install(*frameworks, f"mcp=={mcp}")
     tests = [INTEGRATION_TESTS[framework] for framework in frameworks]
-    if JOURNAL_RECIPE_FRAMEWORKS <= set(frameworks):  # the journal recipes (docs/integrations.md)
+    if set(frameworks) >= JOURNAL_RECIPE_FRAMEWORKS:  # the journal recipes (docs/integrations.md)
         tests.append("integrations/test_journal_recipes.py")
     session.run("python", "-m", "pytest", *tests, "-p", "no:cacheprovider", "-rxXs", *session.posargs)
 

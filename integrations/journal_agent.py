@@ -38,7 +38,8 @@ async def call_with_strands(url: str) -> Any:
 
 
 async def main(framework: str, url: str) -> None:
-    await run_doc_block_async("docs/integrations.md", f"{framework}-journal", {"url": url})
+    block = {"langchain": "langchain-journal", "strands": "strands-journal"}[framework]
+    await run_doc_block_async("docs/integrations.md", block, {"url": url})
     call = call_with_langchain if framework == "langchain" else call_with_strands
     print(await call(url), flush=True)
 

@@ -33,6 +33,8 @@ pytestmark = [
 AGENT = str(Path(__file__).with_name("journal_agent.py"))
 BOUND_S = 90.0
 """A bound, not a wait: interpreters importing a framework on a possibly busy machine."""
+BLOCKS = {"langchain": "langchain-journal", "strands": "strands-journal"}
+"""docs/integrations.md's block of each framework."""
 MODULES = {
     "langchain": ("langchain_mcp_adapters.sessions", "ClientSession"),
     "strands": ("strands.tools.mcp.mcp_client", "ClientSession"),
@@ -85,7 +87,7 @@ async def test_the_restarted_agent_reads_the_result_of_the_task_its_killed_run_l
     assert (entry.tool, entry.endpoint.url) == ("slow_echo", url)
     monkeypatch.chdir(tmp_path)  # the restarted agent, in its folder
     with anyio.fail_after(BOUND_S):
-        names = await run_doc_block_async("docs/integrations.md", f"{framework}-journal", {"url": url})
+        names = await run_doc_block_async("docs/integrations.md", BLOCKS[framework], {"url": url})
     [(resumed, result)] = names["finished"]
     assert resumed.task_id == entry.task_id
     assert read_result(result).text == "after the restart"
