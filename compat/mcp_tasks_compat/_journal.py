@@ -116,12 +116,12 @@ class TaskJournal(JournalStore):
         is then cancelled: ``TaskTimeoutError``).
         """
         self._check_endpoint(entry, session)
+        connection = await connection_of(session)
+        _check_dialect(entry, connection.negotiated.dialect)
         record = _EntryRecord(self, entry)
         options = CallOptions.of(timeout=timeout)
         try:
-            run = await _resume(
-                await connection_of(session), entry.task_id, options, on_status=on_status, journal=record
-            )
+            run = await _resume(connection, entry.task_id, options, on_status=on_status, journal=record)
             return await run.result(timeout=seconds(timeout))
         except TaskNotFoundError as error:
             if isinstance(error, TaskExpiredError) or not entry.expired():
@@ -197,6 +197,17 @@ class TaskJournal(JournalStore):
         except CompatError as error:  # the session did not open, or was lost
             for entry in entries:
                 outcomes.setdefault(_key(entry), error)
+
+
+def _check_dialect(entry: JournalEntry, dialect: str | None) -> None:
+    """A task is read in the dialect it was made in: another is refused, nothing sent."""
+    if dialect != entry.dialect:
+        raise TaskStateError(
+            f"journal entry {entry.task_id} ({entry.tool}) was made in dialect {entry.dialect}, and this "
+            f"session to {entry.endpoint.describe()} speaks {dialect or 'no task dialect'}: nothing was "
+            "sent and the entry stays pending. fix: open the session with dialect=entry.dialect "
+            "(connect_http(..., dialect=...)), or let journal.resume() open it"
+        )
 
 
 def _key(entry: JournalEntry) -> tuple[str, str]:

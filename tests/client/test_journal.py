@@ -28,6 +28,7 @@ from mcp_tasks_compat.client import (
     call_tool,
     negotiate,
     read_result,
+    resume,
     start_tool,
 )
 from mcp_tasks_compat.core._model import Task
@@ -275,3 +276,37 @@ def test_several_processes_share_one_journal_file(journal: TaskJournal) -> None:
     assert len(entries) == 160
     assert len(journal.pending()) == 80
     assert all(entry.outcome == "result" for entry in entries if int(entry.task_id.split("-")[1]) % 2)
+
+
+@pytest.mark.skipif(len(dialects()) < 2, reason="mcp 1.x speaks one task dialect")
+async def test_an_entry_is_followed_only_in_its_own_dialect(journal: TaskJournal) -> None:
+    release = anyio.Event()
+    app = build_app(release)
+    async with journaled(app, journal) as session:
+        await start_tool(session, "hold", {"label": "newest"})
+        [entry] = journal.pending()
+        async with (
+            get_adapter().app.in_memory_streams(app.sdk_server) as (read, write),
+            TaskClientSession(read, write, endpoint=URL, dialect="2025-11-25") as older,
+        ):
+            await negotiate(older)
+            with pytest.raises(TaskStateError, match=f"was made in dialect {entry.dialect}"):
+                await journal.follow(entry, older)
+        assert journal.pending() == [entry]
+        release.set()
+
+
+async def test_a_task_the_journal_cannot_record_is_cancelled_and_the_call_fails_loudly(
+    journal: TaskJournal,
+) -> None:
+    with sqlite3.connect(journal.path) as connection:  # the file broken under the journal
+        connection.execute("DROP TABLE journal_entries")
+    app = build_app(anyio.Event())  # never released: only the cancel ends the tool
+    async with journaled(app, journal) as session:
+        with pytest.raises(TaskStoreError, match=r"could not record task \S+ in the task journal") as failed:
+            await call_tool(session, "hold", {"label": "unrecorded"})
+        task_id = failed.value.message.split()[4]
+        with anyio.fail_after(30):
+            run = await resume(session, task_id)
+            with pytest.raises(TaskCancelledError):
+                await run.result()  # the call's early end cancelled it: nothing runs unjournaled

@@ -16,7 +16,7 @@ from .._observe import traces
 from ..core._model import Task
 from ..dialects import TASK_AT_ONCE_META_KEY
 from .call_options import CallOptions
-from .following import Guard, follower_for
+from .following import Guard, end_early, follower_for
 from .journal import CallRecord
 from .lost import lost_connection_error, raising_lost_connection
 from .outcomes import lookup_error
@@ -88,9 +88,9 @@ async def call_tool(
         # it is resolved here rather than dropped.
         span.task(started.task_id)
         wire = connection.wire()
+        guard.attach(wire, started.task_id, reporter)  # a failed record ends the task too
         if journal is not None:  # on disk before anything else: this process may die next
             await journal.acknowledged(started, wire.dialect)
-        guard.attach(wire, started.task_id, reporter)
         expiry = Expiry(started, resumed=False)
         return await follower_for(wire, started, reporter, expiry, resumed=False, tool=name).run()
 
@@ -171,7 +171,13 @@ async def start_tool(
         )
     span.task(started.task_id)
     if journal is not None:
-        await journal.acknowledged(started, dialect)
+        try:
+            await journal.acknowledged(started, dialect)
+        except BaseException:  # a task no journal holds is not left running
+            await end_early(
+                connection.wire(), started.task_id, connection.settle, grace=options.cancel_grace_s
+            )
+            raise
     run = TaskRun(
         wire=connection.wire(),
         task=started,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -51,6 +52,8 @@ __all__ = [
     "endpoint_of",
     "record_for",
 ]
+
+logger = logging.getLogger("mcp_tasks_compat.client")
 
 JOURNAL_APPLICATION_ID: Final = 0x4D544A31  # "MTJ1": SQLite's application_id of a journal file
 SCHEMA_VERSION: Final = 1
@@ -312,13 +315,27 @@ class JournalStore:
         return _entry(rows[0]) if rows else None
 
     async def record(self, entry: JournalEntry) -> None:
-        """:meth:`record_now` on a worker thread, finished even if the caller is cancelled meanwhile."""
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.record_now, entry)
+        """:meth:`record_now` on a worker thread, finished even if the caller is cancelled meanwhile.
+
+        A write that fails is :class:`TaskStoreError`: the call then ends early, so its task is
+        cancelled rather than left running where no journal holds it."""
+        try:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.record_now, entry)
+        except sqlite3.Error as error:
+            raise TaskStoreError(
+                f"could not record task {entry.task_id} in the task journal {str(self.path)!r} ({error}); "
+                "the call is ended and its task cancelled. fix: check the disk and the file's permissions"
+            ) from error
 
     async def end(self, endpoint: Endpoint, task_id: str, outcome: str) -> None:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.end_now, endpoint, task_id, outcome)
+        """:meth:`end_now` on a worker thread. A write that fails is logged, not raised: the
+        outcome was read, and an entry left pending is only read again by a later resume."""
+        try:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.end_now, endpoint, task_id, outcome)
+        except sqlite3.Error as error:
+            logger.warning("could not end task %s in the task journal %s (%s)", task_id, self.path, error)
 
 
 def outcome_of(error: BaseException | None) -> str | None:
