@@ -12,9 +12,10 @@ import sys
 from dataclasses import dataclass
 from typing import Final
 
+from .._client.journal import journal_location
 from .._journal import TaskJournal
 from .call import CallOptions, run_call
-from .common import EXIT_CANCELLED, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE
+from .common import EXIT_CANCELLED, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError
 from .connect import Target
 
 __all__ = ["SEVERITY", "ResumeOptions", "run_resume"]
@@ -45,6 +46,8 @@ def worst(codes: list[int]) -> int:
 
 def run_resume(options: ResumeOptions) -> int:
     """``resume``: each pending entry followed to its end, one ``call`` report each."""
+    if not journal_location(options.journal).is_file():  # a typo would make an empty journal
+        raise CliError(f"no task journal at {options.journal!r} (call --journal PATH makes one)")
     journal = TaskJournal(options.journal)
     try:
         entries = journal.pending()

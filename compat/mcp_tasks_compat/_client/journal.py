@@ -50,6 +50,7 @@ __all__ = [
     "bind_session",
     "bound_session",
     "endpoint_of",
+    "journal_location",
     "record_for",
 ]
 
@@ -203,7 +204,7 @@ def _entry(row: tuple[Any, ...]) -> JournalEntry:
     )  # fmt: skip
 
 
-def _location(location: str | os.PathLike[str]) -> Path:
+def journal_location(location: str | os.PathLike[str]) -> Path:
     """``sqlite:///relative.db``, ``sqlite:////absolute.db`` or a plain path."""
     text = os.fspath(location)
     if text.startswith("sqlite:"):
@@ -221,7 +222,7 @@ class JournalStore:
     """The SQLite file of a journal; one connection, used from worker threads one at a time."""
 
     def __init__(self, location: str | os.PathLike[str]) -> None:
-        self.path = _location(location)
+        self.path = journal_location(location)
         self._lock = threading.Lock()
         self._connection = self._open()
 
