@@ -23,10 +23,9 @@ def resume(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_missing_journal_is_refused_and_not_created(tmp_path: Path) -> None:
     done = resume("--journal", str(tmp_path / "typo.db"))
     assert done.returncode == EXIT_USAGE, done
-    assert (
-        done.stderr.strip()
-        == f"mcp-tasks-compat: no task journal at {str(tmp_path / 'typo.db')!r} (call --journal PATH makes one)"
-    )
+    missing = str(tmp_path / "typo.db")
+    expected = f"mcp-tasks-compat: no task journal at {missing!r} (call --journal PATH makes one)"
+    assert done.stderr.strip() == expected
     assert not (tmp_path / "typo.db").exists()
 
 
