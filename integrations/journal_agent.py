@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: 
 
 from tests.doc_blocks import run_doc_block_async
 
-ARGUMENTS = {"text": "after the restart", "seconds": 5, "steps": 5}
+ARGUMENTS = {"text": "after the restart", "seconds": 8, "steps": 4}
 
 
 async def call_with_langchain(url: str) -> Any:
