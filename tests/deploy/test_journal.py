@@ -50,6 +50,9 @@ DIALECTS = list(dialects())
 """2025-11-25 on mcp 1.x; both on mcp 2.x (2025-11-25 through ``connect_*(dialect=...)``)."""
 SCOPE = ("--unauthenticated-2025-scope", "task_id")
 """So a new 2025-11-25 session may read the task by its id (docs/client.md, the journal's section)."""
+EXPIRY_TTL_MS = 5000
+"""The expiry test's TTL: longer than the client's kill and the tool's release take on a loaded
+machine (a task whose TTL ran out while it ran is failed, not forgotten), short enough to wait for."""
 SLOW = {"text": "survived", "seconds": 5, "steps": 5}
 """Long enough that the client is killed while the task runs (the test checks it was: the entry
 is still pending once the client is dead)."""
@@ -205,7 +208,7 @@ async def until_forgotten(url: str, dialect: str, task_id: str) -> None:
 async def test_an_entry_whose_task_expired_meanwhile_ends_task_expired(tmp_path: Path, dialect: str) -> None:
     journal, release = tmp_path / "agent-tasks.db", tmp_path / "release"
     server = HttpServerProcess(
-        [sys.executable, "-m", "tests.deploy.journal_server", "2000"], start_timeout=START_BOUND_S
+        [sys.executable, "-m", "tests.deploy.journal_server", str(EXPIRY_TTL_MS)], start_timeout=START_BOUND_S
     )
     url = server.start()
     try:
@@ -214,8 +217,8 @@ async def test_an_entry_whose_task_expired_meanwhile_ends_task_expired(tmp_path:
             journal, dialect, {"url": url}, "held", arguments, "2"
         )  # asks a 2 s TTL (2025-11-25)
         entry = await kill_once_journaled(process, journal)
-        assert entry.ttl_ms == 2000
-        release.touch()  # the task ends now; the server forgets it 2 s later
+        assert entry.ttl_ms == EXPIRY_TTL_MS
+        release.touch()  # the task ends now; the server forgets it a TTL later
         await until_forgotten(url, dialect, entry.task_id)
         done = await anyio.to_thread.run_sync(lambda: resume_cli(journal))
     finally:
@@ -224,7 +227,7 @@ async def test_an_entry_whose_task_expired_meanwhile_ends_task_expired(tmp_path:
     [report] = reports(done)
     assert report["error"]["kind"] == "task-expired", report
     assert (
-        f"task {entry.task_id} (held at {url}) expired: its TTL of 2 s ran out" in report["error"]["message"]
+        f"task {entry.task_id} (held at {url}) expired: its TTL of 5 s ran out" in report["error"]["message"]
     )
     [ended] = TaskJournal(journal).entries()
     assert ended.outcome == "task-expired"
