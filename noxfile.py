@@ -350,6 +350,9 @@ INTEGRATION_LEGS = {
     "2.1.1": ["strands-agents==1.62.0"],
 }
 
+JOURNAL_RECIPE_FRAMEWORKS = {"langchain-mcp-adapters==0.3.2", "strands-agents==1.62.0"}
+"""The frameworks of integrations/test_journal_recipes.py (the journal across an agent's restart)."""
+
 
 @nox.session
 @nox.parametrize("mcp", list(INTEGRATION_LEGS))
@@ -359,6 +362,8 @@ def integrations(session: nox.Session, mcp: str) -> None:
     install_with_sdk(session, mcp, "test")
     session.install(*frameworks, f"mcp=={mcp}")
     tests = [INTEGRATION_TESTS[framework] for framework in frameworks]
+    if set(frameworks) >= JOURNAL_RECIPE_FRAMEWORKS:  # the journal recipes (docs/integrations.md)
+        tests.append("integrations/test_journal_recipes.py")
     session.run("python", "-m", "pytest", *tests, "-p", "no:cacheprovider", "-rxXs", *session.posargs)
 
 

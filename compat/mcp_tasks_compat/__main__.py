@@ -1,6 +1,6 @@
 """Command line: ``mcp-tasks-compat`` / ``python -m mcp_tasks_compat``.
 
-``info``, ``demo``, ``example-server``, ``call`` and ``probe``; docs/cli.md lists every option and
+``info``, ``demo``, ``example-server``, ``call``, ``resume`` and ``probe``; docs/cli.md lists every option and
 exit code. Parsing lives here; what each command does lives in the :mod:`._cli` package.
 """
 
@@ -149,8 +149,36 @@ def _cmd_call(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout,
         verbose=args.verbose,
         answer=parse_answer(args.answer),
+        journal=_journal(args.journal),
     )
     return run_call(options)
+
+
+def _journal(location: str | None) -> Any:
+    """``--journal PATH``: the client journal, opened (and created) now."""
+    if location is None:
+        return None
+    from ._journal import TaskJournal
+
+    return TaskJournal(location)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from ._cli.connect import parse_env, parse_headers
+    from ._cli.resume import ResumeOptions, run_resume
+
+    given = args.url is not None or bool(args.server_command)
+    options = ResumeOptions(
+        journal=args.journal,
+        target=_target(args) if given else None,
+        headers=parse_headers(args.header, args.bearer_env),
+        env=parse_env(args.env),
+        timeout=args.timeout,
+        as_json=args.json,
+        connect_timeout=args.connect_timeout,
+        verbose=args.verbose,
+    )
+    return run_resume(options)
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
@@ -429,8 +457,36 @@ def _add_call(add_parser: AddParser) -> None:
         help='answer the tool\'s questions (elicitation) with this form content, e.g. \'{"answer": "Ada"}\'; '
         "without it they are asked on the terminal, or refused (exit 2) when stdin is not one",
     )
+    call.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="record the call's task in this client journal (a SQLite file) until its outcome is read; "
+        "'resume --journal PATH' follows what a killed call left",
+    )
     _add_target(call)
     call.set_defaults(handler=_cmd_call)
+
+
+def _add_resume(add_parser: AddParser) -> None:
+    resume = add_parser(
+        "resume",
+        help="follow every pending task of a client journal to its end, as call would",
+        usage="mcp-tasks-compat resume --journal PATH [--json] [--timeout S] [-H 'NAME: VALUE']... "
+        "[--bearer-env VAR] [--env K=V]... [(--url URL | -- COMMAND ARGS...)]",
+        epilog=_EPILOG,
+    )
+    resume.add_argument(
+        "--journal", required=True, metavar="PATH", help="the client journal (call --journal)"
+    )
+    resume.add_argument("--json", action="store_true", help="print one JSON object per task, as call --json")
+    resume.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="S",
+        help="give up on a task (and cancel it) after S seconds",
+    )
+    _add_target(resume)
+    resume.set_defaults(handler=_cmd_resume)
 
 
 def _add_probe(add_parser: AddParser) -> None:
@@ -456,6 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(commands.add_parser)
     _add_example_server(commands.add_parser)
     _add_call(commands.add_parser)
+    _add_resume(commands.add_parser)
     _add_probe(commands.add_parser)
     _add_tasks(commands.add_parser)
     _add_worker(commands.add_parser)
@@ -512,10 +569,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     own, server_command = _split_command(sys.argv[1:] if argv is None else argv)
     _RedactingParser.hide_headers_of(own)
     args = parser.parse_args(own)
-    if server_command and args.command not in ("call", "probe"):
+    if server_command and args.command not in ("call", "probe", "resume"):
         parser.error(f"{args.command} takes no server command after '--'")
     args.server_command = server_command
-    if args.command in ("call", "probe", "demo", "example-server"):
+    if args.command in ("call", "probe", "resume", "demo", "example-server"):
         quiet_sdk_logs(args.verbose)
     try:
         return int(args.handler(args))

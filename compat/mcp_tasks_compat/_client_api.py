@@ -36,6 +36,7 @@ from ._client import call_tool as _call_tool
 from ._client import resume as _resume
 from ._client import start_tool as _start_tool
 from ._client.auth import HttpCredentials
+from ._client.journal import Endpoint, JournalStore, bound_session, record_for
 from ._detect import refuse_unsupported, sdk_info
 from .dialects import ALL_DIALECTS, DIALECT_2025_11_25, Dialect
 from .errors import SessionOptionsError
@@ -196,6 +197,7 @@ def connect_http(
     dialect: Dialect | None = None,
     client_session_kwargs: Mapping[str, Any] | None = None,
     connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
+    journal: JournalStore | None = None,
 ) -> AbstractAsyncContextManager[Any]:
     """``async with connect_http(url) as session``: a negotiated ``ClientSession`` over streamable HTTP.
 
@@ -219,11 +221,15 @@ def connect_http(
     403), when the session opens or later, ends the block with
     :class:`~mcp_tasks_compat.errors.ServerAuthError`, whose message names the fix and never a
     credential.
+
+    ``journal`` (a :class:`~mcp_tasks_compat.client.TaskJournal`) records its tasks (docs/client.md).
     """
     app = get_adapter().app
+    endpoint = Endpoint.http(url) if journal is not None else Endpoint.http_or_none(url)
     credentials = HttpCredentials(headers=dict(headers or {}), auth=auth)
     transport = app.http_streams(url, headers=credentials.headers, auth=auth, on_response=credentials.hook)
-    return _opened(transport, url, dialect, client_session_kwargs, connect_timeout, credentials)
+    opening = _opened(transport, url, dialect, client_session_kwargs, connect_timeout, credentials)
+    return bound_session(opening, endpoint, journal)
 
 
 def connect_stdio(
@@ -236,12 +242,14 @@ def connect_stdio(
     dialect: Dialect | None = None,
     client_session_kwargs: Mapping[str, Any] | None = None,
     connect_timeout: float | timedelta | None = CONNECT_TIMEOUT_SECONDS,
+    journal: JournalStore | None = None,
 ) -> AbstractAsyncContextManager[Any]:
     """``async with connect_stdio(command, args) as session``: the same over stdio, to a server
     process this spawns (and ends with the block), with :func:`connect_http`'s errors.
 
     ``env`` is added to the SDK's minimal default environment; the server's stderr goes to
-    ``errlog`` (default: this process's ``sys.stderr``).
+    ``errlog`` (default: this process's ``sys.stderr``). ``journal``: as :func:`connect_http`'s,
+    bound to the command line and ``cwd`` (the current folder when ``None``).
 
     Example::
 
@@ -252,7 +260,10 @@ def connect_stdio(
     transport = app.stdio_streams(
         command, list(args), errlog=sys.stderr if errlog is None else errlog, env=env, cwd=cwd
     )
-    return _opened(transport, shlex.join([command, *args]), dialect, client_session_kwargs, connect_timeout)
+    opening = _opened(
+        transport, shlex.join([command, *args]), dialect, client_session_kwargs, connect_timeout
+    )
+    return bound_session(opening, Endpoint.stdio([command, *args], cwd), journal)
 
 
 def connect_in_memory(
@@ -315,6 +326,7 @@ async def call_tool(
     cancel_grace: float | timedelta = CANCEL_GRACE_SECONDS,
     on_progress: OnProgress | None = None,
     read_timeout_seconds: float | timedelta | None = None,
+    journal: JournalStore | None = None,
     **sdk_options: Any,
 ) -> Any:
     """Call a tool and return the installed SDK's ``CallToolResult``, running it as a task where offered.
@@ -358,6 +370,8 @@ async def call_tool(
     its result: ``allow_input_required=True`` returns the server's ``InputRequiredResult``
     instead of answering it, ``input_responses`` / ``request_state`` continue such a call. A
     keyword the installed SDK does not have is a ``TypeError``, as it would be there.
+    ``journal`` (a :class:`~mcp_tasks_compat.client.TaskJournal`; default: the session's) records
+    the task before the call goes on, and its outcome once read (docs/client.md).
     """
     # No task at once (start_tool asks for one): the call follows the task to its result, so the
     # inline grace costs it nothing (a long tool ends when it ends) and answers a quick tool in one
@@ -367,7 +381,7 @@ async def call_tool(
     )
     return await call_tool_with(
         session, name, arguments, options, mode=mode, on_status=on_status, meta=meta, on_progress=on_progress,
-        **sdk_options,
+        journal=journal, **sdk_options,
     )  # fmt: skip
 
 
@@ -381,10 +395,12 @@ async def call_tool_with(
     on_status: OnStatus | None = None,
     meta: dict[str, Any] | None = None,
     on_progress: OnProgress | None = None,
+    journal: JournalStore | None = None,
     **sdk_options: Any,
 ) -> Any:
     """:func:`call_tool` with its options normalised already: the one body of it and of a
     session's SDK-shaped ``call_tool`` (``TaskClientSession``, ``TaskSessionWrapper``)."""
+    record = record_for(session, name, arguments, given=journal)
     connection = await connection_of(session)
     return await _call_tool(
         connection,
@@ -396,6 +412,7 @@ async def call_tool_with(
         meta=meta,
         on_progress=on_progress,
         sdk_options=sdk_options,
+        journal=record,
     )
 
 
@@ -412,12 +429,16 @@ async def start_tool(
     """Start a tool as a task and return its :class:`TaskRun` without waiting for the result.
 
     Refused (before anything is sent) where ``call_tool(mode="task")`` would be. Use the handle as
-    ``async with await start_tool(...) as run:`` to cancel the task if the block exits early.
+    ``async with await start_tool(...) as run:`` to cancel the task if the block exits early. A
+    session's journal records the task before this returns, and its outcome once read.
     """
     # A handle is wanted: even a quick tool is a task (the hint, where the connection sends it).
     options = CallOptions.of(ttl=ttl, cancel_grace=cancel_grace, at_once=True)
+    record = record_for(session, name, arguments)
     connection = await connection_of(session)
-    return await _start_tool(connection, name, arguments, options, on_status=on_status, meta=meta)
+    return await _start_tool(
+        connection, name, arguments, options, on_status=on_status, meta=meta, journal=record
+    )
 
 
 async def resume(
@@ -432,11 +453,13 @@ async def resume(
     Works on 2026-07-28, where task ids are handles. On 2025-11-25 it works where the server
     allows: servers built on mcp 1.27.2 or later, and this library's unless they set
     ``unauthenticated_2025_scope="task_id"``, keep an unauthenticated task to the creating
-    session, and their refusal arrives as ``TaskNotFoundError`` saying so.
+    session, and their refusal arrives as ``TaskNotFoundError`` saying so. A session's journal
+    ends the task's entry (if any) once its outcome is read.
     """
     options = CallOptions.of(cancel_grace=cancel_grace)
+    record = record_for(session, None, None, task_id=task_id)
     connection = await connection_of(session)
-    return await _resume(connection, task_id, options, on_status=on_status)
+    return await _resume(connection, task_id, options, on_status=on_status, journal=record)
 
 
 # --- reading a result the same way on both majors ------------------------------------------------

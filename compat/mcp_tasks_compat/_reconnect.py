@@ -25,6 +25,7 @@ import anyio
 
 from ._client.call_options import CallOptions
 from ._client.entry_points import call_tool, resume, start_tool
+from ._client.journal import record_for
 from ._client.lost import connection_lost, leaves
 from ._client.protocols import OnStatus
 from ._client_api import connection_of
@@ -138,8 +139,11 @@ class ReconnectingClient:
 
         async def first(session: Any) -> Any:
             connection = await connection_of(session)
+            journal = record_for(session, name, arguments)  # the session's journal, if it has one
             try:
-                run = await start_tool(connection, name, arguments, options, on_status=on_status, meta=None)
+                run = await start_tool(
+                    connection, name, arguments, options, on_status=on_status, meta=None, journal=journal
+                )
             except UnsupportedOptInError:  # the server offers no task for this tool: a plain call
                 return await call_tool(
                     connection, name, arguments, options, mode="plain", on_status=None, meta=None
@@ -171,7 +175,8 @@ class ReconnectingClient:
         """The followed task resumed on ``session``, to its result within ``options.timeout_s``."""
         assert followed.task_id is not None
         connection = await connection_of(session)
-        run = await resume(connection, followed.task_id, options, on_status=on_status)
+        journal = record_for(session, None, None, task_id=followed.task_id)
+        run = await resume(connection, followed.task_id, options, on_status=on_status, journal=journal)
         followed.dialect = run.dialect
         return await run.result(timeout=options.timeout_s)
 

@@ -21,7 +21,8 @@ The dialect is chosen per connection from what was negotiated: the Tasks extensi
 where ``server/discover`` declares it, 2025-11-25 experimental tasks on a handshake-era
 connection that offers them, and a plain call otherwise (``mode="auto"``). :func:`start_tool` and
 :func:`resume` give a :class:`TaskRun` handle instead of waiting; :class:`ReconnectingClient`
-follows a task across lost connections.
+follows a task across lost connections; a :class:`TaskJournal` keeps the tasks a client made on
+disk, so that it finds them again after it restarts.
 
 This module imports no ``mcp``: the adapter for the installed major is imported on first use.
 """
@@ -44,6 +45,7 @@ from ._client_api import (
     start_tool,
 )
 from ._deprecated import Alias, answer
+from ._journal import TaskJournal
 from ._reconnect import Reconnect, ReconnectingClient
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "ReconnectingClient",
     "ResultView",
     "TaskClientSession",
+    "TaskJournal",
     "TaskRun",
     "call_tool",
     "connect_http",

@@ -20,6 +20,7 @@ from typing import Any
 from mcp.client.session import ClientSession
 
 from .._client import SessionCall, call_with_defaults
+from .._client.journal import Endpoint, bind_session
 
 __all__ = ["LIBRARY_SESSION_KEYWORDS", "check_sdk_options", "task_session_class"]
 
@@ -68,6 +69,8 @@ def task_session_class(
         ``progress_callback`` hears a plain call's progress and, in a task without ``on_status``,
         its status messages. The SDK's own keywords (mcp 2.x ``allow_input_required``...) are
         honoured as the SDK honours them, and a task the call causes is followed all the same.
+        ``journal`` (a ``TaskJournal``) records every task made on the session, bound to
+        ``endpoint`` (the server's URL, or its command line as a list), which it needs.
         """
 
         def __init__(
@@ -79,10 +82,16 @@ def task_session_class(
             mode: str = "auto",
             on_status: Any = None,
             push: bool = True,
+            journal: Any = None,
+            endpoint: Any = None,
             **kwargs: Any,
         ) -> None:
             composed = {key: kwargs.pop(key) for key in LIBRARY_SESSION_KEYWORDS if key in kwargs}
             kwargs.update(session_kwargs(dialect=dialect, push=push, **composed))
+            if journal is not None or endpoint is not None:  # checked before the session is built
+                bind_session(
+                    self, endpoint=None if endpoint is None else Endpoint.of(endpoint), store=journal
+                )
             super().__init__(read_stream, write_stream, *args, **kwargs)
             self.task_mode = mode
             self.task_on_status = on_status

@@ -16,8 +16,10 @@ from typing import Any, Final
 import anyio
 
 from .._adapters import get_adapter
+from .._client.journal import JournalEntry
 from .._client.lost import lost_connection_error
 from .._client_api import call_tool, resume
+from .._journal import TaskJournal
 from ..client import Mode
 from ..dialects import Dialect
 from ..errors import (
@@ -100,6 +102,10 @@ class CallOptions:
     answer: dict[str, Any] | None = None
     resume: str | None = None
     """Follow this existing task instead of calling ``tool``."""
+    journal: TaskJournal | None = None
+    """``--journal PATH``: the call's task is recorded there (and ended there once read)."""
+    entry: JournalEntry | None = None
+    """``resume --journal``: the journal entry ``resume`` names, followed through the journal."""
 
 
 def _error_json(kind: str, message: str, code: int | None = None) -> dict[str, Any]:
@@ -155,7 +161,11 @@ async def _call_once(
         interrupt.soft_targets.append(call_scope)  # Ctrl-C stops the call, not the session
         try:
             with call_scope:
-                if options.resume is not None:
+                if options.journal is not None and options.entry is not None:
+                    result = await options.journal.follow(
+                        options.entry, connected.session, on_status=recorder.observe, timeout=options.timeout
+                    )
+                elif options.resume is not None:
                     run = await resume(connected.session, options.resume, on_status=recorder.observe)
                     result = await run.result(timeout=options.timeout)
                 else:
@@ -222,15 +232,14 @@ async def _call_connected(
         bare=options.mode == "plain",
         log=log,
         connect_timeout=options.connect_timeout,
+        journal=options.journal,
+        dialect=options.entry.dialect if options.entry is not None else None,
     ) as connected:
         report.protocol_version = connected.protocol_version
         report.dialect = connected.negotiated.dialect
         recorder.heading = f"task {{task_id}} (dialect {connected.negotiated.dialect})"
         if options.resume is None:
-            names = [str(tool.get("name")) for tool in await get_adapter().app.list_tools(connected.session)]
-            if options.tool not in names:
-                offered = ", ".join(names) or "no tools"
-                raise CliError(f"unknown tool {options.tool!r}; the server offers: {offered}")
+            await _check_tool(connected, options.tool)
         started = time.monotonic()
         result: Any = None
         failure: BaseException | None = None
@@ -285,6 +294,14 @@ async def _call_connected(
     if failure is None:
         raise CliError("the call ended without a result or an error", EXIT_USAGE)
     return _classify_call_failure(failure, report)
+
+
+async def _check_tool(connected: Connected, tool: str) -> None:
+    """Refuse a tool the server does not offer, naming the ones it does."""
+    names = [str(item.get("name")) for item in await get_adapter().app.list_tools(connected.session)]
+    if tool not in names:
+        offered = ", ".join(names) or "no tools"
+        raise CliError(f"unknown tool {tool!r}; the server offers: {offered}")
 
 
 def _is_error_result(result: Any) -> bool:

@@ -20,13 +20,14 @@ from typing import Any, TextIO
 from .._adapters import get_adapter
 from .._client import open_negotiated
 from .._client.auth import HttpCredentials
+from .._client.journal import Endpoint, JournalStore, bind_session
 from .._client_api import merged_session_options
 from ..client import Negotiated, negotiate
 from ..dialects import DIALECT_2025_11_25, Dialect
 from ..errors import ServerAuthError, ServerUnreachableError
 from .common import CliError
 
-__all__ = ["Connected", "ServerLog", "Target", "connect"]
+__all__ = ["Connected", "ServerLog", "Target", "connect", "parse_env", "parse_headers"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Target:
     """``--env K=V`` pairs, set on top of this process's environment for the server command."""
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     """``-H 'Name: value'`` and ``--bearer-env VAR`` headers sent to ``--url`` (never printed)."""
+    cwd: str | None = None
+    """The folder the server command runs in (``None``: this process's)."""
 
     @classmethod
     def of(
@@ -58,16 +61,11 @@ class Target:
             raise CliError(f"--url must be an http:// or https:// URL, not {url!r}")
         if url is not None and env:
             raise CliError("--env sets a server command's environment (-- COMMAND ARGS...), not --url's")
-        pairs: list[tuple[str, str]] = []
-        for item in env:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise CliError(f"--env takes K=V, not {item!r}")
-            pairs.append((key, value))
+        pairs = parse_env(env)
         sent = parse_headers(headers, bearer_env)
         if sent and url is None:
             raise CliError("-H/--header and --bearer-env are sent to --url, not to a server command")
-        return cls(url=url, command=tuple(command), env=tuple(pairs), headers=sent)
+        return cls(url=url, command=tuple(command), env=pairs, headers=sent)
 
     def environment(self) -> dict[str, str]:
         """The server command's environment: this process's (as any process runner passes it), then ``--env``.
@@ -79,6 +77,30 @@ class Target:
 
     def describe(self) -> str:
         return self.url if self.url is not None else " ".join(self.command)
+
+    def endpoint(self) -> Endpoint:
+        """The journal's name for this server: the URL, or the command line and its folder."""
+        return Endpoint.http(self.url) if self.url is not None else Endpoint.stdio(self.command, self.cwd)
+
+    @classmethod
+    def at(
+        cls, endpoint: Endpoint, *, headers: tuple[tuple[str, str], ...], env: tuple[tuple[str, str], ...]
+    ) -> Target:
+        """A journal entry's server, with the headers (HTTP) or environment (a command) given again."""
+        if endpoint.url is not None:
+            return cls(url=endpoint.url, headers=headers)
+        return cls(command=endpoint.command, env=env, cwd=endpoint.cwd)
+
+
+def parse_env(given: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--env K=V`` items as (key, value) pairs."""
+    pairs: list[tuple[str, str]] = []
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--env takes K=V, not {item!r}")
+        pairs.append((key, value))
+    return tuple(pairs)
 
 
 def parse_headers(given: Sequence[str], bearer_env: str | None) -> tuple[tuple[str, str], ...]:
@@ -174,6 +196,7 @@ async def connect(
     bare: bool = False,
     log: ServerLog,
     connect_timeout: float,
+    journal: JournalStore | None = None,
 ) -> AsyncGenerator[Connected, None]:
     """Open a session to ``target`` and negotiate it within ``connect_timeout`` seconds.
 
@@ -181,7 +204,8 @@ async def connect(
     callbacks); ``bare`` leaves the library's out (``call --mode plain``: no Tasks extension
     declared); ``dialect`` keeps tasks to one dialect, ``"2025-11-25"`` opening with
     ``initialize``, as ``client.connect_http(dialect=...)`` does. A session that cannot be opened
-    is a one-line :class:`CliError`, nothing having been sent.
+    is a one-line :class:`CliError`, nothing having been sent. The session knows its endpoint
+    (``target``'s), and records its tasks into ``journal`` when one is given.
     """
     app = get_adapter().app
     credentials: HttpCredentials | None = None
@@ -190,7 +214,9 @@ async def connect(
         transport = app.http_streams(target.url, headers=credentials.headers, on_response=credentials.hook)
     else:
         command, *args = target.command
-        transport = app.stdio_streams(command, args, errlog=log.stream(), env=target.environment())
+        transport = app.stdio_streams(
+            command, args, errlog=log.stream(), env=target.environment(), cwd=target.cwd
+        )
     opening = open_negotiated(
         app,
         transport,
@@ -208,6 +234,7 @@ async def connect(
         except ServerUnreachableError as error:
             raise _unreachable(error, target, connect_timeout) from error
         negotiated = await negotiate(session)  # what the opener negotiated (cached)
+        bind_session(session, endpoint=target.endpoint(), store=journal)
         name, version = app.server_identity(session)
         yield Connected(
             session, negotiated, negotiated.protocol_version, name, version, credentials, target.describe()

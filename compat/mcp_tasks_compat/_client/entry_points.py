@@ -16,7 +16,8 @@ from .._observe import traces
 from ..core._model import Task
 from ..dialects import TASK_AT_ONCE_META_KEY
 from .call_options import CallOptions
-from .following import Guard, follower_for
+from .following import Guard, end_early, follower_for
+from .journal import CallRecord
 from .lost import lost_connection_error, raising_lost_connection
 from .outcomes import lookup_error
 from .plan import check_ready, plan_call, refuse
@@ -49,9 +50,11 @@ async def call_tool(
     meta: dict[str, Any] | None,
     on_progress: OnProgress | None = None,
     sdk_options: Mapping[str, Any] | None = None,
+    journal: CallRecord | None = None,
 ) -> ResultT:
     """A tool call followed to its result under a :class:`~.following.Guard`; a task the call makes
-    carries the task-at-once hint where ``options.at_once`` asks for it, as :func:`start_tool`'s does."""
+    carries the task-at-once hint where ``options.at_once`` asks for it, as :func:`start_tool`'s does.
+    ``journal`` records the task once acknowledged, and its outcome once read."""
     as_task = await plan_call(connection, name, mode)
     if as_task:
         meta = _hinted(connection, options, meta)
@@ -85,12 +88,22 @@ async def call_tool(
         # it is resolved here rather than dropped.
         span.task(started.task_id)
         wire = connection.wire()
-        guard.attach(wire, started.task_id, reporter)
+        guard.attach(wire, started.task_id, reporter)  # a failed record ends the task too
+        if journal is not None:  # on disk before anything else: this process may die next
+            await journal.acknowledged(started, wire.dialect)
         expiry = Expiry(started, resumed=False)
         return await follower_for(wire, started, reporter, expiry, resumed=False, tool=name).run()
 
     with span:  # the whole follow: creation, polls or push, input rounds, result
-        return await guard.run(operation)
+        if journal is None:
+            return await guard.run(operation)
+        try:
+            result = await guard.run(operation)
+        except BaseException as error:
+            await journal.ended(error)
+            raise
+        await journal.ended(None)
+        return result
 
 
 async def follow(
@@ -121,6 +134,7 @@ async def start_tool(
     *,
     on_status: OnStatus | None,
     meta: dict[str, Any] | None,
+    journal: CallRecord | None = None,
 ) -> TaskRun[ResultT]:
     """One ``tools/call`` and a handle: nothing else is sent (no listen stream, no ``tasks/get``)
     until someone follows the task, and with no tracer set nothing is built for tracing; what a
@@ -156,10 +170,19 @@ async def start_tool(
             wire=None, task=None, immediate=started, dialect=dialect, cancel_grace=options.cancel_grace_s
         )
     span.task(started.task_id)
+    if journal is not None:
+        try:
+            await journal.acknowledged(started, dialect)
+        except BaseException:  # a task no journal holds is not left running
+            await end_early(
+                connection.wire(), started.task_id, connection.settle, grace=options.cancel_grace_s
+            )
+            raise
     run = TaskRun(
         wire=connection.wire(),
         task=started,
         tool=name,
+        journal=journal,
         dialect=dialect,
         on_status=on_status,
         cancel_grace=options.cancel_grace_s,
@@ -176,6 +199,7 @@ async def resume(
     options: CallOptions,
     *,
     on_status: OnStatus | None,
+    journal: CallRecord | None = None,
 ) -> TaskRun[ResultT]:
     if not isinstance(task_id, str) or not task_id:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError(f"task_id must be a non-empty string, not {task_id!r}")
@@ -193,10 +217,14 @@ async def resume(
         with raising_lost_connection(task_id=task_id, dialect=wire.dialect):
             task = await wire.get(task_id)
     except RemoteError as error:
-        raise lookup_error(error, task_id, wire.dialect, method="tasks/get", resumed=True) from None
+        not_found = lookup_error(error, task_id, wire.dialect, method="tasks/get", resumed=True)
+        if journal is not None:
+            await journal.ended(not_found)
+        raise not_found from None
     run = TaskRun(
         wire=wire,
         task=task,
+        journal=journal,
         dialect=negotiated.dialect,
         on_status=on_status,
         resumed=True,

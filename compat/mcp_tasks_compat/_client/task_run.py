@@ -19,6 +19,7 @@ from ..dialects import Dialect
 from ..errors import TaskError
 from .call_options import seconds
 from .following import Guard, Settle, end_early, follower_for
+from .journal import CallRecord
 from .lost import raising_lost_connection
 from .outcomes import lookup_error
 from .poller import Expiry, Reporter
@@ -60,7 +61,9 @@ class TaskRun(Generic[ResultT]):
         cancel_grace: float = CANCEL_GRACE_SECONDS,
         settle: Settle | None = None,
         span: traces.CallSpan | traces.NoSpan = traces.NO_SPAN,
+        journal: CallRecord | None = None,
     ) -> None:
+        self._journal = journal  # told the outcome once it is read
         self._span = span  # start_tool's, ended with the task's outcome as this handle learns it
         self._wire = wire
         self._settle = settle
@@ -148,9 +151,13 @@ class TaskRun(Generic[ResultT]):
                 except TaskError as error:
                     self._outcome = ("error", error)
                     self._span.close(error)
+                    if self._journal is not None:
+                        await self._journal.ended(error)
                     raise
                 self._outcome = ("ok", value)
                 self._span.close()
+                if self._journal is not None:
+                    await self._journal.ended(None)
             if self._outcome[0] == "error":
                 raise self._outcome[1]
             return self._outcome[1]
