@@ -67,6 +67,7 @@ def skewed_environment(skew_s: float) -> dict[str, str]:
         "FAKETIME": f"{skew_s:+g}s",
         **_TRUE_MONOTONIC,
         CLOCK_OFFSET_ENV: repr(skew_s),
+        MONOTONIC_ANCHOR_ENV: repr(time.time() - time.monotonic()),
     }
 
 

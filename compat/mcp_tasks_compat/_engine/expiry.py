@@ -173,9 +173,11 @@ class Sweeper:
     async def _leases_run_out(self) -> list[TaskState]:
         """The runs of other processes whose lease ran out (:class:`.leases.LeaseJudge`): every
         leased run read, its marker noted, and, when one is overdue, a write probe first."""
+        started = self.judge.clock()
         leased = await self._store.lease_expired(EVERY_LEASE, limit=LEASE_SCAN_LIMIT)
+        read_s = self.judge.clock() - started
         others = [state for state in leased if not self._runs_here(state)]
-        if self.judge.look(others, complete=len(leased) < LEASE_SCAN_LIMIT):
+        if self.judge.look(others, read_s=read_s, complete=len(leased) < LEASE_SCAN_LIMIT):
             await self._probe_writes()
         return self.judge.ran_out(others)
 

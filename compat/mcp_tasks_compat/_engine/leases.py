@@ -89,12 +89,16 @@ class LeaseJudge:
         """An own write slower than this was held up (a lock): as good as a failed one."""
         return self.lease_s / 3
 
-    def look(self, states: Sequence[TaskState], *, complete: bool = True) -> bool:
-        """Note the markers of ``states`` (other processes' leased runs, read now); ``complete``:
-        every leased run was read, so a run not among them ended or lost its lease (forgotten).
-        Whether one of them is overdue (a renewal missed): then an own write is wanted now
-        (:meth:`wrote`) before :meth:`ran_out` can say anything."""
+    def look(self, states: Sequence[TaskState], *, read_s: float = 0.0, complete: bool = True) -> bool:
+        """Note the markers of ``states`` (other processes' leased runs, read now, in ``read_s``:
+        a read held up as long as a slow write was, behind this process's own writes waiting on
+        a lock, is as good as a failed write); ``complete``: every leased run was read, so a run
+        not among them ended or lost its lease (forgotten). Whether one of them is overdue (a
+        renewal missed): then an own write is wanted now (:meth:`wrote`) before :meth:`ran_out`
+        can say anything."""
         now = self._look_at = self.clock()
+        if read_s > self.slow_write_s:
+            self._troubled_at = now
         found = {state.task_id for state in states}
         for state in states:
             marker = renewal_marker(state)
