@@ -107,8 +107,9 @@ class LeaseJudge:
                 self._seen[state.task_id] = _Seen(marker, now, now)
             else:
                 seen.looked = now
-        forget_before = now if complete else now - 10 * self.lease_s
-        for task_id in [t for t, seen in self._seen.items() if t not in found and seen.looked < forget_before]:
+        long_ago = now - 10 * self.lease_s  # a partial look forgets only what it has not seen for long
+        gone = [t for t, seen in self._seen.items() if t not in found and (complete or seen.looked < long_ago)]
+        for task_id in gone:
             del self._seen[task_id]
         return any(now - self._seen[state.task_id].since >= self.lease_s / 3 for state in states)
 
