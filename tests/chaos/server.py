@@ -13,8 +13,9 @@ id, the label, this run's id, the process id, the attempt (from the re-run's sta
 "attempt N of M: ..."; 1 otherwise) and the wall time (``time.time()`` minus
 ``CHAOS_CLOCK_OFFSET_S``, the skew the harness put on this process, so every process's marks are
 on one clock; or, with ``CHAOS_MONOTONIC_ANCHOR_S``, the monotonic clock plus that anchor, for a
-clock stepped while the process runs). Steps are counted, not timed: a paused process does not use up its run while it
-is stopped. The result names the run, so the harness can tell whose outcome a task kept.
+clock stepped while the process runs). Steps are counted, not timed: a paused process does not
+use up its run while it is stopped. The result names the run, so the harness can tell whose
+outcome a task kept.
 """
 
 from __future__ import annotations

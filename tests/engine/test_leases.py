@@ -43,10 +43,14 @@ class Clock:
 
 def _state(claim: int = 1, lease_until: datetime = T0, runner: str = "host/1/a") -> TaskState:
     task = Task("t1", TaskStatus.WORKING, T0, T0, None, None, None)
-    return TaskState(task, DIALECT_2026_07_28, None, "build", runner=runner, lease_until=lease_until, claim=claim)
+    return TaskState(
+        task, DIALECT_2026_07_28, None, "build", runner=runner, lease_until=lease_until, claim=claim
+    )
 
 
-def _look(judge: LeaseJudge, state: TaskState, *, write_s: float = 0.0, landed: bool = True) -> list[TaskState]:
+def _look(
+    judge: LeaseJudge, state: TaskState, *, write_s: float = 0.0, landed: bool = True
+) -> list[TaskState]:
     """One look as the sweeper makes it: read, a write probe when something is overdue, judge."""
     if judge.look([state]):
         judge.wrote(took_s=write_s, landed=landed)
@@ -142,9 +146,9 @@ def test_judged_only_after_a_lease_without_renewal_and_then_within_a_look(
     gaps: list[float], looks: list[float], stamps: list[int], stops_after: int
 ) -> None:
     """The holder renews ``stops_after`` times, each within a lease of the last (its timestamps
-    anything: ``stamps``, whole hours apart, back and forth), then stops; the observer looks at random intervals. Judged only once the
-    marker it saw stood still a lease on its clock; and then at the first look a lease after it
-    first saw the last marker."""
+    anything: ``stamps``, whole hours apart, back and forth), then stops; the observer looks at
+    random intervals. Judged only once the marker it saw stood still a lease on its clock; and
+    then at the first look a lease after it first saw the last marker."""
     renewals = [sum(gaps[:index]) for index in range(min(stops_after, len(gaps)) + 1)]
     clock = Clock()
     start = clock.now
@@ -175,7 +179,7 @@ async def _holder_and_observer(path: Path) -> tuple[TaskEngine, TaskEngine, Cloc
     holder, observer = TaskEngine(store=SqliteTaskStore(path, busy_timeout=0.2), lease_s=LEASE_S), None
     observer = TaskEngine(store=SqliteTaskStore(path, busy_timeout=0.2), lease_s=LEASE_S)
     clock = Clock()
-    observer.expiry.judge.clock = clock
+    observer.expiry.leases.judge.clock = clock
     await holder.open()
     await observer.open()
     return holder, observer, clock

@@ -20,7 +20,7 @@ from .._observe import metrics
 from ..core._lifecycle import TaskEvent
 from ..core._model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
-from .leases import EVERY_LEASE, LEASE_SCAN_LIMIT, WRITE_PROBE_ID, LeaseJudge
+from .leases import LeaseJudge, LeaseWatch
 from .reader import TaskReader
 from .replicas import runner_liveness
 from .stores import TaskState, TaskStore
@@ -102,7 +102,7 @@ class Sweeper:
         self._writer = writer
         self._store = reader.store
         self._rerun = rerun
-        self.judge = LeaseJudge(lease_s)
+        self.leases = LeaseWatch(self._store, writer.health, LeaseJudge(lease_s))
         """Whose lease ran out, on this process's monotonic clock (:mod:`.leases`)."""
         self._wakeup = anyio.Event()
         self._wake_at: float | None = None  # when (anyio.current_time()) it looks next; None: not running
@@ -157,7 +157,7 @@ class Sweeper:
         server's start) their runner is known to be gone. A run whose tool may run again is
         handed to ``rerun`` instead (which says whether it took it)."""
         if runner_is_dead is None:
-            lost = await self._leases_run_out()
+            lost = await self.leases.run_out(self._runs_here)
             metrics.lease_expired(len(lost))
         else:
             lost = [s for s in await _all_running(self._store) if s.runner and runner_is_dead(s.runner)]
@@ -169,29 +169,6 @@ class Sweeper:
             error = JsonRpcError(INTERNAL_ERROR, f"{attempts}{why}")
             await self._fail(state, error, keep_until=None)
         return len(lost)
-
-    async def _leases_run_out(self) -> list[TaskState]:
-        """The runs of other processes whose lease ran out (:class:`.leases.LeaseJudge`): every
-        leased run read, its marker noted, and, when one is overdue, a write probe first."""
-        started = self.judge.clock()
-        leased = await self._store.lease_expired(EVERY_LEASE, limit=LEASE_SCAN_LIMIT)
-        read_s = self.judge.clock() - started
-        others = [state for state in leased if not self._runs_here(state)]
-        if self.judge.look(others, read_s=read_s, complete=len(leased) < LEASE_SCAN_LIMIT):
-            await self._probe_writes()
-        return self.judge.ran_out(others)
-
-    async def _probe_writes(self) -> None:
-        """Whether this process's writes land now (a delete of a task no one has: it changes
-        nothing, but takes the store's write path as a renewal would), told to the judge."""
-        started = self.judge.clock()
-        try:
-            await self._store.delete(WRITE_PROBE_ID)
-        except TaskStoreError as exc:  # nothing is judged at this look, nor for a lease after it
-            self.judge.wrote(took_s=self.judge.clock() - started, landed=False)
-            self._health.failed(exc, "writing before judging the leases of other processes' runs")
-            return
-        self.judge.wrote(took_s=self.judge.clock() - started, landed=True)
 
     def _runs_here(self, state: TaskState) -> bool:
         """Whether ``state``'s run is alive in this process under the claim stored: its lease ran
@@ -240,12 +217,10 @@ class Sweeper:
                     await self._wakeup.wait()
 
     async def _check_leases(self, every_s: float) -> None:
-        """Judge leases every ``every_s`` (a third of a lease when that is shorter: a look finds a
-        holder's missed renewal, and writes, within a third of a lease), but not within a lease (and
-        a round) of a store outage seen here (``engine.health``, whichever part saw it): while the
-        store was away no replica could renew, so a lease that ran out then says nothing of its
-        runner; once the store is back the runners renew (and land the outcomes that waited) within
-        a third of a lease, before anyone judges them."""
+        """Look at leases every ``every_s`` (a third of a lease if shorter), but judge none within a
+        lease (and a round) of a store outage seen here (``engine.health``, any part): while the
+        store was away no one could renew; once it is back the runners renew within a third of a
+        lease, before anyone judges them."""
         every_s = min(every_s, self._lease_s / 3)
         while True:
             if self._health.quiet_for(self._lease_s + every_s):
@@ -254,7 +229,7 @@ class Sweeper:
                 except TaskStoreError as exc:  # as above
                     self._health.failed(exc, "judging the leases of running tasks", writing=False)
             else:
-                self.judge.held_up()
+                self.leases.judge.held_up()
             await anyio.sleep(every_s)
 
 

@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Final
 
-from .stores import TaskState
+from ..errors import TaskStoreError
+from .outage import StoreHealth
+from .stores import TaskState, TaskStore
 
-__all__ = ["EVERY_LEASE", "LEASE_SCAN_LIMIT", "WRITE_PROBE_ID", "LeaseJudge", "renewal_marker"]
+__all__ = ["EVERY_LEASE", "LEASE_SCAN_LIMIT", "WRITE_PROBE_ID", "LeaseJudge", "LeaseWatch", "renewal_marker"]
 
 EVERY_LEASE: Final = datetime(9999, 1, 1, tzinfo=timezone.utc)
 """Handed to a store's ``lease_expired(now)`` as ``now``: every run that holds a lease, whatever its
@@ -108,7 +110,9 @@ class LeaseJudge:
             else:
                 seen.looked = now
         long_ago = now - 10 * self.lease_s  # a partial look forgets only what it has not seen for long
-        gone = [t for t, seen in self._seen.items() if t not in found and (complete or seen.looked < long_ago)]
+        gone = [
+            t for t, seen in self._seen.items() if t not in found and (complete or seen.looked < long_ago)
+        ]
         for task_id in gone:
             del self._seen[task_id]
         return any(now - self._seen[state.task_id].since >= self.lease_s / 3 for state in states)
@@ -132,14 +136,48 @@ class LeaseJudge:
         now = self._look_at
         if self._wrote_at is None or self._wrote_at < now:
             return []
-        out: list[TaskState] = []
-        for state in states:
-            seen = self._seen.get(state.task_id)
-            if seen is not None and seen.marker == renewal_marker(state):
-                if now - max(seen.since, self._troubled_at) >= self.lease_s:
-                    out.append(state)
-        return out
+        return [state for state in states if self._stood_still(state, now)]
+
+    def _stood_still(self, state: TaskState, now: float) -> bool:
+        """``state``'s marker is the one seen, unchanged for a lease since the last trouble."""
+        seen = self._seen.get(state.task_id)
+        if seen is None or seen.marker != renewal_marker(state):
+            return False
+        return now - max(seen.since, self._troubled_at) >= self.lease_s
 
     def watched(self) -> int:
         """How many runs of other processes the judge remembers (bounded by what is running)."""
         return len(self._seen)
+
+
+class LeaseWatch:
+    """One look at the leases of other processes' runs, as the sweeper makes it: every leased run
+    read, its marker noted, a write probe when a renewal is overdue, then the judgement."""
+
+    def __init__(self, store: TaskStore, health: StoreHealth, judge: LeaseJudge) -> None:
+        self.judge = judge
+        self._store = store
+        self._health = health
+
+    async def run_out(self, runs_here: Callable[[TaskState], bool]) -> list[TaskState]:
+        """The leased runs (but those ``runs_here``) whose lease ran out (:class:`LeaseJudge`)."""
+        started = self.judge.clock()
+        leased = await self._store.lease_expired(EVERY_LEASE, limit=LEASE_SCAN_LIMIT)
+        read_s = self.judge.clock() - started
+        others = [state for state in leased if not runs_here(state)]
+        if self.judge.look(others, read_s=read_s, complete=len(leased) < LEASE_SCAN_LIMIT):
+            await self._probe_writes()
+        return self.judge.ran_out(others)
+
+    async def _probe_writes(self) -> None:
+        """Whether this process's writes land now (a delete of a task no one has: it changes
+        nothing, but takes the store's write path as a renewal would), told to the judge; a
+        failure is told to the store's health too (a write failed)."""
+        started = self.judge.clock()
+        try:
+            await self._store.delete(WRITE_PROBE_ID)
+        except TaskStoreError as exc:  # nothing is judged at this look, nor for a lease after it
+            self.judge.wrote(took_s=self.judge.clock() - started, landed=False)
+            self._health.failed(exc, "writing before judging the leases of other processes' runs")
+            return
+        self.judge.wrote(took_s=self.judge.clock() - started, landed=True)
