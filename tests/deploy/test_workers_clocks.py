@@ -145,10 +145,13 @@ async def test_a_worker_whose_clock_is_off_takes_no_live_run_and_a_dead_ones_run
         with anyio.fail_after(3 * BOUND_S):
             async with connect_http(server.url, dialect=NEWEST_DIALECT) as session:
                 args = {"rerun_seconds": 1.0}
-                seconds = 2 * NOTICE_S + 4.0  # still running when the watch ends and the kill comes
+                # The first runs go on until the kill, however long the other worker takes to start;
+                # the others until after the watch (their worker lives: they end by themselves).
                 first = [
-                    await start_tool(session, "redo", work_args(f"a{n}", seconds, **args)) for n in (0, 1)
+                    await start_tool(session, "redo", work_args(f"a{n}", 10 * BOUND_S, **args))
+                    for n in (0, 1)
                 ]
+                seconds = 2 * NOTICE_S + 4.0
                 await _started(deployed, first)  # both on the worker ahead: its two slots are full
                 await start(behind)
                 then = [
