@@ -136,12 +136,17 @@ class Cluster:
         return next((replica for replica in self.replicas if replica.pid == pid), None)
 
     def stop(self) -> None:
+        """Stop every replica; each one's stderr is kept in the folder (``NAME.log``, with
+        ``CHAOS_LOG=1`` the engine's INFO lines: which runs were started again, and why)."""
         for replica in self.replicas:
             if replica.paused:
                 with suppress(ProcessLookupError):
                     replica.resume()
             replica.process.kill()
             replica.process.stop()
+            log = "\n".join(replica.process.stderr_lines)
+            with suppress(OSError):
+                (self.folder / f"{replica.name}.log").write_text(log + "\n", encoding="utf-8")
 
 
 async def _idle_session(url: str, *, task_status: anyio.abc.TaskStatus[None]) -> None:

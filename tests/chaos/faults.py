@@ -1,11 +1,13 @@
-"""The faults themselves: a TCP relay that partitions one replica from Redis, a clock skew through
-libfaketime, and a probe for a SQLite file's write lock (a paused process must not hold it)."""
+"""The faults themselves: a TCP relay that partitions one replica from Redis, a clock skew and a
+clock step through libfaketime, and a probe for a SQLite file's write lock (a paused process must
+not hold it)."""
 
 from __future__ import annotations
 
 import glob
 import shutil
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,7 +16,7 @@ import anyio
 import anyio.abc
 from tools.redis_server import free_port
 
-from .server import CLOCK_OFFSET_ENV
+from .server import CLOCK_OFFSET_ENV, MONOTONIC_ANCHOR_ENV
 
 __all__ = [
     "FAKETIME_MISSING",
@@ -24,6 +26,8 @@ __all__ = [
     "relay_to",
     "skewed_environment",
     "sqlite_write_lock_free",
+    "step_clock",
+    "stepped_environment",
 ]
 
 FAKETIME_MISSING = "libfaketime not installed (apt-get install faketime)"
@@ -32,6 +36,15 @@ _FAKETIME_PLACES = (
     "/usr/lib/faketime/libfaketime.so.1",
     "/usr/local/lib/faketime/libfaketime.so.1",
 )
+
+
+_TRUE_MONOTONIC = {
+    "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    # libfaketime 0.9.10's "monotonic fix" of pthread_cond_timedwait held a threaded process's event
+    # loop up to 0.8 s at a time (its SQLite calls run on worker threads): off, waits are true
+    "FAKETIME_FORCE_MONOTONIC_FIX": "0",
+}
+"""What keeps a child's monotonic clock, and its timed waits, true under libfaketime."""
 
 
 def faketime_library() -> str | None:
@@ -52,9 +65,37 @@ def skewed_environment(skew_s: float) -> dict[str, str]:
     return {
         "LD_PRELOAD": library,
         "FAKETIME": f"{skew_s:+g}s",
-        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        **_TRUE_MONOTONIC,
         CLOCK_OFFSET_ENV: repr(skew_s),
+        MONOTONIC_ANCHOR_ENV: repr(time.time() - time.monotonic()),
     }
+
+
+def stepped_environment(clock_file: Path) -> dict[str, str]:
+    """Environment variables that make a child's wall clock follow the offset in ``clock_file``
+    (``+0s`` to start; :func:`step_clock` steps it, for every process reading the file: the host's
+    clock stepped, as by NTP or a VM resumed). The monotonic clock stays true, and the chaos server
+    takes its marks' times from it (:data:`~.server.MONOTONIC_ANCHOR_ENV`)."""
+    library = faketime_library()
+    if library is None:
+        raise RuntimeError(FAKETIME_MISSING)
+    if not clock_file.exists():
+        step_clock(clock_file, 0.0)
+    return {
+        "LD_PRELOAD": library,
+        "FAKETIME_TIMESTAMP_FILE": str(clock_file),
+        "FAKETIME_CACHE_DURATION": "1",  # each process reads the file again at most a second later
+        **_TRUE_MONOTONIC,
+        MONOTONIC_ANCHOR_ENV: repr(time.time() - time.monotonic()),
+    }
+
+
+def step_clock(clock_file: Path, offset_s: float) -> None:
+    """Step the clock of every process started with :func:`stepped_environment` on ``clock_file``
+    to ``offset_s`` from the true one (written whole, then renamed: never read half-written)."""
+    written = clock_file.with_suffix(".new")
+    written.write_text(f"{offset_s:+g}s\n", encoding="utf-8")
+    written.replace(clock_file)
 
 
 def redis_server_executable() -> str | None:

@@ -1,4 +1,4 @@
-"""The five faults, each played on real replicas and a real store, and the figures each leaves.
+"""The faults, each played on real replicas and a real store, and the figures each leaves.
 
 Every scenario starts replicas of ``tests/chaos/server.py`` on one store, starts tasks of its
 ``work`` tool (declared ``reruns=``) through one replica, does its fault, reads every task's end
@@ -31,7 +31,7 @@ import anyio.to_thread
 from mcp_tasks_compat._detect import sdk_info
 
 from .cluster import Cluster, Replica, Work, cluster, outcomes, start_tasks
-from .faults import relay_to, skewed_environment, sqlite_write_lock_free
+from .faults import relay_to, skewed_environment, sqlite_write_lock_free, step_clock, stepped_environment
 from .marks import Outcome, Run, Window, active_at, latest_run, overlap_s, result_run, runs_by_task
 
 __all__ = [
@@ -53,6 +53,10 @@ NOTICE_SLACK_S: Final = 1.5
 BOUND_S: Final = 60.0
 """A bound on each awaited event beyond the scenario's own durations, never a wait in itself."""
 SKEW_S: Final = 30.0
+STEP_S: Final = 60.0
+"""How far the host's clock steps ahead in the step scenario: more than a lease (NTP, a VM resumed)."""
+CLOCK_FILE_READ_S: Final = 1.0
+"""How late a process under libfaketime sees its clock file change (``FAKETIME_CACHE_DURATION``)."""
 
 TERMINAL: Final = ("completed", "failed", "cancelled")
 
@@ -99,14 +103,19 @@ FAST: Final = {
     "skew": Tempo(lease_s=0.5, tasks=2, run_s=4.5, rerun_s=1.0, fault_at_s=0.3, fault_s=0.0),
     "kill": Tempo(lease_s=0.5, tasks=3, run_s=4.0, rerun_s=1.5, fault_at_s=0.5, fault_s=0.0),
     "outage": Tempo(lease_s=1.0, tasks=3, run_s=1.0, rerun_s=1.0, fault_at_s=0.0, fault_s=3.0),
+    "skew/sqlite": Tempo(lease_s=1.5, tasks=2, run_s=7.0, rerun_s=1.0, fault_at_s=0.3, fault_s=0.0),
+    "step/sqlite": Tempo(lease_s=1.5, tasks=2, run_s=8.0, rerun_s=1.0, fault_at_s=0.3, fault_s=0.0),
 }
-"""The default suite's cases: a few seconds each (tests/chaos/test_chaos.py)."""
+"""The default suite's cases: a few seconds each (tests/chaos/test_chaos.py). ``SCENARIO/STORE``: a
+store's own (a SQLite file's writes wait on one another's fsync: a lease under a second is lost
+to a busy machine's stalls, not to the fault)."""
 FULL: Final = {
     "pause": Tempo(lease_s=2.0, tasks=4, run_s=12.0, rerun_s=12.0, fault_at_s=6.0, fault_s=6.0),
     "partition": Tempo(lease_s=2.0, tasks=4, run_s=14.0, rerun_s=12.0, fault_at_s=2.0, fault_s=6.0),
     "skew": Tempo(lease_s=2.0, tasks=3, run_s=14.0, rerun_s=3.0, fault_at_s=1.0, fault_s=0.0),
     "kill": Tempo(lease_s=2.0, tasks=6, run_s=10.0, rerun_s=4.0, fault_at_s=2.0, fault_s=0.0),
     "outage": Tempo(lease_s=6.0, tasks=4, run_s=2.0, rerun_s=2.0, fault_at_s=0.0, fault_s=10.0),
+    "step": Tempo(lease_s=2.0, tasks=3, run_s=14.0, rerun_s=3.0, fault_at_s=1.0, fault_s=0.0),
 }
 """``nox -s chaos``: issue 33's figures (a 10 s Redis outage with a 6 s lease, pauses of 3 leases)."""
 
@@ -233,6 +242,17 @@ def _orphans_kept(
             if noticed > tempo.notice_s:
                 kept += 1
     return orphans, kept, slowest
+
+
+def _early_reruns(runs: dict[str, list[Run]], ids: Sequence[str], tempo: Tempo) -> int:
+    """Runs started again while an earlier run of their task was alive (its runner lived)."""
+    return sum(
+        1
+        for task_id in ids
+        for index, rerun in enumerate(runs.get(task_id, []))
+        if rerun.attempt > 1
+        and any(active_at(before, rerun.started, tempo.gap_s) for before in runs[task_id][:index])
+    )
 
 
 def _seconds(value: float) -> str:
@@ -435,13 +455,7 @@ async def skew(store: str, tempo: Tempo, folder: Path, *, skew_s: float) -> Figu
         ends = await outcomes(behind.url, ids, within=tempo.stuck_after_s)
         await _settled(made, tempo.run_s + BOUND_S)
         figures, runs = _count(name, store, ids, ends, made.marks.read(), tempo)
-    early = sum(
-        1
-        for task_id in ids
-        for index, rerun in enumerate(runs.get(task_id, []))
-        if rerun.attempt > 1
-        and any(active_at(before, rerun.started, tempo.gap_s) for before in runs[task_id][:index])
-    )
+    early = _early_reruns(runs, ids, tempo)
     orphans, kept, slowest = _orphans_kept(runs, ids, ends, [(ahead.pid, killed)], tempo)
     figures.details["early re-runs"] = str(early)
     figures.details["killed"] = f"{ahead.name} ({'skewed' if ahead is skewed else 'true clock'})"
@@ -453,6 +467,44 @@ async def skew(store: str, tempo: Tempo, folder: Path, *, skew_s: float) -> Figu
         figures.broken.append(f"{kept} dead tasks kept past {tempo.notice_s:g} s (lease, sweep, slack)")
     if not orphans:
         figures.broken.append("the kill left no task to start again: the scenario tested nothing")
+    return figures
+
+
+async def step(store: str, tempo: Tempo, folder: Path) -> Figures:
+    """The host's clock steps ahead by :data:`STEP_S` (more than a lease: NTP, a VM resumed) under
+    two replicas on one SQLite file, both running tasks: every process alive, so no task may be
+    started again, failed or run twice; watched for a lease and a sweep after every process saw
+    the step (a timed watch: a re-run that must not come)."""
+    if store != "sqlite":
+        raise ValueError("the step scenario steps the clock of the host a SQLite file is shared on")
+    clock_file = folder / "faketime.rc"
+    await anyio.Path(folder).mkdir(parents=True, exist_ok=True)
+    async with cluster(store, folder, lease_s=tempo.lease_s) as made:
+        a, b = await made.start("A", "B", env=stepped_environment(clock_file))
+        ids = await start_tasks(a.url, _labels("step", tempo.tasks, "a"), tempo.work)
+        ids += await start_tasks(b.url, _labels("step", tempo.tasks, "b"), tempo.work)
+        bound = BOUND_S + tempo.run_s
+        for replica, own in ((a, ids[: tempo.tasks]), (b, ids[tempo.tasks :])):
+            await made.marks.until(
+                _worked(own, replica.pid, tempo.fault_at_s), within=bound, what=f"{replica.name}'s runs"
+            )
+        step_clock(clock_file, STEP_S)
+        stepped = time.time()
+        await _fault_lasts(stepped, CLOCK_FILE_READ_S + tempo.notice_s)
+        watched = time.time() - stepped
+        ends = await outcomes(b.url, ids, within=tempo.stuck_after_s)
+        await _settled(made, tempo.run_s + BOUND_S)
+        figures, runs = _count("step", store, ids, ends, made.marks.read(), tempo)
+    early = _early_reruns(runs, ids, tempo)
+    twice = sum(1 for task_id in ids if len(runs.get(task_id, [])) > 1)
+    figures.details["stepped"] = f"{STEP_S:+g} s, watched {watched:.1f} s (lease {tempo.lease_s:g} s)"
+    figures.details["early re-runs"] = str(early)
+    figures.details["tasks started twice"] = str(twice)
+    if early or twice:
+        figures.broken.append(f"{twice} tasks started twice ({early} while their runner lived)")
+    still = [run for task_runs in runs.values() for run in task_runs if run.last > stepped + watched]
+    if len(still) < len(ids):
+        figures.broken.append("runs ended before the watch did: the step scenario tested too little")
     return figures
 
 
@@ -541,6 +593,7 @@ SCENARIOS: Final[dict[str, tuple[str, Scenario]]] = {
     "partition": ("partition", partition),
     f"skew+{SKEW_S:g}": ("skew", _skew_ahead),
     f"skew-{SKEW_S:g}": ("skew", _skew_behind),
+    f"step+{STEP_S:g}": ("step", step),
     "kill": ("kill", kill),
     "outage": ("outage", outage),
 }
@@ -552,6 +605,9 @@ MATRIX: Final = [
     ("partition", "redis"),
     (f"skew+{SKEW_S:g}", "redis"),
     (f"skew-{SKEW_S:g}", "redis"),
+    (f"skew+{SKEW_S:g}", "sqlite"),
+    (f"skew-{SKEW_S:g}", "sqlite"),
+    (f"step+{STEP_S:g}", "sqlite"),
     ("kill", "redis"),
     ("kill", "sqlite"),
     ("outage", "redis"),
@@ -563,6 +619,7 @@ async def play(name: str, store: str, folder: Path, *, tempos: dict[str, Tempo] 
     """Play scenario ``name`` on ``store`` (``redis`` or ``sqlite``) in ``folder``; its figures."""
     key, scenario = SCENARIOS[name]
     started = time.monotonic()
-    figures = await scenario(store, tempos[key], folder)
+    tempo = tempos[f"{key}/{store}"] if f"{key}/{store}" in tempos else tempos[key]
+    figures = await scenario(store, tempo, folder)
     figures.seconds = time.monotonic() - started
     return figures

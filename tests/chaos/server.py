@@ -12,8 +12,10 @@ after every step, ``end`` when it returns, ``stop`` when it is cancelled. A mark
 id, the label, this run's id, the process id, the attempt (from the re-run's status message,
 "attempt N of M: ..."; 1 otherwise) and the wall time (``time.time()`` minus
 ``CHAOS_CLOCK_OFFSET_S``, the skew the harness put on this process, so every process's marks are
-on one clock). Steps are counted, not timed: a paused process does not use up its run while it
-is stopped. The result names the run, so the harness can tell whose outcome a task kept.
+on one clock; or, with ``CHAOS_MONOTONIC_ANCHOR_S``, the monotonic clock plus that anchor, for a
+clock stepped while the process runs). Steps are counted, not timed: a paused process does not
+use up its run while it is stopped. The result names the run, so the harness can tell whose
+outcome a task kept.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from mcp_tasks_compat.server import TaskServer, current_call, report_status
 
 CLOCK_OFFSET_ENV = "CHAOS_CLOCK_OFFSET_S"
 """Seconds this process's wall clock is ahead of the real one (set with the faketime offset)."""
+MONOTONIC_ANCHOR_ENV = "CHAOS_MONOTONIC_ANCHOR_S"
+"""Set (the harness's ``time.time() - time.monotonic()``): marks take their time from the monotonic
+clock, which libfaketime leaves true, so a clock stepped while the process runs moves no mark."""
 LOG_ENV = "CHAOS_LOG"
 """Set (to anything): the replica logs the engine's INFO lines on stderr (which runs it starts again)."""
 RESULT_FORMAT = "{label} done by run {run} (pid {pid}, attempt {attempt})"
@@ -43,9 +48,12 @@ _ATTEMPT = re.compile(r"attempt (\d+) of \d+")
 
 PID = os.getpid()
 OFFSET_S = float(os.environ.get(CLOCK_OFFSET_ENV, "0") or 0)
+ANCHOR_S = os.environ.get(MONOTONIC_ANCHOR_ENV)
 
 
 def real_time() -> float:
+    if ANCHOR_S is not None:
+        return time.monotonic() + float(ANCHOR_S)
     return time.time() - OFFSET_S
 
 

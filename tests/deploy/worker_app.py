@@ -50,6 +50,15 @@ RESULT_FORMAT: Final = "{label} done by run {run} (pid {pid}, attempt {attempt})
 """As ``tests.chaos.server.RESULT_FORMAT``: ``tests.chaos.marks.result_run`` reads the run back."""
 
 PID: Final = os.getpid()
+MONOTONIC_ANCHOR_ENV: Final = "CHAOS_MONOTONIC_ANCHOR_S"
+"""As ``tests.chaos.server``: set (the harness's ``time.time() - time.monotonic()``), marks take
+their time from the monotonic clock, true under libfaketime, so a worker whose wall clock is
+skewed or stepped leaves marks on the harness's clock."""
+_ANCHOR_S: Final = os.environ.get(MONOTONIC_ANCHOR_ENV)
+
+
+def _now() -> float:
+    return time.time() if _ANCHOR_S is None else time.monotonic() + float(_ANCHOR_S)
 
 
 class Marks:
@@ -60,7 +69,7 @@ class Marks:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, kind: str, **fields: Any) -> None:
-        line = json.dumps({"k": kind, "t": time.time(), "pid": PID, **fields}, separators=(",", ":"))
+        line = json.dumps({"k": kind, "t": _now(), "pid": PID, **fields}, separators=(",", ":"))
         os.write(self._fd, (line + "\n").encode())
 
     def starts(self, task_id: str | None) -> int:

@@ -233,6 +233,12 @@ async def test_a_lease_that_runs_out_is_counted(telemetry: Telemetry, tmp_path: 
     expiries = telemetry.value("mcp_tasks.lease.expiries")
     survivor = TaskEngine(store=SqliteTaskStore(path))
     await survivor.open()
+    judge = survivor.expiry.leases.judge
+    looked_at = 0.0
+    judge.clock = lambda: looked_at  # the survivor's monotonic clock: leases are judged on it
+    assert await survivor.expiry.sweep_lost_runs() == 0  # first seen: counted from now
+    assert telemetry.value("mcp_tasks.lease.expiries") == expiries
+    looked_at += survivor.settings.lease_s
     assert await survivor.expiry.sweep_lost_runs() == 1
     assert telemetry.value("mcp_tasks.lease.expiries") == expiries + 1
     failed = await survivor.store.get(record.task.task_id)

@@ -45,6 +45,8 @@ One concern per module (``tests/engine/test_rules_header.py`` checks each is nam
 * ``inputs``: input requests relayed between the work and the client;
 * ``expiry``: deadlines, the TTL sweep and the sweep of runs whose replica stopped;
 * ``replicas``: what a shared store needs of a serving engine (leases, the notifier);
+* ``leases``: whether another process's lease ran out, judged on this process's monotonic clock
+  (a renewal marker that stood still for a lease, counted only while this process's writes land);
 * ``reruns``: re-run by choice: whether a lost run starts again, and starting it;
 * ``settings``: :class:`EngineSettings`, the one frozen object every engine of a server is built from;
 * ``hosting``: :class:`EngineHost`, what an engine serves in (runs with no request, how they call

@@ -4,7 +4,8 @@ Deadlines are wall-clock times kept in the task's state, so they mean the same a
 and on every replica; the store hands out what is due in deadline order, so a sweep never scans
 every task. A task that expires while still running is failed and kept readable for a grace
 period, not silently dropped; an ended task is kept for its TTL counted from its end. On a
-shared store a task whose replica stopped renewing its lease is failed too, saying so.
+shared store a task whose replica stopped renewing its lease is failed too, saying so (or started
+again); whether it stopped is judged on this process's monotonic clock (:mod:`.leases`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .._observe import metrics
 from ..core._lifecycle import TaskEvent
 from ..core._model import JsonRpcError, format_timestamp
 from ..errors import INTERNAL_ERROR, TaskStoreError
+from .leases import LeaseJudge, LeaseWatch
 from .reader import TaskReader
 from .replicas import runner_liveness
 from .stores import TaskState, TaskStore
@@ -100,6 +102,8 @@ class Sweeper:
         self._writer = writer
         self._store = reader.store
         self._rerun = rerun
+        self.leases = LeaseWatch(self._store, writer.health, LeaseJudge(lease_s))
+        """Whose lease ran out, on this process's monotonic clock (:mod:`.leases`)."""
         self._wakeup = anyio.Event()
         self._wake_at: float | None = None  # when (anyio.current_time()) it looks next; None: not running
         self._runners = 0  # an engine may serve two lifespans at once (the same tasks on two servers)
@@ -152,9 +156,8 @@ class Sweeper:
         """Fail the tasks whose replica stopped: their lease ran out, or (``runner_is_dead``, at a
         server's start) their runner is known to be gone. A run whose tool may run again is
         handed to ``rerun`` instead (which says whether it took it)."""
-        now = self._reader.now()
         if runner_is_dead is None:
-            lost = [state for state in await self._store.lease_expired(now) if not self._runs_here(state)]
+            lost = await self.leases.run_out(self._runs_here)
             metrics.lease_expired(len(lost))
         else:
             lost = [s for s in await _all_running(self._store) if s.runner and runner_is_dead(s.runner)]
@@ -214,17 +217,19 @@ class Sweeper:
                     await self._wakeup.wait()
 
     async def _check_leases(self, every_s: float) -> None:
-        """Judge leases every ``every_s``, but not within a lease (and a round) of a store outage
-        seen here (``engine.health``, whichever part saw it): while the store was away no replica
-        could renew, so a lease that ran out then says nothing of its runner; once the store is
-        back the runners renew (and land the outcomes that waited) within a third of a lease,
-        before anyone judges them."""
+        """Look at leases every ``every_s`` (a third of a lease if shorter), but judge none within a
+        lease (and a round) of a store outage seen here (``engine.health``, any part): while the
+        store was away no one could renew; once it is back the runners renew within a third of a
+        lease, before anyone judges them."""
+        every_s = min(every_s, self._lease_s / 3)
         while True:
             if self._health.quiet_for(self._lease_s + every_s):
                 try:
                     await self.sweep_lost_runs()
                 except TaskStoreError as exc:  # as above
                     self._health.failed(exc, "judging the leases of running tasks", writing=False)
+            else:
+                self.leases.judge.held_up()
             await anyio.sleep(every_s)
 
 

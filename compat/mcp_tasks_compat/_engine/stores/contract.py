@@ -35,7 +35,11 @@ Contract (checked for every store by ``tests/contracts/test_task_store.py``):
 * ``due_for_expiry(now)`` returns states whose ``expires_at`` is at or before ``now``, soonest
   first, without scanning tasks that are not due; ``next_expiry()`` the soonest deadline.
 * ``lease_expired(now)`` returns non-terminal states with a ``runner`` whose ``lease_until`` is
-  at or before ``now``.
+  at or before ``now``, oldest ``lease_until`` first. The engine asks with a ``now`` far in the
+  future (every leased run): it judges a lease on its own monotonic clock, from whether the run's
+  ``runner``, ``claim`` and ``lease_until`` changed (a renewal marker), never from the value of
+  ``lease_until`` (``_engine/leases.py``). A ``delete`` of an id no task has changes nothing (the
+  engine's write probe).
 * ``list_tasks(owner=..., cursor=..., limit=...)`` pages through an owner's tasks (or every
   owner's, :data:`EVERY_OWNER`) in creation order; the cursor (:func:`encode_cursor`) is opaque
   and ``None`` at the end.
