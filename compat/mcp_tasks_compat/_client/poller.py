@@ -351,7 +351,7 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
 
         While the task's states are pushed the interval is the safety pace (at least
         :data:`~.protocols.SAFETY_POLL_SECONDS`): the wait ends early on a pushed terminal state, the end
-        of coverage or of push (then a poll at once), or the TTL.
+        of coverage (then a poll at once) or the TTL; a push that never came leaves the interval.
         """
         delay = self._interval()
         remaining = self.expiry.remaining()
@@ -360,8 +360,8 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
         polled_end = min(now + delay, ttl_end, self.deadline)
         pushed_end = min(now + max(delay, SAFETY_POLL_SECONDS), ttl_end, self.deadline)
         while not self.stopped:
-            covered, pushed = self._covered(), self._push_expected()
-            limit = pushed_end if pushed else polled_end
+            covered = self._covered()
+            limit = pushed_end if self._push_expected() else polled_end
             if limit - anyio.current_time() <= 0:
                 return limit == ttl_end
             left = limit - anyio.current_time()
@@ -370,8 +370,9 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
             await self.reporter.flush()
             if self.latest.is_terminal:
                 break  # a pushed terminal status: settle it now rather than after the interval
-            if (covered and not self._covered()) or (pushed and not self._push_expected()):
-                break  # the stream went away (or never came): poll at once, so nothing is missed
+            if covered and not self._covered():
+                break  # the stream went away: poll at once, so nothing is missed
+            # A push that never came: the loop goes on, to the poll interval's end.
         return False
 
     def stop_polling(self) -> None:

@@ -11,7 +11,8 @@ first of them (so a session creating tasks one after another pays a number of st
 grows with the logarithm of its tasks, not with the tasks).
 
 A task is *covered* while the current stream has acknowledged its id, and *pushed*
-(:meth:`PushLink.pushes`) while it is covered or a stream asking for it is on its way: a follower
+(:meth:`PushLink.pushes`) while it is covered or, once the server has shown it pushes (a stream
+of this connection acknowledged), a stream asking for it is on its way: a follower
 of a pushed task waits on an event (its wake-up) instead of polling, and still polls at the
 slower safety pace :data:`~.protocols.SAFETY_POLL_SECONDS`, so a state the transport lost is seen within
 seconds. It goes back to polling the moment its task is not pushed (the stream was refused,
@@ -102,6 +103,8 @@ class PushLink:
         self.refused: str | None = None
         """Why this connection does not push (``None`` while it may)."""
         self._reopens = 0
+        self._pushed_once = False
+        """A stream of this connection acknowledged ``taskIds`` once: the server pushes."""
 
     # --- what followers see ------------------------------------------------------------------
 
@@ -134,10 +137,13 @@ class PushLink:
         return current is not None and not current.ended and task_id in (current.acked or ())
 
     def pushes(self, task_id: str) -> bool:
-        """Whether ``task_id``'s states are pushed: it is covered, or a stream on its way asks for
-        it (or will, once sent); its follower waits for them instead of polling."""
+        """Whether ``task_id``'s states are pushed: it is covered, or (once a stream of this
+        connection was acknowledged) a stream on its way asks for it or will, once sent; its
+        follower waits for them instead of polling."""
         if self.covers(task_id):
             return True
+        if not self._pushed_once:
+            return False  # nothing says the server pushes yet: the first tasks are polled meanwhile
         pending = self._pending
         if pending is None or pending.ended or task_id not in self._followed:
             return False
@@ -160,6 +166,7 @@ class PushLink:
             self._refuse("the server acknowledged subscriptions/listen without taskIds (it does not push)")
             return True
         stream.acked = frozenset(task_ids) & stream.task_ids
+        self._pushed_once = True
         stream.scope.deadline = math.inf
         if stream is self._pending:
             old, self._current, self._pending = self._current, stream, None
