@@ -231,10 +231,6 @@ class TaskEngine:
     def watch(self, *args: Any, **kwargs: Any) -> TaskRecord:
         return self.reader.watch(*args, **kwargs)
 
-    @_handing_on(TaskReader.watch_current)
-    async def watch_current(self, *args: Any, **kwargs: Any) -> TaskRecord:
-        return await self.reader.watch_current(*args, **kwargs)
-
     @_handing_on(TaskReader.unwatch)
     def unwatch(self, *args: Any, **kwargs: Any) -> None:
         self.reader.unwatch(*args, **kwargs)

@@ -185,7 +185,7 @@ class PlainHandoff:
         self, record: TaskRecord, wait_s: float, progress: SendProgress | None, watch: ProgressWatch
     ) -> dict[str, Any]:
         """Wait up to ``wait_s`` for the task to end or ask a question; what a model is answered."""
-        record = await self.engine.watch_current(record)
+        record = await self.engine.reader.watch_current(record)
         try:
             async with anyio.create_task_group() as beats:
                 if progress is not None:

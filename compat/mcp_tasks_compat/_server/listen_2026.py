@@ -169,4 +169,4 @@ class TaskListen2026:
             except PeerProtocolError:
                 continue  # unknown, expired, or another caller's: not agreed
             # Watched, then re-read: a change announced before the watch is not lost.
-            records.append(await self._tasks.engine.watch_current(record))
+            records.append(await self._tasks.engine.reader.watch_current(record))
