@@ -22,6 +22,7 @@ import abc
 import inspect
 import logging
 import math
+import random
 import time
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
@@ -358,7 +359,8 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
         now = anyio.current_time()
         ttl_end = math.inf if remaining is None else now + max(0.0, remaining)
         polled_end = min(now + delay, ttl_end, self.deadline)
-        pushed_end = min(now + max(delay, SAFETY_POLL_SECONDS), ttl_end, self.deadline)
+        safety = max(delay, SAFETY_POLL_SECONDS * random.uniform(0.75, 1.0))
+        pushed_end = min(now + safety, ttl_end, self.deadline)
         while not self.stopped:
             covered = self._covered()
             limit = pushed_end if self._push_expected() else polled_end

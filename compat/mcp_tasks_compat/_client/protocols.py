@@ -55,10 +55,12 @@ CANCEL_GRACE_SECONDS: Final = 2.0
 """How long a best-effort ``tasks/cancel`` may take when the call ends early."""
 RESULT_GRACE_SECONDS: Final = 1.0
 """How long the 2025-11-25 ``tasks/result`` wait may trail a terminal ``tasks/get`` before it is re-asked."""
-SAFETY_POLL_SECONDS: Final = 5.0
+SAFETY_POLL_SECONDS: Final = 4.0
 """The least pace of ``tasks/get`` for a task whose states are pushed (``push``): a state the
 transport lost (a stream whose end never arrived, a server that missed a change) is seen within
-this, not never."""
+this, not never. Each wait is 75-100 % of it, so the tasks of a burst do not poll in waves: a
+pooled HTTP connection left idle for a common server keep-alive (uvicorn's 5 s) between two
+waves is closed by the server as it is reused, and the SDK's transport does not retry that."""
 NO_SDK_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 """A call with none of the SDK's own keywords (shared and read-only: no dict made per call)."""
 
