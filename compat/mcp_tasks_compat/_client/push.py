@@ -147,7 +147,7 @@ class PushLink:
         pending = self._pending
         if pending is None or pending.ended or task_id not in self._followed:
             return False
-        return task_id in pending.task_ids if pending.sent else task_id in self._wanted()
+        return task_id in self._wanted()  # in the stream on its way, or in the one after it
 
     # --- what the adapter hands in ------------------------------------------------------------
 
