@@ -39,20 +39,20 @@ SECTIONS_IN_ORDER = (
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
 
 
-SMOKE_SECTIONS = tuple(section for section in SECTIONS_IN_ORDER if section != "workers")
-"""What the smoke run measures. The workers section starts a redis-server and five mcp processes;
-it is measured by ``nox -s bench`` and the feature it measures is held by
-tests/deploy/test_workers.py (real processes, every version). In this file it hung twice in two
-CI runs on mcp 2.0.0 (a drain row, then the RSS row; never in five local runs, loaded or not):
-left out here until that is understood (issue 34's closing note)."""
+SMOKE_SECTIONS = SECTIONS_IN_ORDER
+"""What the smoke run measures: every section. The workers section (a redis-server and five mcp
+processes) once hung here under load (issue 43): a listen stream that opened while a worker ended
+one of its tasks pushed the state read before the watch and never again, and the client polled
+no task a stream covered; fixed on both sides (tests/server/test_listen_2026.py,
+tests/client/test_push.py), and it runs on every version again."""
 
-SMOKE_BOUND_S = 300
+SMOKE_BOUND_S = 900
+"""A safety net, not a budget: about 50 s alone (the workers section starts five processes); a
+2-core machine loaded about 15 times over took 6 minutes (issue 43's loops)."""
 
 
 @pytest.mark.anyio
 async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> None:
-    # A safety net, not a budget: the run is about 10 s alone; a loaded 2-core CI machine (the
-    # suite's other processes beside it) may take several times that.
     with anyio.fail_after(SMOKE_BOUND_S):
         run = await run_bench("smoke", kinds=["sdk", "ours"], only=SMOKE_SECTIONS)
 
@@ -67,7 +67,13 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert run["environment"]["nproc"]
     assert run["environment"]["packages"]["mcp"]
     rows = run["rows"]
-    assert {row["section"] for row in rows} == set(SMOKE_SECTIONS)
+    measured = set(SMOKE_SECTIONS) if REDIS_HERE else set(SMOKE_SECTIONS) - {"workers"}
+    assert {row["section"] for row in rows} == measured
+    if REDIS_HERE:
+        drains = [row for row in rows if row["section"] == "workers" and row["variant"] == "drain"]
+        assert [row["workers"] for row in drains] == list(run["profile_sizes"]["workers_workers"])
+    else:
+        assert any("workers: not measured" in note for note in run["notes"]), run["notes"]
     assert all(row["major"] == run["major"] for row in rows)
 
     overhead = {(row["kind"], row["variant"]): row for row in rows if row["section"] == "overhead"}
@@ -140,7 +146,15 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
     assert capacity["rss_baseline_kib"] > 0
     assert capacity["tasks_get_ms"]["n"] > 0
 
-    creation = {row["client"]: row for row in rows if row["section"] == "creation"}
+    following = [row for row in rows if row["section"] == "creation" and row.get("variant") == "following"]
+    assert [row["kind"] for row in following] == ["ours"]  # create while following (issue 43)
+    assert following[0]["created_per_s"]["median"] > 0
+    assert following[0]["tasks"] == run["profile_sizes"]["creation_following_tasks"]
+    creation = {
+        row["client"]: row
+        for row in rows
+        if row["section"] == "creation" and row.get("variant") != "following"
+    }
     assert creation.keys() == ({"ours"} if run["major"] == 1 else {"ours", "sdk"})
     for row in creation.values():
         assert row["kind"] == "ours"

@@ -12,6 +12,13 @@ fresh server, the kinds interleaved round by round. The creators:
 Each create's latency is kept, so a fresh server's first creates (the tool not yet learnt: they
 wait out the grace) are shown apart from the rest. Target: ours at least 4x FastMCP 4's tasks
 created per second with the same client, same run, the inline grace on (its default).
+
+Then **create while following** (issue 43): one session of our client creates held tasks one
+after the other, each followed to its result from the moment it is created (``start_tool``, then
+``result()`` in the background), as an agent that starts work and waits on all of it does; ours
+(on 2026-07-28 its states pushed on the session's one listen stream) next to FastMCP 4 (polled
+at its hint) with the same client, each on a fresh server, interleaved round by round. Target:
+ours at least FastMCP 4's tasks created per second.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from ..stats import ratio_summary, summary
 __all__ = ["SECTION", "CreationProfile", "creators_for"]
 
 RATE_VS_FASTMCP4 = 4.0
+FOLLOWING_RATE_VS_FASTMCP4 = 1.0
 
 Creator = tuple[str, str]  # (server kind, client: "ours" or "sdk")
 
@@ -45,15 +53,33 @@ class CreationProfile:
     first: int  # creates (by start order) of a fresh server reported apart from the rest
     wait_s: float  # bound on waiting for every held run to be inside the tool
     stall_s: float  # stop waiting when the count of running runs stops growing
+    following_tasks: int  # create while following: held tasks created on one session
+    following_rounds: int
 
 
 PROFILES = {
     "smoke": CreationProfile(
-        transport="memory", creators=2, tasks_per_creator=5, rounds=1, first=2, wait_s=20.0, stall_s=3.0
+        transport="memory",
+        creators=2,
+        tasks_per_creator=5,
+        rounds=1,
+        first=2,
+        wait_s=20.0,
+        stall_s=3.0,
+        following_tasks=10,
+        following_rounds=1,
     ),
     # The issue's scenario: 4 creators over HTTP, 1,000 held tasks per kind and round.
     "full": CreationProfile(
-        transport="http", creators=4, tasks_per_creator=250, rounds=5, first=4, wait_s=120.0, stall_s=10.0
+        transport="http",
+        creators=4,
+        tasks_per_creator=250,
+        rounds=5,
+        first=4,
+        wait_s=120.0,
+        stall_s=10.0,
+        following_tasks=200,
+        following_rounds=5,
     ),
 }
 
@@ -87,6 +113,87 @@ async def measure(bench: Bench, profile: CreationProfile) -> None:
 
             await bench.guarded(f"creation/{kind}/{client} client/round {round_index + 1}", one)
     _add_rows(bench, profile, rounds)
+    await measure_following(bench, profile)
+
+
+async def measure_following(bench: Bench, profile: CreationProfile) -> None:
+    """Create while following, our client on each task server kind, fresh servers, interleaved."""
+    if not bench.ours:
+        return
+    kinds = ["ours"] + [kind for kind in bench.peers() if kind == "fastmcp4"]
+    rounds: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
+    for round_index in range(profile.following_rounds):
+        for kind in rotated(kinds, round_index):
+
+            async def one(k: str = kind) -> None:
+                rounds[k].append(await create_following(profile, k))
+
+            await bench.guarded(f"creation/{kind}/create while following/round {round_index + 1}", one)
+    for kind, measured in rounds.items():
+        if not measured:
+            continue
+        rates = [one["created_per_s"] for one in measured]
+        row: dict[str, Any] = {
+            "kind": kind,
+            "client": "ours",
+            "variant": "following",
+            "transport": profile.transport,
+            "dialect": measured[0]["dialect"],
+            "protocol_version": measured[0]["protocol_version"],
+            "tasks": profile.following_tasks,
+            "rounds": len(measured),
+            "created_per_s": summary(rates, digits=1),
+            "create_ms": summary([ms for one in measured for ms in one["create_ms"]], digits=2),
+            "requests_per_task": measured[-1]["requests_per_task"],
+        }
+        peer = rounds.get("fastmcp4", [])
+        if kind == "ours" and len(peer) == len(measured):
+            row["rate_to_fastmcp4"] = ratio_summary(rates, [one["created_per_s"] for one in peer])
+        bench.add("creation", **row)
+
+
+async def create_following(profile: CreationProfile, kind: str) -> dict[str, Any]:
+    """One fresh server of ``kind``; one session of our client creates ``following_tasks`` held
+    tasks one after the other, each followed from its creation; the rate, then every task
+    released and its result read (checked: one per task)."""
+    from ..mechanisms import RequestCounter
+
+    total = profile.following_tasks
+    counter = RequestCounter()
+    async with (
+        open_target(kind, profile.transport, concurrency=total if kind in PEERS else None) as connect,
+        connect(ours=False) as control,
+        connect(ours=True, counter=counter) as conn,
+    ):
+        results: list[Any] = []
+        latencies: list[float] = []
+
+        async def follow(handle: Any) -> None:
+            results.append(await handle.result())
+
+        async with anyio.create_task_group() as group:
+            counter.by_method.clear()
+            began = time.perf_counter()
+            for _ in range(total):
+                start = time.perf_counter()
+                group.start_soon(follow, await conn.start("job", {"hold": True}))
+                latencies.append((time.perf_counter() - start) * 1000)
+            elapsed = time.perf_counter() - began
+            requests = dict(counter.by_method)
+            await _wait_running(profile, control, total)
+            await control.raw("release")
+            with anyio.fail_after(profile.wait_s):
+                while len(results) < total:  # noqa: ASYNC110 - the follows end in this group
+                    await anyio.sleep(0.05)
+    if len(results) != total:
+        raise RuntimeError(f"{len(results)} of {total} followed tasks came back")
+    return {
+        "dialect": conn.dialect,
+        "protocol_version": conn.protocol_version,
+        "created_per_s": total / elapsed,
+        "create_ms": latencies,
+        "requests_per_task": {method: round(count / total, 2) for method, count in sorted(requests.items())},
+    }
 
 
 async def create_batch(profile: CreationProfile, kind: str, client: str) -> dict[str, Any]:
@@ -183,13 +290,18 @@ def _add_rows(bench: Bench, profile: CreationProfile, rounds: dict[Creator, list
         bench.add("creation", **row)
 
 
+def _batch_rows(rows: Sequence[Row], **match: Any) -> list[Row]:
+    """The concurrent creators' rows (not create while following)."""
+    return [row for row in find(rows, section="creation", **match) if row.get("variant") != "following"]
+
+
 def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for row in find(rows, section="creation", kind="ours"):
+    out: list[dict[str, Any]] = _following_targets(rows)
+    for row in _batch_rows(rows, kind="ours"):
         ratio = row.get("rate_to_fastmcp4")
         if not ratio:
             continue
-        peers = find(rows, section="creation", kind="fastmcp4", client=row["client"], major=row["major"])
+        peers = _batch_rows(rows, kind="fastmcp4", client=row["client"], major=row["major"])
         peer_rate = peers[0]["created_per_s"]["median"] if peers else None
         client = "our client (start_tool)" if row["client"] == "ours" else "the SDK's client"
         out.append(
@@ -206,10 +318,69 @@ def targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
     return out
 
 
-def tables(rows: Sequence[Row]) -> list[str]:
-    mine = find(rows, section="creation")
+def _following_targets(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for row in find(rows, section="creation", variant="following", kind="ours"):
+        ratio = row.get("rate_to_fastmcp4")
+        if not ratio:
+            continue
+        peers = find(rows, section="creation", variant="following", kind="fastmcp4", major=row["major"])
+        peer_rate = peers[0]["created_per_s"]["median"] if peers else None
+        out.append(
+            target(
+                f"tasks created per second while following the earlier ones vs FastMCP 4, {row['tasks']} "
+                f"held tasks, one session of our client (mcp{row['major']}, {row['transport']})",
+                ratio["median"],
+                FOLLOWING_RATE_VS_FASTMCP4,
+                at_most=False,
+                detail=f"{row['created_per_s']['median']} vs {peer_rate} tasks/s; ratio p10-p90 "
+                f"{ratio['p10']}-{ratio['p90']} over {ratio['n']} rounds",
+            )
+        )
+    return out
+
+
+def _following_table(rows: Sequence[Row]) -> list[str]:
+    mine = find(rows, section="creation", variant="following")
     if not mine:
         return []
+    return [
+        "Create while following (one session of our client creates held tasks one after the other, "
+        "each followed to its result from its creation; median (p10-p90) of rounds):",
+        table(
+            [
+                "mcp",
+                "server",
+                "dialect",
+                "transport",
+                "tasks",
+                "created/s",
+                "÷ FastMCP 4",
+                "create ms p50 / p90",
+                "requests per task while creating",
+            ],
+            (
+                (
+                    r["major"],
+                    server_name(r["kind"]),
+                    r.get("dialect"),
+                    r["transport"],
+                    r["tasks"],
+                    spread(r["created_per_s"]),
+                    spread(r.get("rate_to_fastmcp4")) if r.get("rate_to_fastmcp4") else None,
+                    f"{r['create_ms']['median']} / {r['create_ms']['p90']}",
+                    ", ".join(f"{method} {count:g}" for method, count in r["requests_per_task"].items()),
+                )
+                for r in mine
+            ),
+        ),
+    ]
+
+
+def tables(rows: Sequence[Row]) -> list[str]:
+    mine = _batch_rows(rows)
+    if not mine:
+        return _following_table(rows)
     return [
         "### 4c. Creating long tasks (held tasks created by concurrent creators, each kind on a fresh "
         "server; median (p10-p90) of rounds)",
@@ -244,6 +415,7 @@ def tables(rows: Sequence[Row]) -> list[str]:
                 for r in mine
             ),
         ),
+        *_following_table(rows),
     ]
 
 
@@ -256,7 +428,12 @@ DESCRIBED = """\
    for a task at once), ours through the SDK's bare `ClientSession` declaring the Tasks extension
    (no hint: only the server's learnt grace helps), and FastMCP 4 + fastmcp-tasks through both
    (its Docket worker concurrency set to the number of tasks). Ours runs with its defaults, the
-   50 ms inline grace on."""
+   50 ms inline grace on. Then **create while following**: one session of our client creates 200
+   held tasks over HTTP one after the other, each followed to its result from the moment it is
+   created (`start_tool`, then `result()` in the background); ours (on 2026-07-28 the states
+   come on the session's one `subscriptions/listen` stream) and FastMCP 4 (polled at its hint),
+   each on a fresh server, over 5 rounds; tasks created per second, and the requests the session
+   sent per task while creating."""
 
 SECTION = Section(
     name="creation",

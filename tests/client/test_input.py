@@ -276,7 +276,7 @@ class InputWire:
         now = utc_now()
         return Task("t1", status, now, now, poll_interval_ms=100, **changes)
 
-    async def get(self, task_id: str) -> Task:
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
         self.gets += 1
         if self.gets >= 3:
             self.enough_polls.set()

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_tasks_compat._client import poller
 from mcp_tasks_compat._client_api import session_kwargs
 from mcp_tasks_compat._engine import PollPolicy
 from mcp_tasks_compat.client import call_tool, start_tool
@@ -301,3 +302,173 @@ async def test_push_over_streamable_http() -> None:
     assert text_of(results[0]) == "done h"
     assert app.counted.methods["tasks/get"] == 0
     assert statuses.seen[-1] == ("completed", "finishing")
+
+
+class LosingPushes:
+    """A client's read stream that loses every ``notifications/tasks`` once ``losing`` is set: the
+    stream looks alive (nothing ends it) and carries nothing, as one whose connection half-closed
+    under a client that reads nothing more from it (the bench smoke's hang, issue 43)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.losing = False
+        self.lost = 0
+
+    async def __aenter__(self) -> LosingPushes:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def __aiter__(self) -> LosingPushes:
+        return self
+
+    async def __anext__(self) -> Any:
+        while True:
+            message = await self._stream.__anext__()
+            if not (self.losing and getattr(message.message, "method", None) == "notifications/tasks"):
+                return message
+            self.lost += 1
+
+    async def receive(self) -> Any:
+        return await self.__anext__()
+
+
+async def test_a_covered_task_whose_pushes_are_lost_is_still_seen_to_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The safety pace made short for the test (5 s by default): what matters is that it exists.
+    monkeypatch.setattr(poller, "SAFETY_POLL_SECONDS", 0.3)
+    app = build_app(hint_ms=20)
+    statuses = Recorder()
+    async with InMemoryTransport(app.server) as (read, write):
+        losing = LosingPushes(read)
+        async with ClientSession(losing, write, **session_kwargs()) as session:
+            run = await start_tool(session, "slow", {"label": "lost"}, on_status=statuses)
+            results: list[Any] = []
+
+            async def wait() -> None:
+                results.append(await run.result())
+
+            with anyio.fail_after(BOUND):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(wait)
+                    await statuses.started.wait()  # pushed: the stream covers the task
+                    losing.losing = True
+                    gets_before = app.counted.methods["tasks/get"]
+                    app.release.set()
+    assert text_of(results[0]) == "done lost"
+    assert losing.lost >= 1  # the end was pushed, and lost
+    assert app.counted.methods["tasks/get"] > gets_before  # the safety poll saw it
+    assert app.counted.methods[LISTEN] == 1
+
+
+async def test_a_tasks_get_whose_answer_is_lost_is_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(poller, "REQUEST_BOUND_SECONDS", 0.3)
+    app = build_app(hint_ms=20, push=False)
+    app.release.set()
+    async with InMemoryTransport(app.server) as (read, write):
+        losing = LosingAnswers(read)
+        async with ClientSession(losing, write, **session_kwargs()) as session:
+            with anyio.fail_after(BOUND):
+                run = await start_tool(session, "slow", {"label": "again"})
+                losing.lose_next = 1
+                assert text_of(await run.result()) == "done again"
+    assert losing.lost == 1
+    assert app.counted.methods["tasks/get"] >= 2  # the lost one, then one sent again
+
+
+class LosingAnswers(LosingPushes):
+    """A client's read stream that loses the next ``lose_next`` answers to requests."""
+
+    lose_next = 0
+
+    async def __anext__(self) -> Any:
+        while True:
+            message = await self._stream.__anext__()
+            is_answer = getattr(message.message, "method", None) is None and hasattr(message.message, "id")
+            if not (is_answer and self.lose_next > 0):
+                return message
+            self.lose_next -= 1
+            self.lost += 1
+
+
+async def test_a_stream_the_server_ends_over_http_is_reopened_and_the_end_seen() -> None:
+    """The listen response cut off by the server mid-stream (no JSON-RPC answer: the HTTP body
+    ends): the client learns the stream ended, polls at once and listens again."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    from server.harness import serve_asgi
+
+    app = build_app(hint_ms=20)
+    statuses = Recorder()
+    cut = CutListenBody(app.server.streamable_http_app())
+    async with (
+        serve_asgi(cut) as url,
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, **session_kwargs()) as session,
+    ):
+        run = await start_tool(session, "slow", {"label": "cut"}, on_status=statuses)
+        results: list[Any] = []
+
+        async def wait() -> None:
+            results.append(await run.result())
+
+        with anyio.fail_after(BOUND):
+            async with anyio.create_task_group() as group:
+                group.start_soon(wait)
+                await statuses.started.wait()  # pushed on the first stream
+                cut.cut_now.set()
+                await cut.was_cut.wait()
+                app.release.set()
+    assert text_of(results[0]) == "done cut"
+    assert app.counted.methods[LISTEN] >= 2  # listened again after the cut
+
+
+class CutListenBody:
+    """ASGI middleware: the first ``subscriptions/listen`` response body ends when ``cut_now`` is
+    set (the server side closes the stream without answering the request)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.cut_now = anyio.Event()
+        self.was_cut = anyio.Event()
+        self._taken = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or self._taken:
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        if b'"subscriptions/listen"' not in body:
+            await self.app(scope, replay, send)
+            return
+        self._taken = True
+        async with anyio.create_task_group() as group:
+
+            async def cut() -> None:
+                await self.cut_now.wait()
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                self.was_cut.set()
+                group.cancel_scope.cancel()
+
+            group.start_soon(cut)
+            await self.app(scope, replay, send)

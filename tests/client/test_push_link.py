@@ -159,3 +159,34 @@ async def test_pushed_states_reach_the_tasks_listener() -> None:
     assert [(task.task_id, task.status.value, task.result) for task in seen] == [
         ("a", "completed", {"content": []})
     ]
+
+
+async def test_tasks_followed_one_after_another_share_few_streams_and_wait_without_polling() -> None:
+    """A session creating tasks one after another while following them (issue 43): a replacement
+    is batched, never one stream per task; a task waiting for it is pushed (not polled)."""
+    server = FakeServer()
+    count = 40
+    async with anyio.create_task_group() as group:
+        link = PushLink(server.open, spawner(group))
+        acked = 0
+
+        async def ack_what_opened() -> None:
+            nonlocal acked
+            await anyio.wait_all_tasks_blocked()
+            while acked < len(server.streams):
+                acked += 1
+                assert link.acknowledged(f"sub-{acked}", server.streams[acked - 1].task_ids)
+
+        for index in range(count):
+            link.follow(f"t{index}", nothing, lambda: None)
+            if acked:  # the server has shown it pushes: a task waiting for a stream is not polled
+                assert link.pushes(f"t{index}")
+            await ack_what_opened()
+        with anyio.fail_after(5):
+            while not all(link.covers(f"t{index}") for index in range(count)):
+                await server.next_open(acked + 1)
+                await ack_what_opened()
+        await anyio.wait_all_tasks_blocked()  # the replaced streams close
+        assert len(server.streams) <= count // 2, [len(stream.task_ids) for stream in server.streams]
+        assert [stream.closed for stream in server.streams].count(False) == 1  # one stream per session
+        group.cancel_scope.cancel()

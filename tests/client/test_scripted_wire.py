@@ -110,7 +110,7 @@ class ScriptedWire:
     def dialect(self) -> Literal["2026-07-28"]:
         return "2026-07-28"
 
-    async def get(self, task_id: str) -> Task:
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
         if not self.answers:
             raise RemoteError(-32602, "Task not found")
         return self.answers.pop(0)
@@ -206,7 +206,7 @@ class ScriptedWire2025:
     def dialect(self) -> Literal["2025-11-25"]:
         return "2025-11-25"
 
-    async def get(self, task_id: str) -> Task:
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
         self.gets += 1
         if not self.answers:
             raise RemoteError(-32602, "Task not found")

@@ -34,6 +34,10 @@ class Follower2026(Poller[TaskWire2026[ResultT], ResultT]):
         push = self.wire.push
         return push is not None and push.covers(self.task_id)
 
+    def _push_expected(self) -> bool:
+        push = self.wire.push
+        return push is not None and push.pushes(self.task_id)
+
     def _observed(self, task: Task) -> None:
         if self.inputs is not None:
             self.inputs.observe(task)

@@ -2,8 +2,11 @@
 
 * ``pollInterval`` / ``pollIntervalMs`` re-read on every answer and clamped to [floor, 30 s], the
   floor a tenth of the task's age between 5 and 100 ms (:func:`poll_floor_seconds`);
-* while a ``subscriptions/listen`` stream covers the task (:mod:`.push`), no polling at all: the
-  pushed states are reported, and a pushed terminal state that carries its outcome ends the wait;
+* while a ``subscriptions/listen`` stream pushes the task's states (:mod:`.push`), a wait on an
+  event with only a safety poll (:data:`~.protocols.SAFETY_POLL_SECONDS` at the least): the pushed
+  states are reported, and a pushed terminal state that carries its outcome ends the wait;
+* every ``tasks/get`` bounded (the interval plus :data:`REQUEST_BOUND_SECONDS`): one whose answer
+  the transport lost is given up and sent again, never waited on for ever;
 * the TTL backstop: a task past ``createdAt + ttl`` is reported expired, never polled forever;
 * ``tasks/get`` with its error answers mapped to the ``Task*Error`` family;
 * ``on_status`` fed each distinct status once, never backwards, pushed statuses included;
@@ -19,6 +22,7 @@ import abc
 import inspect
 import logging
 import math
+import random
 import time
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
@@ -33,6 +37,7 @@ from .protocols import (
     DEFAULT_POLL_SECONDS,
     MAX_POLL_SECONDS,
     MIN_POLL_SECONDS,
+    SAFETY_POLL_SECONDS,
     OnStatus,
     RemoteError,
     ResultT,
@@ -55,6 +60,8 @@ WireT = TypeVar("WireT", bound="TaskWire[Any]")
 logger = logging.getLogger("mcp_tasks_compat.client")
 
 
+REQUEST_BOUND_SECONDS: Final = 10.0
+"""How long past its poll interval a ``tasks/get`` may go unanswered before it is sent again."""
 MATURE_POLL_FLOOR_SECONDS: Final = 0.1
 """The floor once a task is a second old: no server's hint makes this client poll faster."""
 POLL_FLOOR_AGE_RATIO: Final = 0.1
@@ -296,7 +303,12 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
         self.reporter.wake()
 
     def _covered(self) -> bool:
-        """Whether a healthy push stream has acknowledged this task (so it is not polled)."""
+        """Whether a healthy push stream has acknowledged this task."""
+        return False
+
+    def _push_expected(self) -> bool:
+        """Whether this task's states are pushed, or a stream asking for them is on its way (so it
+        is polled only at the safety pace)."""
         return False
 
     def _settled_by_push(self, task: Task) -> bool:
@@ -311,10 +323,17 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
     def _observed(self, task: Task) -> None:
         """Called with every ``tasks/get`` answer once it is reported (a follower may act on it)."""
 
+    def _interval(self) -> float:
+        """This task's poll interval now: the hint, clamped (:func:`clamp_poll_seconds`)."""
+        return max(
+            self.min_interval_s, clamp_poll_seconds(self.latest.poll_interval_ms, age_s=self.expiry.age())
+        )
+
     async def get(self) -> Task | None:
-        """One ``tasks/get`` (reported); ``None`` when the SDK's read timeout fired (retry)."""
+        """One ``tasks/get`` (reported); ``None`` when unanswered within its bound (sent again
+        later: an answer the transport lost must not stop the follower for good)."""
         try:
-            task = await self.wire.get(self.task_id)
+            task = await self.wire.get(self.task_id, read_timeout=self._interval() + REQUEST_BOUND_SECONDS)
         except RemoteError as error:
             if error.timed_out:
                 return None
@@ -331,19 +350,20 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
     async def _sleep_or_expire(self) -> bool:
         """Sleep one poll interval (passing on pushed statuses); ``True`` when the TTL ran out instead.
 
-        While a push stream covers the task there is no interval: the wait lasts until a pushed
-        terminal state, the end of coverage (then a poll at once) or the TTL.
+        While the task's states are pushed the interval is the safety pace (at least
+        :data:`~.protocols.SAFETY_POLL_SECONDS`): the wait ends early on a pushed terminal state, the end
+        of coverage (then a poll at once) or the TTL; a push that never came leaves the interval.
         """
-        delay = max(
-            self.min_interval_s, clamp_poll_seconds(self.latest.poll_interval_ms, age_s=self.expiry.age())
-        )
+        delay = self._interval()
         remaining = self.expiry.remaining()
         now = anyio.current_time()
         ttl_end = math.inf if remaining is None else now + max(0.0, remaining)
-        end = min(now + delay, ttl_end, self.deadline)
+        polled_end = min(now + delay, ttl_end, self.deadline)
+        safety = max(delay, SAFETY_POLL_SECONDS * random.uniform(0.75, 1.0))
+        pushed_end = min(now + safety, ttl_end, self.deadline)
         while not self.stopped:
             covered = self._covered()
-            limit = min(ttl_end, self.deadline) if covered else end
+            limit = pushed_end if self._push_expected() else polled_end
             if limit - anyio.current_time() <= 0:
                 return limit == ttl_end
             left = limit - anyio.current_time()
@@ -354,6 +374,7 @@ class Poller(abc.ABC, Generic[WireT, ResultT]):
                 break  # a pushed terminal status: settle it now rather than after the interval
             if covered and not self._covered():
                 break  # the stream went away: poll at once, so nothing is missed
+            # A push that never came: the loop goes on, to the poll interval's end.
         return False
 
     def stop_polling(self) -> None:

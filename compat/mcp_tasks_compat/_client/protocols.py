@@ -26,6 +26,7 @@ __all__ = [
     "MISSING_CAPABILITY_BEFORE_AUGUST",
     "NO_SDK_OPTIONS",
     "RESULT_GRACE_SECONDS",
+    "SAFETY_POLL_SECONDS",
     "AnyTaskWire",
     "ClientConnection",
     "Mode",
@@ -54,6 +55,12 @@ CANCEL_GRACE_SECONDS: Final = 2.0
 """How long a best-effort ``tasks/cancel`` may take when the call ends early."""
 RESULT_GRACE_SECONDS: Final = 1.0
 """How long the 2025-11-25 ``tasks/result`` wait may trail a terminal ``tasks/get`` before it is re-asked."""
+SAFETY_POLL_SECONDS: Final = 4.0
+"""The least pace of ``tasks/get`` for a task whose states are pushed (``push``): a state the
+transport lost (a stream whose end never arrived, a server that missed a change) is seen within
+this, not never. Each wait is 75-100 % of it, so the tasks of a burst do not poll in waves: a
+pooled HTTP connection left idle for a common server keep-alive (uvicorn's 5 s) between two
+waves is closed by the server as it is reused, and the SDK's transport does not retry that."""
 NO_SDK_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 """A call with none of the SDK's own keywords (shared and read-only: no dict made per call)."""
 
@@ -171,6 +178,10 @@ class TaskPush(Protocol):
         """Whether a healthy stream has acknowledged ``task_id``."""
         ...
 
+    def pushes(self, task_id: str) -> bool:
+        """Whether ``task_id`` is covered, or a stream asking for it is on its way."""
+        ...
+
 
 class TaskWire(Protocol[ResultT_co]):
     """What both dialects' ``tasks/*`` wires carry, on one session, as plain task models."""
@@ -178,8 +189,9 @@ class TaskWire(Protocol[ResultT_co]):
     @property
     def dialect(self) -> Dialect: ...
 
-    async def get(self, task_id: str) -> Task:
-        """``tasks/get``; raises :class:`RemoteError` on a JSON-RPC error."""
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
+        """``tasks/get``; raises :class:`RemoteError` on a JSON-RPC error (``timed_out`` when
+        unanswered within ``read_timeout`` seconds, the SDK's read timeout; ``None``: the session's)."""
         ...
 
     async def cancel(self, task_id: str) -> Task | None:

@@ -1,12 +1,23 @@
 """Pushed 2026-07-28 task states: one ``subscriptions/listen`` stream per connection.
 
 A :class:`PushLink` keeps one stream open, asking for ``notifications.taskIds`` of every task
-the connection follows. A stream's filter is fixed when it is opened, so a task followed later
-gets a new stream asking for the whole set; the old one is closed once the new one has
-acknowledged (make before break, so no change falls between the two). A task is *covered* while
-the current stream has acknowledged its id; a follower stops polling a covered task and goes
-back to polling the moment it is not (the stream was refused, dropped, or never acknowledged
-within :data:`ACK_TIMEOUT_SECONDS`). A dropped stream is opened again at once, at most
+the connection follows. A stream's filter is fixed when it is opened (SEP-2575 has no way to
+amend it), so tasks followed later are covered by a replacement asking for the whole set; the old
+stream is closed once the new one has acknowledged (make before break, so no change falls
+between the two), and at most one replacement is on its way at a time. Replacements are
+batched, never one per task: one opens at once when no stream is open or the tasks waiting for
+one are at least a :data:`REGROW_SHARE` of those covered, else :data:`BATCH_SECONDS` after the
+first of them (so a session creating tasks one after another pays a number of streams that
+grows with the logarithm of its tasks, not with the tasks).
+
+A task is *covered* while the current stream has acknowledged its id, and *pushed*
+(:meth:`PushLink.pushes`) while it is covered or, once the server has shown it pushes (a stream
+of this connection acknowledged), a stream asking for it is on its way: a follower
+of a pushed task waits on an event (its wake-up) instead of polling, and still polls at the
+slower safety pace :data:`~.protocols.SAFETY_POLL_SECONDS`, so a state the transport lost is seen within
+seconds. It goes back to polling the moment its task is not pushed (the stream was refused,
+dropped, or never acknowledged within :data:`ACK_TIMEOUT_SECONDS`), and polls once at once when
+its task stops being covered. A dropped stream is opened again at once, at most
 :data:`MAX_REOPENS` times per connection; a server that refuses, or acknowledges without
 ``taskIds`` (it does not push), is not asked again on this connection.
 
@@ -31,7 +42,15 @@ from ..core._model import Task
 from .poller import StatusListeners
 from .protocols import RemoteError, StatusListener
 
-__all__ = ["ACK_TIMEOUT_SECONDS", "MAX_PUSHED_TASKS", "OpenStream", "PushLink", "Spawn"]
+__all__ = [
+    "ACK_TIMEOUT_SECONDS",
+    "BATCH_SECONDS",
+    "MAX_PUSHED_TASKS",
+    "REGROW_SHARE",
+    "OpenStream",
+    "PushLink",
+    "Spawn",
+]
 
 logger = logging.getLogger("mcp_tasks_compat.client")
 
@@ -41,6 +60,11 @@ MAX_PUSHED_TASKS: Final = 256
 """Most task ids one stream asks for; tasks beyond them are polled."""
 MAX_REOPENS: Final = 3
 """How often a dropped stream is opened again at once on one connection (later: at the next task)."""
+BATCH_SECONDS: Final = 0.05
+"""How long newly followed tasks may wait for a replacement stream while they are few next to
+those covered (they are not polled meanwhile: their states come with its acknowledgement)."""
+REGROW_SHARE: Final = 0.25
+"""Waiting tasks that make a replacement open at once, as a share of the tasks covered."""
 
 OpenStream = Callable[[str, Sequence[str]], Awaitable[None]]
 """``open(stream_id, task_ids)``: run one listen stream until it ends (returns on a graceful
@@ -56,8 +80,10 @@ class _Stream:
     """One listen request: the ids it asked for, what it acknowledged, and its cancel scope."""
 
     stream_id: str
-    task_ids: frozenset[str]
     scope: anyio.CancelScope
+    task_ids: frozenset[str] = frozenset()
+    """The ids asked for, decided when the request is sent (after any batching delay)."""
+    sent: bool = False
     acked: frozenset[str] | None = None
     ended: bool = False
     subscription_ids: set[object] = field(default_factory=lambda: set[object]())
@@ -77,6 +103,8 @@ class PushLink:
         self.refused: str | None = None
         """Why this connection does not push (``None`` while it may)."""
         self._reopens = 0
+        self._pushed_once = False
+        """A stream of this connection acknowledged ``taskIds`` once: the server pushes."""
 
     # --- what followers see ------------------------------------------------------------------
 
@@ -104,9 +132,22 @@ class PushLink:
         return unfollow
 
     def covers(self, task_id: str) -> bool:
-        """Whether a live stream has acknowledged ``task_id`` (so polling it can stop)."""
+        """Whether a live stream has acknowledged ``task_id`` (its states are pushed now)."""
         current = self._current
         return current is not None and not current.ended and task_id in (current.acked or ())
+
+    def pushes(self, task_id: str) -> bool:
+        """Whether ``task_id``'s states are pushed: it is covered, or (once a stream of this
+        connection was acknowledged) a stream on its way asks for it or will, once sent; its
+        follower waits for them instead of polling."""
+        if self.covers(task_id):
+            return True
+        if not self._pushed_once:
+            return False  # nothing says the server pushes yet: the first tasks are polled meanwhile
+        pending = self._pending
+        if pending is None or pending.ended or task_id not in self._followed:
+            return False
+        return task_id in self._wanted()  # in the stream on its way, or in the one after it
 
     # --- what the adapter hands in ------------------------------------------------------------
 
@@ -125,14 +166,14 @@ class PushLink:
             self._refuse("the server acknowledged subscriptions/listen without taskIds (it does not push)")
             return True
         stream.acked = frozenset(task_ids) & stream.task_ids
+        self._pushed_once = True
         stream.scope.deadline = math.inf
         if stream is self._pending:
             old, self._current, self._pending = self._current, stream, None
             if old is not None:
                 old.scope.cancel()
             self._wake_all()
-            if self._wanted() != stream.task_ids:
-                self._relisten()  # tasks were followed while this stream was opening
+            self._relisten()  # tasks followed while this stream was opening get the next one
         return True
 
     def deliver(self, raw: object) -> None:
@@ -149,7 +190,7 @@ class PushLink:
             if stream is not None and subscription_id in stream.subscription_ids:
                 return stream
         pending = self._pending
-        if pending is not None and pending.acked is None and not pending.subscription_ids:
+        if pending is not None and pending.sent and pending.acked is None and not pending.subscription_ids:
             # The SDK mints the request id; the first unclaimed ack is the pending stream's.
             pending.subscription_ids.add(subscription_id)
             return pending
@@ -159,20 +200,25 @@ class PushLink:
         if self.refused is not None or self._pending is not None:
             return
         wanted = self._wanted()
-        current = self._current
-        if not wanted or (current is not None and not current.ended and current.task_ids >= wanted):
+        current = self._current if self._current is not None and not self._current.ended else None
+        if not wanted or (current is not None and current.task_ids >= wanted):
             return
-        stream = _Stream(
-            f"push-{next(_stream_ids)}",
-            wanted,
-            anyio.CancelScope(deadline=anyio.current_time() + ACK_TIMEOUT_SECONDS),
-        )
+        delay = 0.0
+        if current is not None:
+            waiting = len(wanted - current.task_ids)
+            if waiting < max(1.0, REGROW_SHARE * len(current.acked or ())):
+                delay = BATCH_SECONDS  # few next to those covered: let more join this replacement
+        stream = _Stream(f"push-{next(_stream_ids)}", anyio.CancelScope())
         self._pending = stream
-        self._spawn(lambda: self._drive(stream))
+        self._spawn(lambda: self._drive(stream, delay))
 
-    async def _drive(self, stream: _Stream) -> None:
+    async def _drive(self, stream: _Stream, delay: float) -> None:
         why: str | None = None
         with stream.scope:
+            if delay > 0:
+                await anyio.sleep(delay)  # a batching window: the tasks followed meanwhile join
+            stream.task_ids, stream.sent = self._wanted(), True
+            stream.scope.deadline = anyio.current_time() + ACK_TIMEOUT_SECONDS
             try:
                 await self._open(stream.stream_id, sorted(stream.task_ids))
             except RemoteError as error:
@@ -194,6 +240,7 @@ class PushLink:
         stream.ended = True
         if stream is self._pending:
             self._pending = None
+            self._wake_all()  # its tasks are not on their way any more: their followers poll
         if stream is self._current:
             self._current = None
             self._wake_all()  # the followers poll at once, so nothing is missed meanwhile

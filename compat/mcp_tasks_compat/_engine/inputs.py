@@ -200,7 +200,7 @@ class InputRelay:
         related-task ``_meta`` and waits for the client's answer); the answer goes to the waiting
         work. Any number of streams may relay one task; each request goes to one of them.
         """
-        record = self._reader.watch(record)
+        record = await self._reader.watch_current(record)
         try:
             async with anyio.create_task_group() as relays:
                 while not record.task.is_terminal:

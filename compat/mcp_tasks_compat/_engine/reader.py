@@ -151,6 +151,20 @@ class TaskReader:
     def unwatch(self, record: TaskRecord) -> None:
         self.records.unwatch(record)
 
+    async def watch_current(self, record: TaskRecord) -> TaskRecord:
+        """:meth:`watch`, then the task re-read from a shared store: a change another process
+        announced between the read that found ``record`` and the watch found nothing held here,
+        so its event was dropped and no later one comes for an ended task (a waiter would wait
+        for ever on a state the store left behind). Unwatched again when the re-read fails."""
+        canonical = self.watch(record)
+        if self.store.shared and not canonical.task.is_terminal:
+            try:
+                await self.refresh(canonical)
+            except BaseException:
+                self.unwatch(canonical)
+                raise
+        return canonical
+
     # --- as the wire answers -------------------------------------------------------------------
 
     def shown(self, task: Task) -> Task:
@@ -202,7 +216,7 @@ class TaskReader:
 
     async def wait_terminal(self, task_id: str, owner: str | None) -> Task:
         """Wait until the task is terminal (any number of concurrent waiters, on any replica)."""
-        record = self.watch(await self.lookup(task_id, owner))
+        record = await self.watch_current(await self.lookup(task_id, owner))
         try:
             while not record.task.is_terminal:
                 await record.changed.wait()

@@ -198,7 +198,7 @@ class PlainHandoff:
         self, record: TaskRecord, wait_s: float, progress: SendProgress | None, watch: ProgressWatch
     ) -> dict[str, Any]:
         """Wait up to ``wait_s`` for the task to end or ask a question; what a model is answered."""
-        record = self.engine.watch(record)
+        record = await self.engine.reader.watch_current(record)
 
         async def until_it_moves() -> None:
             with anyio.move_on_after(wait_s):

@@ -168,4 +168,5 @@ class TaskListen2026:
                 record = await self._service.record(task_id, caller)
             except PeerProtocolError:
                 continue  # unknown, expired, or another caller's: not agreed
-            records.append(self._tasks.engine.watch(record))
+            # Watched, then re-read: a change announced before the watch is not lost.
+            records.append(await self._tasks.engine.reader.watch_current(record))

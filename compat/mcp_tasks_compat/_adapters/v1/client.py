@@ -336,19 +336,27 @@ class Wire2025:
     def dialect(self) -> Literal["2025-11-25"]:
         return DIALECT_2025_11_25
 
-    async def _send(self, request: types.ClientRequestType) -> dict[str, Any]:
+    async def _send(
+        self, request: types.ClientRequestType, read_timeout: float | None = None
+    ) -> dict[str, Any]:
         session = self._session
+        timeout = timedelta(seconds=read_timeout) if read_timeout is not None else None
         try:
             return _raw(
                 await _cancel_safe_request(
-                    session, lambda: session.send_request(types.ClientRequest(request), _RawResult)
+                    session,
+                    lambda: session.send_request(
+                        types.ClientRequest(request), _RawResult, request_read_timeout_seconds=timeout
+                    ),
                 )
             )
         except McpError as error:
             raise _remote(error) from None
 
-    async def get(self, task_id: str) -> Task:
-        raw = await self._send(types.GetTaskRequest(params=types.GetTaskRequestParams(taskId=task_id)))
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
+        raw = await self._send(
+            types.GetTaskRequest(params=types.GetTaskRequestParams(taskId=task_id)), read_timeout
+        )
         return codec_2025.decode_task(raw, where="tasks/get", code=INTERNAL_ERROR)
 
     async def result_payload(self, task_id: str) -> dict[str, Any]:

@@ -169,9 +169,15 @@ class WireBase:
     async def to_result(self, payload: Mapping[str, Any], *, tool: str | None) -> mcp_types.CallToolResult:
         return await to_result(self._session, payload, tool=tool)
 
-    async def _send(self, request: mcp_types.Request[Any, Any]) -> dict[str, Any]:
+    async def _send(
+        self, request: mcp_types.Request[Any, Any], read_timeout: float | None = None
+    ) -> dict[str, Any]:
         try:
-            return raw_json(await self._session.send_request(request, RawResult))
+            return raw_json(
+                await self._session.send_request(
+                    request, RawResult, request_read_timeout_seconds=read_timeout
+                )
+            )
         except MCPError as error:
             raise remote(error) from None
 
@@ -183,8 +189,8 @@ class Wire2026(WireBase):
     def dialect(self) -> Literal["2026-07-28"]:
         return DIALECT_2026_07_28
 
-    async def get(self, task_id: str) -> Task:
-        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)), read_timeout)
         return codec_2026.decode_get_task_result(raw)
 
     async def cancel(self, task_id: str) -> Task | None:
@@ -211,8 +217,8 @@ class Wire2025(WireBase):
     def dialect(self) -> Literal["2025-11-25"]:
         return DIALECT_2025_11_25
 
-    async def get(self, task_id: str) -> Task:
-        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)))
+    async def get(self, task_id: str, *, read_timeout: float | None = None) -> Task:
+        raw = await self._send(_GetTaskRequest(params=_TaskIdParams(task_id=task_id)), read_timeout)
         return codec_2025.decode_task(raw, where="tasks/get", code=INTERNAL_ERROR)
 
     async def result_payload(self, task_id: str) -> dict[str, Any]:
