@@ -23,6 +23,7 @@ if str(REPO_ROOT) not in sys.path:
 from benchmarks import report  # noqa: E402
 from benchmarks.__main__ import run_bench  # noqa: E402
 from benchmarks.sections import PROFILES, SECTIONS, TARGETS_ORDER, profile_sizes  # noqa: E402
+from tools.postgres_server import postgres_bindir  # noqa: E402
 
 SECTIONS_IN_ORDER = (
     "overhead",
@@ -37,6 +38,7 @@ SECTIONS_IN_ORDER = (
     "telemetry",
 )
 REDIS_HERE = shutil.which("redis-server") is not None and importlib.util.find_spec("redis") is not None
+POSTGRES_HERE = postgres_bindir() is not None and importlib.util.find_spec("psycopg") is not None
 
 
 SMOKE_SECTIONS = SECTIONS_IN_ORDER
@@ -163,7 +165,8 @@ async def test_smoke_run_produces_every_section_and_renders(tmp_path: Path) -> N
         assert row["first_ms"]["n"] + row["rest_ms"]["n"] == row["tasks"]
 
     stores = [row for row in rows if row["section"] == "stores"]
-    expected_stores = {"memory", "sqlite", "redis"} if REDIS_HERE else {"memory", "sqlite"}
+    expected_stores = {"memory", "sqlite"} | ({"redis"} if REDIS_HERE else set[str]())
+    expected_stores |= {"postgres"} if POSTGRES_HERE else set[str]()
     assert {row["store"] for row in stores} == expected_stores
     if not REDIS_HERE:
         assert any("redis rows skipped" in note for note in run["notes"]), run["notes"]

@@ -216,6 +216,8 @@ def _serve(options: ServeOptions, listening: Callable[[str], None]) -> int:
         if isinstance(leaf, StoreRefused):
             return str(leaf)
         if isinstance(leaf, OSError) and not isinstance(leaf, FileNotFoundError):
+            if options.transport == "stdio":  # nothing listens: the client's end of the pipes went away
+                return f"the client closed stdio: {leaf}"
             return f"cannot listen on {options.host}:{options.port}: {leaf}"
         return None
 
