@@ -196,8 +196,7 @@ class PushLink:
             return True
         stream.acked = frozenset(task_ids) & stream.task_ids
         self._pushed_once = True
-        took = anyio.current_time() - stream.sent_at
-        self.ack_bound = min(MAX_ACK_TIMEOUT_SECONDS, max(ACK_TIMEOUT_SECONDS, ACK_BOUND_FACTOR * took))
+        self.ack_bound = _ack_bound(ACK_BOUND_FACTOR * (anyio.current_time() - stream.sent_at))
         stream.scope.deadline = math.inf
         if stream is self._pending:
             old, self._current, self._pending = self._current, stream, None
@@ -249,20 +248,13 @@ class PushLink:
         return current if current is not None and not current.ended else None
 
     def _batch_delay(self) -> float:
-        """How long a replacement waits for more tasks to join it: none when no stream is open or
-        many wait next to those covered, else a window growing with the tasks covered."""
         current = self._live_current()
         if current is None:
             return 0.0
-        covered = len(current.acked or ())
-        waiting = len(self._wanted() - current.task_ids)
-        if waiting >= max(1.0, REGROW_SHARE * covered):
-            return 0.0
-        return min(MAX_BATCH_SECONDS, max(BATCH_SECONDS, BATCH_SECONDS_PER_TASK * covered))
+        return batch_window(len(current.acked or ()), len(self._wanted() - current.task_ids))
 
     async def _drive(self, stream: _Stream, delay: float) -> None:
         why: str | None = None
-        timed_out = False
         with stream.scope:
             if delay > 0:
                 with anyio.move_on_after(delay):
@@ -270,34 +262,14 @@ class PushLink:
             stream.task_ids, stream.sent = self._wanted(), True
             stream.sent_at = anyio.current_time()
             stream.scope.deadline = stream.sent_at + self.ack_bound
-            try:
-                await self._open(stream.stream_id, sorted(stream.task_ids))
-            except RemoteError as error:
-                if stream.acked is None:
-                    why = f"subscriptions/listen was refused ({error.code}: {error.message})"
-                else:
-                    logger.debug("task push stream %s ended: %s", stream.stream_id, error)
-            except Exception as error:  # a dropped stream: the followers poll again
-                logger.debug("task push stream %s dropped: %r", stream.stream_id, error)
-            else:
-                if stream.acked is None and not stream.ended:
-                    why = "subscriptions/listen ended before it acknowledged"
-        if stream.scope.cancelled_caught and stream.acked is None and why is None and not stream.ended:
-            timed_out = True
+            why = await _run_stream(self._open, stream)
+        unanswered = stream.acked is None and not stream.ended
+        timed_out = unanswered and why is None and stream.scope.cancelled_caught
         self._ended(stream, why)
-        if timed_out:
-            self._ack_timed_out(stream)
-
-    def _ack_timed_out(self, stream: _Stream) -> None:
-        """A late ack is not a refusal: ask again at once, with a longer bound (its followers poll
-        at their hint meanwhile; a later stream's ack brings them back to push)."""
-        logger.info(
-            "task push stream %s was not acknowledged within %g s; asking again with a longer bound",
-            stream.stream_id,
-            self.ack_bound,
-        )
-        self.ack_bound = min(MAX_ACK_TIMEOUT_SECONDS, 2 * self.ack_bound)
-        self._relisten()
+        if timed_out:  # a late ack is not a refusal: asked again at once, with a longer bound
+            logger.info("task push stream %s not acknowledged within %g s", stream.stream_id, self.ack_bound)
+            self.ack_bound = _ack_bound(2 * self.ack_bound)
+            self._relisten()
 
     def _ended(self, stream: _Stream, refusal: str | None) -> None:
         closed_here = stream.ended
@@ -332,6 +304,34 @@ class PushLink:
         for wakers in list(self._wakers.values()):
             for wake in list(wakers):
                 wake()
+
+
+async def _run_stream(open_stream: OpenStream, stream: _Stream) -> str | None:
+    """Run one listen request until it ends; why the server does not push, if it said so."""
+    try:
+        await open_stream(stream.stream_id, sorted(stream.task_ids))
+    except RemoteError as error:
+        if stream.acked is None:
+            return f"subscriptions/listen was refused ({error.code}: {error.message})"
+        logger.debug("task push stream %s ended: %s", stream.stream_id, error)
+    except Exception as error:  # a dropped stream: the followers poll again
+        logger.debug("task push stream %s dropped: %r", stream.stream_id, error)
+    else:
+        if stream.acked is None and not stream.ended:
+            return "subscriptions/listen ended before it acknowledged"
+    return None
+
+
+def batch_window(covered: int, waiting: int) -> float:
+    """How long a replacement waits for more tasks to join it: none when as many wait as are
+    covered, else a window growing with the tasks covered (each is re-read by the replacement)."""
+    if waiting >= max(1.0, REGROW_SHARE * covered):
+        return 0.0
+    return min(MAX_BATCH_SECONDS, max(BATCH_SECONDS, BATCH_SECONDS_PER_TASK * covered))
+
+
+def _ack_bound(seconds: float) -> float:
+    return min(MAX_ACK_TIMEOUT_SECONDS, max(ACK_TIMEOUT_SECONDS, seconds))
 
 
 def _decode_pushed(raw: object, where: str) -> Task:
