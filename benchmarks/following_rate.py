@@ -44,7 +44,7 @@ async def run(tasks: int, rounds: int, transport: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--transport", default="http")
