@@ -11,7 +11,12 @@ import anyio.abc
 import pytest
 
 from mcp_tasks_compat._client import PushLink, RemoteError
-from mcp_tasks_compat._client.push import MAX_REOPENS
+from mcp_tasks_compat._client.push import (
+    ACK_TIMEOUT_SECONDS,
+    BATCH_SECONDS_PER_TASK,
+    MAX_ACK_TIMEOUT_SECONDS,
+    MAX_REOPENS,
+)
 from mcp_tasks_compat.core._model import Task
 
 pytestmark = pytest.mark.anyio
@@ -189,4 +194,51 @@ async def test_tasks_followed_one_after_another_share_few_streams_and_wait_witho
         await anyio.wait_all_tasks_blocked()  # the replaced streams close
         assert len(server.streams) <= count // 2, [len(stream.task_ids) for stream in server.streams]
         assert [stream.closed for stream in server.streams].count(False) == 1  # one stream per session
+        group.cancel_scope.cancel()
+
+
+async def test_a_late_ack_is_asked_again_with_a_longer_bound_and_push_comes_back() -> None:
+    """A stream not acknowledged in time (a loaded server) is not a refusal: the link asks again
+    with the bound doubled, and the next ack covers the tasks again (issue 43)."""
+    server = FakeServer()
+    async with anyio.create_task_group() as group:
+        link = PushLink(server.open, spawner(group))
+        link.ack_bound = 0.05  # the first stream times out at once, whatever the machine's load
+        link.follow("a", nothing, lambda: None)
+        first = await server.next_open(1)
+        second = await server.next_open(2)  # asked again, not given up
+        await anyio.wait_all_tasks_blocked()
+        assert first.closed
+        assert link.refused is None
+        assert 0.1 <= link.ack_bound <= MAX_ACK_TIMEOUT_SECONDS
+        assert second.task_ids == ["a"]
+        assert link.acknowledged("sub-2", ["a"])
+        assert link.covers("a")
+        assert link.ack_bound == ACK_TIMEOUT_SECONDS  # a quick ack brings the bound back down
+        group.cancel_scope.cancel()
+
+
+async def test_a_replacement_waits_longer_the_more_tasks_it_would_re_read() -> None:
+    """Each replacement re-reads every task it asks for: one more task next to many covered
+    waits a window that grows with them; as many new tasks as covered open one at once."""
+    server = FakeServer()
+    covered = 80
+    async with anyio.create_task_group() as group:
+        link = PushLink(server.open, spawner(group))
+        for index in range(covered):
+            link.follow(f"t{index}", nothing, lambda: None)
+        first = await server.next_open(1)
+        assert link.acknowledged("sub-1", first.task_ids)
+        assert len(first.task_ids) == covered
+        began = anyio.current_time()
+        link.follow("late", nothing, lambda: None)
+        second = await server.next_open(2)
+        assert anyio.current_time() - began >= 0.9 * BATCH_SECONDS_PER_TASK * covered  # not 50 ms
+        assert link.pushes("late")  # waiting for its stream, it is not polled meanwhile
+        assert link.acknowledged("sub-2", second.task_ids)
+        for index in range(covered + 1):  # as many again as covered: the window is cut short
+            link.follow(f"u{index}", nothing, lambda: None)
+        await anyio.wait_all_tasks_blocked()
+        assert len(server.streams) == 3
+        assert len(server.streams[2].task_ids) == 2 * (covered + 1)
         group.cancel_scope.cancel()
