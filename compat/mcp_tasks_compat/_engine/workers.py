@@ -71,8 +71,8 @@ class WorkerRuns:
         queue = queue_of(reader.store) if reader.store.shared else None
         if queue is None:
             raise ValueError(
-                f"a worker needs a task store with a queue that the servers share: sqlite:///PATH or "
-                f"redis://HOST:PORT/DB; got {reader.store.describe}"
+                f"a worker needs a task store with a queue that the servers share: sqlite:///PATH, "
+                f"redis://HOST:PORT/DB or postgresql://USER@HOST/DB; got {reader.store.describe}"
             )
         self.queue: TaskQueue = queue
         self.concurrency = concurrency
