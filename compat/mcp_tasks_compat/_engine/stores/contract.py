@@ -48,7 +48,7 @@ Contract (checked for every store by ``tests/contracts/test_task_store.py``):
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -73,6 +73,7 @@ __all__ = [
     "check_store",
     "decode_cursor",
     "encode_cursor",
+    "sql_page_filter",
 ]
 
 
@@ -265,3 +266,22 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         return parse_timestamp(created), task_id
     except ValueError:
         raise TaskStoreError(f"not a cursor this store issued: {cursor[:40]!r}") from None
+
+
+def sql_page_filter(owner: object, cursor: Sequence[object] | None, mark: str) -> tuple[str, list[object]]:
+    """The ``WHERE`` of an SQL store's ``list_tasks`` page and its parameters, one rule for SQLite
+    and PostgreSQL: ``owner`` a name, ``None`` (unowned) or :data:`EVERY_OWNER`; ``cursor`` the
+    decoded (created_at, task id) the page starts after; ``mark`` the driver's placeholder."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if owner is None:
+        clauses.append("owner IS NULL")
+    elif isinstance(owner, str):
+        clauses.append(f"owner = {mark}")
+        params.append(owner)
+    elif owner is not EVERY_OWNER:
+        raise TypeError(f"owner must be a str, None or EVERY_OWNER, not {owner!r}")
+    if cursor is not None:
+        clauses.append(f"(created_at, task_id) > ({mark}, {mark})")
+        params.extend(cursor)
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), params

@@ -30,6 +30,7 @@ from .contract import (
     StoreEvent,
     decode_cursor,
     encode_cursor,
+    sql_page_filter,
 )
 from .postgres_link import PostgresLink, PostgresNotifier, Row, encode_event
 from .postgres_queue import PostgresTaskQueue
@@ -200,19 +201,7 @@ class PostgresTaskStore:
         """``owner``: a name, ``None`` (unowned tasks) or :data:`~.contract.EVERY_OWNER`."""
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
-        clauses: list[str] = []
-        params: list[object] = []
-        if owner is None:
-            clauses.append("owner IS NULL")
-        elif isinstance(owner, str):
-            clauses.append("owner = %s")
-            params.append(owner)
-        elif owner is not EVERY_OWNER:
-            raise TypeError(f"owner must be a str, None or EVERY_OWNER, not {owner!r}")
-        if cursor is not None:
-            clauses.append("(created_at, task_id) > (%s, %s)")
-            params.extend(decode_cursor(cursor))
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = sql_page_filter(owner, None if cursor is None else decode_cursor(cursor), "%s")
         params.append(limit + 1)  # one more than the page: is there a next page?
         found = await self._states(
             f"SELECT state FROM {self._s}.tasks{where} ORDER BY created_at, task_id LIMIT %s", tuple(params)

@@ -36,6 +36,7 @@ from .contract import (
     StoreConflict,
     decode_cursor,
     encode_cursor,
+    sql_page_filter,
 )
 from .sqlite_batches import SqliteWorker
 from .sqlite_file import SqliteFile
@@ -247,19 +248,7 @@ class SqliteTaskStore:
         """``owner``: a name, ``None`` (unowned tasks) or :data:`~.contract.EVERY_OWNER`."""
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
-        clauses: list[str] = []
-        params: list[object] = []
-        if owner is None:
-            clauses.append("owner IS NULL")
-        elif isinstance(owner, str):
-            clauses.append("owner = ?")
-            params.append(owner)
-        elif owner is not EVERY_OWNER:
-            raise TypeError(f"owner must be a str, None or EVERY_OWNER, not {owner!r}")
-        if cursor is not None:
-            clauses.append("(created_at, task_id) > (?, ?)")
-            params.extend(_decode_cursor(cursor))
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = sql_page_filter(owner, None if cursor is None else _decode_cursor(cursor), "?")
         query = f"SELECT state FROM tasks{where} ORDER BY created_at, task_id LIMIT ?"
         params.append(limit + 1)  # one more than the page: is there a next page?
         found = await self._call(lambda connection: self._fetch(connection, query, tuple(params)))
