@@ -65,6 +65,7 @@ __all__ = [
     "ActiveLimitReached",
     "EveryOwner",
     "Notifier",
+    "SavesAnnounced",
     "SilentNotifier",
     "StoreConflict",
     "StoreEvent",
@@ -225,6 +226,33 @@ def check_store(store: TaskStore) -> TaskStore:
             "instead of writing, in the same atomic step as the version check"
         )
     return store
+
+
+class SavesAnnounced:
+    """The rule of :meth:`Notifier.announce_saves_as` for a notifier whose store's save sends its
+    own event (Redis from its save script, PostgreSQL from its ``UPDATE``): one origin is
+    announced by the save; a second, different one turns that off for good."""
+
+    def __init__(self) -> None:
+        self._saves_origin: str | None = None
+        self._two_origins = False
+
+    @property
+    def saves_origin(self) -> str | None:
+        """The origin the store's save announces every save as (``None``: it does not)."""
+        return self._saves_origin
+
+    def announce_saves_as(self, origin: str) -> None:
+        if self._two_origins or self._saves_origin == origin:
+            return
+        if self._saves_origin is not None:
+            self._two_origins, self._saves_origin = True, None  # whose save is it? publish apart
+            return
+        self._saves_origin = origin
+
+    def sent_by_save(self, event: StoreEvent) -> bool:
+        """Whether the save that made this change sent its event already (so publish skips it)."""
+        return self._saves_origin is not None and event.origin == self._saves_origin
 
 
 class SilentNotifier:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import anyio
 
 from ...errors import TaskStoreError
-from .contract import StoreEvent
+from .contract import SavesAnnounced, StoreEvent
 from .echo import shown_url
 from .postgres_schema import STORE_SCHEMA_VERSION, foreign_schema, migrations, newer_schema
 
@@ -320,7 +320,7 @@ def _lost(exc: BaseException) -> BaseException | None:
     return ConnectionError(_first_line(exc)) if isinstance(exc, _LOST) else None
 
 
-class PostgresNotifier:
+class PostgresNotifier(SavesAnnounced):
     """:class:`~.contract.Notifier` on ``LISTEN/NOTIFY``, one channel per store schema.
 
     An event is only a hint ("re-read this task now"): the state in the store is the truth, and
@@ -332,26 +332,12 @@ class PostgresNotifier:
     """
 
     def __init__(self, link: PostgresLink, channel: str) -> None:
+        super().__init__()
         self._link = link
         self.channel = channel
-        self._saves_origin: str | None = None
-        self._two_origins = False
-
-    @property
-    def saves_origin(self) -> str | None:
-        """The origin the store's save announces every save as (``None``: it does not)."""
-        return self._saves_origin
-
-    def announce_saves_as(self, origin: str) -> None:
-        if self._two_origins or self._saves_origin == origin:
-            return
-        if self._saves_origin is not None:
-            self._two_origins, self._saves_origin = True, None
-            return
-        self._saves_origin = origin
 
     async def publish(self, event: StoreEvent) -> None:
-        if self._saves_origin is not None and event.origin == self._saves_origin:
+        if self.sent_by_save(event):
             return  # the save that made the change sent it, in the same statement
         await self._link.fetch("SELECT pg_notify(%s, %s)", (self.channel, encode_event(event)))
 

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from ...errors import TaskStoreError
-from .contract import StoreEvent
+from .contract import SavesAnnounced, StoreEvent
 from .echo import redacted, shown_url
 from .redis_scripts import SCRIPTS
 
@@ -376,7 +376,7 @@ async def _next_message(pubsub: PubSub) -> dict[str, object] | None:
     return cast("dict[str, object] | None", reply)
 
 
-class RedisNotifier:
+class RedisNotifier(SavesAnnounced):
     """:class:`~.contract.Notifier` on Redis pub/sub, one channel per store prefix.
 
     Pub/sub is enough because an event is only a hint ("re-read this task now"): the state in the
@@ -391,26 +391,12 @@ class RedisNotifier:
     """
 
     def __init__(self, link: RedisLink, channel: str) -> None:
+        super().__init__()
         self._link = link
         self.channel = channel
-        self._saves_origin: str | None = None
-        self._two_origins = False
-
-    @property
-    def saves_origin(self) -> str | None:
-        """The origin the store's save script announces every save as (``None``: it does not)."""
-        return self._saves_origin
-
-    def announce_saves_as(self, origin: str) -> None:
-        if self._two_origins or self._saves_origin == origin:
-            return
-        if self._saves_origin is not None:
-            self._two_origins, self._saves_origin = True, None  # whose save is it? publish apart
-            return
-        self._saves_origin = origin
 
     async def publish(self, event: StoreEvent) -> None:
-        if self._saves_origin is not None and event.origin == self._saves_origin:
+        if self.sent_by_save(event):
             return  # the save that made the change published it, in the same round trip
         async with self._link.talking() as client:
             await client.publish(self.channel, encode_event(event))  # pyright: ignore[reportUnknownMemberType]
